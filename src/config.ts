@@ -1,0 +1,122 @@
+import { ValidationError } from './errors.js';
+
+export type PostSyncDelivery = 'at-most-once' | 'exactly-once';
+
+/** Settings resolved once at start; every duration in milliseconds. */
+export interface ResolvedSettings {
+  /** PostgreSQL URL. @default unset → embedded PGlite in `dataDir` */
+  databaseUrl: string | undefined;
+  /** Redis URL. @default unset → in-process broker (single process only) */
+  redisUrl: string | undefined;
+  /** Where the embedded database lives. @default ./.syncrelay */
+  dataDir: string;
+  /** @default 300 s */
+  leaseMs: number;
+  /** @default 3720 s */
+  maxLifetimeMs: number;
+  /** @default 3300 s */
+  softTimeoutMs: number;
+  /** @default 900 s */
+  dispatchStaleMs: number;
+  /** @default 8 */
+  concurrencyPerBucket: number;
+  /** @default 1000 */
+  runMaxUnits: number;
+  /** @default 60 s */
+  redispatchCountdownMs: number;
+  /** @default 300 s */
+  claimTimeoutMs: number;
+  /** @default 1 */
+  expiredLeaseMaxRetries: number;
+  /** @default 60 s */
+  expiredLeaseRetryBackoffMs: number;
+  /** @default 60 s */
+  reconcileIntervalMs: number;
+  /** @default 100 */
+  reconcileBatch: number;
+  /** @default at-most-once */
+  postSyncDelivery: PostSyncDelivery;
+  /** @default 30 */
+  outboxRetentionDays: number;
+  /** Queue name prefix in the broker. @default syncrelay */
+  queuePrefix: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function seconds(env: Env, name: string, def: number, min = 0.001): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def * 1000;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) {
+    throw new ValidationError(name, `must be a number of seconds ≥ ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return Math.round(n * 1000);
+}
+
+function integer(env: Env, name: string, def: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) {
+    throw new ValidationError(name, `must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch (cause) {
+    throw new ValidationError(name, `is not a URL: ${JSON.stringify(raw)}`, { cause });
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ValidationError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function delivery(env: Env): PostSyncDelivery {
+  const raw = env.SYNC_POST_SYNC_DELIVERY;
+  if (raw === undefined || raw === '') return 'at-most-once';
+  if (raw === 'at-most-once' || raw === 'exactly-once') return raw;
+  throw new ValidationError('SYNC_POST_SYNC_DELIVERY', `must be at-most-once or exactly-once, got ${JSON.stringify(raw)}`);
+}
+
+/** Reads and validates the settings of SPEC §10; a bad value throws naming the setting. */
+export function loadSettings(env: Env = process.env, overrides: Partial<ResolvedSettings> = {}): ResolvedSettings {
+  const settings: ResolvedSettings = {
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    dataDir: env.SYNCRELAY_DATA_DIR || './.syncrelay',
+    leaseMs: seconds(env, 'SYNC_UNIT_RUNNING_LEASE_SECONDS', 300),
+    maxLifetimeMs: seconds(env, 'SYNC_UNIT_MAX_LIFETIME_SECONDS', 3720),
+    softTimeoutMs: seconds(env, 'SYNC_UNIT_SOFT_TIMEOUT_SECONDS', 3300),
+    dispatchStaleMs: seconds(env, 'SYNC_UNIT_DISPATCH_STALE_SECONDS', 900),
+    concurrencyPerBucket: integer(env, 'SYNC_UNIT_CONCURRENCY_PER_BUCKET', 8, 1),
+    runMaxUnits: integer(env, 'SYNC_RUN_MAX_UNITS', 1000, 1),
+    redispatchCountdownMs: seconds(env, 'SYNC_DISPATCH_REDISPATCH_COUNTDOWN', 60),
+    claimTimeoutMs: seconds(env, 'SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS', 300),
+    expiredLeaseMaxRetries: integer(env, 'SYNC_UNIT_EXPIRED_LEASE_MAX_RETRIES', 1, 0),
+    expiredLeaseRetryBackoffMs: seconds(env, 'SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS', 60, 0),
+    reconcileIntervalMs: seconds(env, 'SYNC_RECONCILE_INTERVAL_SECONDS', 60),
+    reconcileBatch: integer(env, 'SYNC_RECONCILE_BATCH', 100, 1),
+    postSyncDelivery: delivery(env),
+    outboxRetentionDays: integer(env, 'SYNC_OUTBOX_RETENTION_DAYS', 30, 0),
+    queuePrefix: env.SYNCRELAY_QUEUE_PREFIX || 'syncrelay',
+    ...overrides,
+  };
+  if (settings.leaseMs > settings.maxLifetimeMs) {
+    throw new ValidationError('SYNC_UNIT_RUNNING_LEASE_SECONDS', 'must not exceed SYNC_UNIT_MAX_LIFETIME_SECONDS');
+  }
+  return settings;
+}
+
+/** Heartbeat period: max(1, min(60, lease/4)) seconds, but never longer than a third of the lease. */
+export function heartbeatIntervalMs(leaseMs: number): number {
+  const spec = Math.max(1000, Math.min(60_000, leaseMs / 4));
+  return Math.min(spec, Math.max(50, Math.floor(leaseMs / 3)));
+}

@@ -1,0 +1,127 @@
+import pg from 'pg';
+import type { Db, QueryResult, Tx } from './types.js';
+
+// timestamptz and int8 come back as Date / string by default; counts are cast to int in SQL.
+
+export interface PgDbOptions {
+  connectionString: string;
+  /** Pool size. @default 10 */
+  max?: number;
+  applicationName?: string;
+}
+
+/** node-postgres adapter: a Pool for statements and transactions, one dedicated client for LISTEN. */
+export class PgDb implements Db {
+  readonly kind = 'pg' as const;
+  readonly pool: pg.Pool;
+  private listener: pg.Client | null = null;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+
+  constructor(private readonly options: PgDbOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.max ?? 10,
+      application_name: options.applicationName ?? 'syncrelay',
+    });
+    // An idle client that dies (pg_terminate_backend, restart) must not crash the process.
+    this.pool.on('error', () => undefined);
+  }
+
+  async query<R>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>> {
+    const res = await this.pool.query(text, values as unknown[] | undefined);
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pool.query(script);
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const tx: Tx = {
+      query: async <R>(text: string, values?: readonly unknown[]) => {
+        const res = await client.query(text, values as unknown[] | undefined);
+        return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+      },
+      exec: async (script: string) => {
+        await client.query(script);
+      },
+    };
+    let broken: unknown = undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        broken = rollbackErr;
+      }
+      throw err;
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    const fresh = !set;
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
+    set.add(onNotify);
+    const client = await this.ensureListener();
+    if (fresh) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    return async () => {
+      set!.delete(onNotify);
+    };
+  }
+
+  private async ensureListener(): Promise<pg.Client> {
+    if (this.listener) return this.listener;
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      application_name: `${this.options.applicationName ?? 'syncrelay'}-listen`,
+    });
+    client.on('notification', (msg) => {
+      for (const h of this.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
+    });
+    client.on('error', () => this.dropListener(client));
+    client.on('end', () => this.dropListener(client));
+    this.listener = client;
+    await client.connect();
+    return client;
+  }
+
+  /** The listener died: reconnect and re-LISTEN after a short pause (polling covers the gap). */
+  private dropListener(client: pg.Client): void {
+    if (this.listener !== client) return;
+    this.listener = null;
+    if (this.closed) return;
+    const timer = setTimeout(() => void this.relisten(), 500);
+    timer.unref();
+  }
+
+  private async relisten(): Promise<void> {
+    if (this.closed || this.listener) return;
+    try {
+      const client = await this.ensureListener();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch {
+      const dead = this.listener;
+      if (dead) this.dropListener(dead);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const l = this.listener;
+    this.listener = null;
+    await Promise.allSettled([l?.end(), this.pool.end()]);
+  }
+}

@@ -1,0 +1,36 @@
+/** Outbox publish-failure backoff: min(60·2^(min(max(attempts,1)−1, 4)), 900) seconds. */
+export function outboxBackoffMs(attempts: number): number {
+  const exp = Math.min(Math.max(attempts, 1) - 1, 4);
+  return Math.min(60 * 2 ** exp, 900) * 1000;
+}
+
+/**
+ * Earliest wins: a wake-up for a row that is still pending keeps the earlier of the two times;
+ * a row already dispatched takes the new time.
+ */
+export function mergedAvailableAt(existing: { pending: boolean; availableAt: number } | null, requested: number): number {
+  if (!existing || !existing.pending) return requested;
+  return Math.min(existing.availableAt, requested);
+}
+
+/** A claim survives a wake-up only while it is live. */
+export function keptClaimExpiry(claimExpiresAt: number | null, now: number): number | null {
+  return claimExpiresAt !== null && claimExpiresAt > now ? claimExpiresAt : null;
+}
+
+export const RATE_LIMIT_MAX_CHUNK_MS = 600_000;
+export const RATE_LIMIT_MAX_JITTER_MS = 5_000;
+export const RATE_LIMIT_MAX_DEFERRALS = 10;
+export const RATE_LIMIT_MAX_TOTAL_MS = 2 * 3600_000;
+
+/** Delay before a rate-limited unit is tried again: the provider's wish, at most 600 s, plus jitter ≤ 5 s. */
+export function rateLimitDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
+  const chunk = Math.min(Math.max(retryAfterMs, 0), RATE_LIMIT_MAX_CHUNK_MS);
+  return chunk + Math.floor(random() * RATE_LIMIT_MAX_JITTER_MS);
+}
+
+/** Whether one more deferral exceeds the budget (more than 10 deferrals, or 2 h since the first). */
+export function rateLimitBudgetExceeded(deferralsSoFar: number, firstSeenAt: number | null, now: number): boolean {
+  if (deferralsSoFar + 1 > RATE_LIMIT_MAX_DEFERRALS) return true;
+  return firstSeenAt !== null && now - firstSeenAt > RATE_LIMIT_MAX_TOTAL_MS;
+}

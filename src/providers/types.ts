@@ -1,0 +1,124 @@
+/** The plug-in SDK (SPEC §9): providers declare datasets and run units; sinks write surfaces. */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Tx } from '../db/types.js';
+import type { SyncMode, Tier } from '../domain/statuses.js';
+
+export interface DatasetSpec {
+  key: string;
+  tier: Tier;
+  /** Concurrency bucket part: units of one (org, provider, cost class) share a cap. */
+  costClass: string;
+  /** Backfill chunk size in days. @default provider's windowDays */
+  windowDays?: number;
+  /** Whether incremental runs start from a watermark. */
+  keepsWatermark: boolean;
+  /** Every surface a unit of this dataset may write (static, used by the retry policy). */
+  surfaces: readonly string[];
+}
+
+export interface UnitInfo {
+  id: string;
+  orgId: string;
+  runId: string;
+  integrationId: string;
+  sourceId: string | null;
+  sourceKey: string | null;
+  provider: string;
+  datasetKey: string;
+  tier: Tier;
+  mode: SyncMode;
+  since: Date | null;
+  before: Date | null;
+  attempt: number;
+}
+
+export interface IntegrationInfo {
+  id: string;
+  orgId: string;
+  provider: string;
+  name: string;
+  config: Record<string, unknown>;
+}
+
+/** Proof of a live lease. `assertHeld` checks the database; `tx` variants lock the unit row. */
+export interface LeaseGuard {
+  readonly unitId: string;
+  readonly owner: string;
+  /** Throws `LeaseLostError` unless the unit is still running under this owner with a live lease. */
+  assertHeld(): Promise<void>;
+  /** Same check inside `tx`, locking the unit row FOR SHARE until `tx` ends. */
+  assertHeldIn(tx: Tx): Promise<void>;
+}
+
+export interface Sink {
+  readonly name: string;
+  readonly surfaces: readonly string[];
+  /** Surfaces written with idempotent upserts: safe to write again after a lost worker. */
+  readonly retrySafeSurfaces: readonly string[];
+  /** Writes rows to `surface`, fenced by `guard`; throws `LeaseLostError` and writes nothing if fenced out. */
+  write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number>;
+}
+
+export interface UnitContext {
+  unit: UnitInfo;
+  integration: IntegrationInfo;
+  signal: AbortSignal;
+  lease: LeaseGuard;
+  sink: Sink;
+  logger: Logger;
+  clock: Clock;
+  /** The engine's database, for providers that keep their own records (not for sink writes). */
+  db: Tx;
+}
+
+export interface UnitResult {
+  items?: number;
+  touchedSurfaces?: string[];
+  /** Where the watermark may move to (default: the unit's `before`). */
+  watermark?: Date | null;
+  [key: string]: unknown;
+}
+
+export interface PostSyncPayload {
+  orgId: string;
+  runId: string;
+  integrationId: string;
+  provider: string;
+  datasets: string[];
+  window: { from: string | null; to: string | null };
+}
+
+export interface PostSyncContext {
+  /** The transaction the handler runs in (exactly-once mode: the receipt commits with it). */
+  tx: Tx;
+  /** `run_id:handler`, for handlers with external effects. */
+  idempotencyKey: string;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface PostSyncHandler {
+  name: string;
+  /** Which integrations it serves. @default every integration */
+  appliesTo?(integration: IntegrationInfo): boolean;
+  run(payload: PostSyncPayload, ctx: PostSyncContext): Promise<void>;
+}
+
+export interface Provider {
+  /** The integrations.provider value this provider implements. */
+  name: string;
+  datasets: readonly DatasetSpec[];
+  /** Default backfill chunk in days. @default 7 */
+  windowDays?: number;
+  /** Incremental depth when no watermark exists. @default 30 */
+  initialDepthDays?: number;
+  /** The provider name units carry (a synthetic provider may impersonate `linear`). */
+  unitProvider?(integration: IntegrationInfo): string;
+  /** Per-integration dataset specs (e.g. a window size that depends on config). */
+  datasetsFor?(integration: IntegrationInfo): readonly DatasetSpec[];
+  /** Validates an integration's config; throws `ValidationError` naming the field. */
+  validateConfig?(config: Record<string, unknown>): void;
+  runUnit(ctx: UnitContext): Promise<UnitResult>;
+  postSyncHandlers?: readonly PostSyncHandler[];
+}

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, loadMigrations, schemaVersion } from '../../src/db/migrator.js';
+import { PgliteDb } from '../../src/db/pglite.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+
+describe('migrator', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  it('finds the template already at the latest version and applies nothing', async () => {
+    const latest = (await loadMigrations()).at(-1)!.version;
+    expect(await schemaVersion(t.db)).toBe(latest);
+    expect(await migrate(t.db)).toEqual([]);
+  });
+
+  it('refuses a database migrated by a newer version', async () => {
+    await t.db.query('INSERT INTO syncrelay_migrations (version, name) VALUES (9999, $1)', ['9999_future']);
+    await expect(migrate(t.db)).rejects.toThrow(/newer than this syncrelay/);
+    await t.db.query('DELETE FROM syncrelay_migrations WHERE version = 9999');
+  });
+
+  it('applies every migration on an empty PGlite database, concurrently safe', async () => {
+    const db = await PgliteDb.open();
+    try {
+      const [a, b] = await Promise.all([migrate(db), migrate(db)]);
+      expect([...a, ...b]).toEqual((await loadMigrations()).map((m) => m.name));
+    } finally {
+      await db.close();
+    }
+  });
+});
