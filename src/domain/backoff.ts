@@ -5,11 +5,15 @@ export function outboxBackoffMs(attempts: number): number {
 }
 
 /**
- * Earliest wins: a wake-up for a row that is still pending keeps the earlier of the two times;
- * a row already dispatched takes the new time.
+ * Earliest wins: a wake-up for a row that is still pending (and not being published under a live
+ * claim) keeps the earlier of the two times; a row already dispatched, or one whose current arm is
+ * being published right now, takes the new time — the publish in flight covers the old one.
  */
-export function mergedAvailableAt(existing: { pending: boolean; availableAt: number } | null, requested: number): number {
-  if (!existing || !existing.pending) return requested;
+export function mergedAvailableAt(
+  existing: { pending: boolean; availableAt: number; claimLive?: boolean } | null,
+  requested: number,
+): number {
+  if (!existing || !existing.pending || existing.claimLive) return requested;
   return Math.min(existing.availableAt, requested);
 }
 

@@ -1,0 +1,121 @@
+/** The statements dispatch_sync_run runs inside its one transaction. */
+import type { Tx } from '../db/types.js';
+import type { Bucket, UnitRow } from './rows.js';
+import { bucketKey } from './rows.js';
+
+/**
+ * Takes transaction-scoped advisory locks on the buckets, in sorted order (no deadlocks between
+ * dispatchers and the reconciler). Locks: one advisory lock per bucket until commit.
+ */
+export async function lockBuckets(tx: Tx, buckets: readonly Bucket[]): Promise<void> {
+  const keys = [...new Set(buckets.map(bucketKey))].sort();
+  for (const key of keys) {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`syncrelay.bucket\u0000${key}`]);
+  }
+}
+
+/** Buckets of this run's units that could be dispatched. Locks nothing. */
+export async function candidateBuckets(tx: Tx, runId: string): Promise<Bucket[]> {
+  const { rows } = await tx.query<Bucket>(
+    `SELECT DISTINCT org_id, provider, cost_class FROM sync_run_units
+      WHERE sync_run_id = $1 AND status IN ('planned', 'dispatching', 'retrying')`,
+    [runId],
+  );
+  return rows;
+}
+
+/**
+ * Active units of a bucket across all runs: fresh dispatching, and running with a live or NULL
+ * lease. Locks nothing (the bucket's advisory lock serialises dispatchers).
+ */
+export async function countActiveInBucket(tx: Tx, b: Bucket, now: Date, staleBefore: Date): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM sync_run_units
+      WHERE org_id = $1 AND provider = $2 AND cost_class = $3
+        AND ((status = 'dispatching' AND updated_at > $5)
+          OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > $4)))`,
+    [b.org_id, b.provider, b.cost_class, now, staleBefore],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+export interface CandidateArgs {
+  runId: string;
+  bucket: Bucket;
+  limit: number;
+  now: Date;
+  staleBefore: Date;
+  /** False while reference-tier units of the run are unfinished: work items wait for them. */
+  includeWorkItems: boolean;
+}
+
+/**
+ * Moves up to `limit` candidates (planned, stale dispatching, due retrying; reference tier first,
+ * then by id) to dispatching. Locks: the claimed unit rows (SKIP LOCKED). Returns them.
+ */
+export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise<UnitRow[]> {
+  if (a.limit <= 0) return [];
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u SET status = 'dispatching', dispatched_at = $5, updated_at = $5
+       FROM (SELECT id FROM sync_run_units
+              WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
+                AND ($8 OR tier = 'reference')
+                AND (status = 'planned'
+                  OR (status = 'dispatching' AND updated_at <= $6)
+                  OR (status = 'retrying' AND available_at <= $5))
+              ORDER BY tier = 'reference' DESC, id
+              LIMIT $7
+              FOR UPDATE SKIP LOCKED) c
+      WHERE u.id = c.id
+      RETURNING u.*`,
+    [a.runId, a.bucket.org_id, a.bucket.provider, a.bucket.cost_class, a.now, a.staleBefore, a.limit, a.includeWorkItems],
+  );
+  return rows;
+}
+
+export interface DispatchState {
+  /** planned units, plus stale dispatching and due retrying ones: what could still be dispatched. */
+  waiting: number;
+  /** retrying units not yet due, and the earliest time one comes due. */
+  notDueRetrying: number;
+  nextRetryAt: Date | null;
+  /** fresh dispatching + running units. */
+  inFlight: number;
+  /** unfinished reference-tier units. */
+  openReference: number;
+  total: number;
+}
+
+/** What is left of a run after dispatching. Locks nothing. */
+export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<DispatchState> {
+  const { rows } = await tx.query<DispatchState>(
+    `SELECT
+       count(*) FILTER (WHERE status = 'planned' OR (status = 'dispatching' AND updated_at <= $3)
+                          OR (status = 'retrying' AND available_at <= $2))::int AS waiting,
+       count(*) FILTER (WHERE status = 'retrying' AND available_at > $2)::int AS "notDueRetrying",
+       min(available_at) FILTER (WHERE status = 'retrying' AND available_at > $2) AS "nextRetryAt",
+       count(*) FILTER (WHERE (status = 'dispatching' AND updated_at > $3) OR status = 'running')::int AS "inFlight",
+       count(*) FILTER (WHERE tier = 'reference' AND status IN ('planned', 'dispatching', 'running', 'retrying'))::int
+         AS "openReference",
+       count(*)::int AS total
+     FROM sync_run_units WHERE sync_run_id = $1`,
+    [runId, now, staleBefore],
+  );
+  return rows[0]!;
+}
+
+/**
+ * Total-cap denial: planned and stale dispatching units → failed (`dispatch_denied`).
+ * Locks: those unit rows. Returns their ids.
+ */
+export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE sync_run_units SET status = 'failed', error = 'run exceeds SYNC_RUN_MAX_UNITS',
+            result = jsonb_build_object('error_category', 'dispatch_denied'), updated_at = $2
+      WHERE sync_run_id = $1
+        AND (status = 'planned' OR (status = 'dispatching' AND updated_at <= $3) OR status = 'retrying')
+      RETURNING id`,
+    [runId, now, staleBefore],
+  );
+  return rows.map((r) => r.id);
+}

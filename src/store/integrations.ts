@@ -1,0 +1,109 @@
+/** integrations, their sources and datasets. */
+import type { Tx } from '../db/types.js';
+
+export interface IntegrationRow {
+  id: string;
+  org_id: string;
+  provider: string;
+  name: string;
+  config: Record<string, unknown>;
+  enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SourceRow {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  external_key: string;
+  name: string;
+  enabled: boolean;
+}
+
+export interface DatasetRow {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  dataset_key: string;
+  enabled: boolean;
+}
+
+/** Inserts an integration. Locks nothing existing. Returns it. */
+export async function insertIntegration(
+  tx: Tx,
+  i: { orgId: string; provider: string; name: string; config: Record<string, unknown> },
+  now: Date,
+): Promise<IntegrationRow> {
+  const { rows } = await tx.query<IntegrationRow>(
+    `INSERT INTO integrations (org_id, provider, name, config, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::jsonb, $5, $5) RETURNING *`,
+    [i.orgId, i.provider, i.name, JSON.stringify(i.config), now],
+  );
+  return rows[0]!;
+}
+
+/** Inserts sources (external keys) for an integration. Returns them. */
+export async function insertSources(tx: Tx, orgId: string, integrationId: string, keys: readonly string[]): Promise<SourceRow[]> {
+  const { rows } = await tx.query<SourceRow>(
+    `INSERT INTO integration_sources (org_id, integration_id, external_key, name)
+     SELECT $1, $2, k, k FROM unnest($3::text[]) AS k RETURNING *`,
+    [orgId, integrationId, keys],
+  );
+  return rows;
+}
+
+/** Inserts enabled datasets for an integration. Returns them. */
+export async function insertDatasets(tx: Tx, orgId: string, integrationId: string, keys: readonly string[]): Promise<DatasetRow[]> {
+  const { rows } = await tx.query<DatasetRow>(
+    `INSERT INTO integration_datasets (org_id, integration_id, dataset_key)
+     SELECT $1, $2, k FROM unnest($3::text[]) AS k RETURNING *`,
+    [orgId, integrationId, keys],
+  );
+  return rows;
+}
+
+/** One integration (optionally of one org). Locks: FOR UPDATE when `lock` (serialises triggers). */
+export async function getIntegration(
+  tx: Tx,
+  id: string,
+  opts: { orgId?: string; lock?: boolean } = {},
+): Promise<IntegrationRow | null> {
+  const { rows } = await tx.query<IntegrationRow>(
+    `SELECT * FROM integrations WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
+    [id, opts.orgId ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+export async function listIntegrations(tx: Tx, orgId: string | null): Promise<IntegrationRow[]> {
+  const { rows } = await tx.query<IntegrationRow>(
+    'SELECT * FROM integrations WHERE ($1::text IS NULL OR org_id = $1) ORDER BY created_at, id',
+    [orgId],
+  );
+  return rows;
+}
+
+export async function listSources(tx: Tx, integrationId: string): Promise<SourceRow[]> {
+  const { rows } = await tx.query<SourceRow>(
+    'SELECT * FROM integration_sources WHERE integration_id = $1 ORDER BY external_key',
+    [integrationId],
+  );
+  return rows;
+}
+
+export async function listDatasets(tx: Tx, integrationId: string): Promise<DatasetRow[]> {
+  const { rows } = await tx.query<DatasetRow>(
+    'SELECT * FROM integration_datasets WHERE integration_id = $1 ORDER BY dataset_key',
+    [integrationId],
+  );
+  return rows;
+}
+
+/** The external key of a source (for providers). */
+export async function getSourceKey(tx: Tx, sourceId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ external_key: string }>('SELECT external_key FROM integration_sources WHERE id = $1', [
+    sourceId,
+  ]);
+  return rows[0]?.external_key ?? null;
+}

@@ -1,0 +1,166 @@
+/** sync_dispatch_outbox: wake-up upsert, batch claim, token-guarded mark / publish-failed, pruning. */
+import type { Tx } from '../db/types.js';
+import type { OutboxKind } from '../domain/statuses.js';
+import type { OutboxRow } from './rows.js';
+import { RUN_TERMINAL_SQL } from './rows.js';
+
+export const OUTBOX_CHANNEL = 'syncrelay_outbox';
+
+export interface ArmTarget {
+  orgId: string;
+  runId: string;
+}
+
+/**
+ * Wake-up upsert of one row per run for `kind`, inside the producer's transaction.
+ * Locks: the upserted outbox rows. Earliest wins among pending, unclaimed rows; a dispatched row,
+ * or one being published under a live claim, takes the new time; an expired claim is cleared and
+ * `arm_seq` bumps so a mark made under the old arm leaves the row pending. NOTIFYs the relay
+ * (delivered only if the caller's transaction commits) when a row is due now.
+ * Returns the armed rows' ids.
+ */
+export async function armOutbox(
+  tx: Tx,
+  kind: OutboxKind,
+  targets: readonly ArmTarget[],
+  availableAt: Date,
+  now: Date,
+  trace?: Record<string, string> | null,
+): Promise<string[]> {
+  if (targets.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH armed AS (
+       INSERT INTO sync_dispatch_outbox AS o
+         (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
+       SELECT t.org_id, t.run_id, $3, 'pending', $4, $6::jsonb, $5, $5
+         FROM unnest($1::text[], $2::uuid[]) AS t(org_id, run_id)
+       ON CONFLICT (sync_run_id, kind) DO UPDATE SET
+         available_at = CASE
+           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= $5)
+             THEN LEAST(o.available_at, EXCLUDED.available_at)
+           ELSE EXCLUDED.available_at END,
+         status = 'pending',
+         dispatched_at = NULL,
+         claim_token = CASE WHEN o.claim_expires_at > $5 THEN o.claim_token END,
+         claim_expires_at = CASE WHEN o.claim_expires_at > $5 THEN o.claim_expires_at END,
+         arm_seq = o.arm_seq + 1,
+         trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
+         updated_at = $5
+       RETURNING o.id, o.available_at
+     )
+     SELECT id, CASE WHEN available_at <= $5 THEN pg_notify('${OUTBOX_CHANNEL}', $3) END AS notified FROM armed`,
+    [
+      targets.map((t) => t.orgId),
+      targets.map((t) => t.runId),
+      kind,
+      availableAt,
+      now,
+      trace ? JSON.stringify(trace) : null,
+    ],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Claims up to `batch` due rows with a fresh claim token.
+ * Locks: the due rows (FOR UPDATE SKIP LOCKED, so replicas never block or double-claim).
+ * Returns the claimed rows, attempts already incremented.
+ */
+export async function claimDueOutboxRows(tx: Tx, now: Date, claimExpiresAt: Date, batch: number): Promise<OutboxRow[]> {
+  const { rows } = await tx.query<OutboxRow>(
+    `UPDATE sync_dispatch_outbox o
+        SET claim_token = gen_random_uuid(), claim_expires_at = $2, attempts = o.attempts + 1,
+            claimed_arm_seq = o.arm_seq, updated_at = $1
+       FROM (SELECT id FROM sync_dispatch_outbox
+              WHERE status = 'pending' AND available_at <= $1
+                AND (claim_expires_at IS NULL OR claim_expires_at <= $1)
+              ORDER BY available_at, id
+              LIMIT $3
+              FOR UPDATE SKIP LOCKED) due
+      WHERE o.id = due.id
+      RETURNING o.*`,
+    [now, claimExpiresAt, batch],
+  );
+  return rows.sort((a, b) => a.available_at.getTime() - b.available_at.getTime() || a.id.localeCompare(b.id));
+}
+
+export interface ClaimRef {
+  id: string;
+  claimToken: string;
+}
+
+/**
+ * Marks claimed rows dispatched. Guard: id, claim token, pending, live claim — a stale relay's mark
+ * changes nothing. A row re-armed since it was claimed stays pending (claim cleared).
+ * Locks: the marked rows. Returns ids whose mark took effect (dispatched or left re-armed).
+ */
+export async function markOutboxDispatched(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE sync_dispatch_outbox o
+        SET status = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN 'dispatched' ELSE 'pending' END,
+            dispatched_at = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN $3::timestamptz END,
+            claim_token = NULL, claim_expires_at = NULL, last_error = NULL, updated_at = $3
+       FROM unnest($1::uuid[], $2::uuid[]) AS m(id, token)
+      WHERE o.id = m.id AND o.claim_token = m.token AND o.status = 'pending' AND o.claim_expires_at > $3
+      RETURNING o.id`,
+    [refs.map((r) => r.id), refs.map((r) => r.claimToken), now],
+  );
+  return rows.map((r) => r.id);
+}
+
+export interface PublishFailure extends ClaimRef {
+  retryAt: Date;
+  error: string;
+}
+
+/**
+ * Returns claimed rows to pending without a claim, with `last_error` and a backoff time.
+ * Same guard as the mark. Locks: those rows. Returns the ids it changed.
+ */
+export async function markOutboxPublishFailed(tx: Tx, failures: readonly PublishFailure[], now: Date): Promise<string[]> {
+  if (failures.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE sync_dispatch_outbox o
+        SET claim_token = NULL, claim_expires_at = NULL, available_at = f.retry_at,
+            last_error = left(f.error, 2000), updated_at = $5
+       FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[]) AS f(id, token, retry_at, error)
+      WHERE o.id = f.id AND o.claim_token = f.token AND o.status = 'pending' AND o.claim_expires_at > $5
+      RETURNING o.id`,
+    [failures.map((f) => f.id), failures.map((f) => f.claimToken), failures.map((f) => f.retryAt), failures.map((f) => f.error), now],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** When the next pending row comes due (index-only on the pending partial index), or null. */
+export async function nextDueAt(tx: Tx): Promise<Date | null> {
+  const { rows } = await tx.query<{ at: Date | null }>(
+    "SELECT min(available_at) AS at FROM sync_dispatch_outbox WHERE status = 'pending'",
+  );
+  return rows[0]?.at ?? null;
+}
+
+/**
+ * Deletes up to `batch` dispatched rows of runs terminal since before `cutoff`.
+ * Locks: the deleted rows. Returns how many were deleted.
+ */
+export async function pruneDispatchedOutbox(tx: Tx, cutoff: Date, batch: number): Promise<number> {
+  const { rowCount } = await tx.query(
+    `DELETE FROM sync_dispatch_outbox WHERE id IN (
+       SELECT o.id FROM sync_dispatch_outbox o JOIN sync_runs r ON r.id = o.sync_run_id
+        WHERE o.status = 'dispatched' AND o.dispatched_at < $1
+          AND r.status IN ${RUN_TERMINAL_SQL} AND r.completed_at < $1
+        LIMIT $2)`,
+    [cutoff, batch],
+  );
+  return rowCount;
+}
+
+/** The outbox row of one run and kind, if any. Locks nothing. */
+export async function getOutboxRow(tx: Tx, runId: string, kind: OutboxKind): Promise<OutboxRow | null> {
+  const { rows } = await tx.query<OutboxRow>('SELECT * FROM sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = $2', [
+    runId,
+    kind,
+  ]);
+  return rows[0] ?? null;
+}

@@ -1,0 +1,131 @@
+/** The reconciler's scans: expired leases, materialization, pass log. */
+import type { Tx } from '../db/types.js';
+import type { UnitRow } from './rows.js';
+import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
+
+/** Running units whose lease expired under a live run, oldest first. Locks nothing. */
+export async function findExpiredUnits(tx: Tx, now: Date, batch: number): Promise<UnitRow[]> {
+  const { rows } = await tx.query<UnitRow>(
+    `SELECT u.* FROM sync_run_units u JOIN sync_runs r ON r.id = u.sync_run_id
+      WHERE u.status = 'running' AND u.lease_expires_at <= $1 AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      ORDER BY u.lease_expires_at, u.id LIMIT $2`,
+    [now, batch],
+  );
+  return rows;
+}
+
+export interface ExpireArgs {
+  unitId: string;
+  /** The owner and expiry observed by the scan: the CAS only succeeds if nothing changed. */
+  owner: string;
+  now: Date;
+}
+
+/**
+ * Expired lease → retrying (eligible): lease cleared, count+1, reason expired_lease.
+ * Locks: the unit row. Returns the unit, or null if it changed since the scan.
+ */
+export async function expireToRetrying(tx: Tx, a: ExpireArgs & { availableAt: Date }): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u
+        SET status = 'retrying', lease_owner = NULL, lease_expires_at = NULL,
+            expired_lease_retry_count = u.expired_lease_retry_count + 1,
+            last_retry_reason = 'expired_lease', available_at = $4, updated_at = $3
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at <= $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*`,
+    [a.unitId, a.owner, a.now, a.availableAt],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Expired lease → failed (`worker_lost` or `worker_lost_retry_exhausted`).
+ * Locks: the unit row. Returns the unit, or null if it changed since the scan.
+ */
+export async function expireToFailed(
+  tx: Tx,
+  a: ExpireArgs & { category: 'worker_lost' | 'worker_lost_retry_exhausted' },
+): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u
+        SET status = 'failed', lease_expires_at = NULL, error = 'lease expired: worker lost',
+            result = COALESCE(u.result, '{}'::jsonb) || jsonb_build_object('error_category', $4::text),
+            retry_exhausted_at = CASE WHEN $4 = 'worker_lost_retry_exhausted' THEN $3::timestamptz END,
+            duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
+            updated_at = $3
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at <= $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*`,
+    [a.unitId, a.owner, a.now, a.category],
+  );
+  return rows[0] ?? null;
+}
+
+type RunRef = { org_id: string; sync_run_id: string };
+
+/**
+ * Live runs with no non-terminal unit and no pending finalize row. Locks nothing.
+ * Bounded by live runs (partial index), not history.
+ */
+export async function runsNeedingFinalize(tx: Tx, batch: number): Promise<RunRef[]> {
+  const { rows } = await tx.query<RunRef>(
+    `SELECT r.org_id, r.id AS sync_run_id FROM sync_runs r
+      WHERE r.status IN ('planned', 'dispatching')
+        AND NOT EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status IN ${UNIT_OPEN_SQL})
+        AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o
+                         WHERE o.sync_run_id = r.id AND o.kind = 'finalize_sync_run' AND o.status = 'pending')
+      ORDER BY r.created_at LIMIT $1`,
+    [batch],
+  );
+  return rows;
+}
+
+/**
+ * Live runs with a planned, stale dispatching or due retrying unit and no pending dispatch row.
+ * Locks nothing.
+ */
+export async function runsNeedingDispatch(tx: Tx, now: Date, staleBefore: Date, batch: number): Promise<RunRef[]> {
+  const { rows } = await tx.query<RunRef>(
+    `SELECT r.org_id, r.id AS sync_run_id FROM sync_runs r
+      WHERE r.status IN ('planned', 'dispatching')
+        AND EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
+                      AND (u.status = 'planned' OR (u.status = 'dispatching' AND u.updated_at <= $2)
+                        OR (u.status = 'retrying' AND u.available_at <= $1)))
+        AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o
+                         WHERE o.sync_run_id = r.id AND o.kind = 'dispatch_sync_run' AND o.status = 'pending')
+      ORDER BY r.created_at LIMIT $3`,
+    [now, staleBefore, batch],
+  );
+  return rows;
+}
+
+/**
+ * Ledger rows since `since` with no post_sync outbox row at all (finalize writes both in one
+ * transaction, so this is a repair for rows removed by hand). Only recent rows are scanned, so
+ * pruned history is never re-armed and the cost stays bounded. Locks nothing.
+ */
+export async function ledgerRowsWithoutPostSync(tx: Tx, since: Date, batch: number): Promise<RunRef[]> {
+  const { rows } = await tx.query<RunRef>(
+    `SELECT l.org_id, l.sync_run_id FROM sync_run_post_dispatches l
+      WHERE l.kind = 'post_sync' AND l.dispatched_at > $2
+        AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o WHERE o.sync_run_id = l.sync_run_id AND o.kind = 'post_sync')
+      ORDER BY l.dispatched_at DESC LIMIT $1`,
+    [batch, since],
+  );
+  return rows;
+}
+
+/** Appends a pass's counters to reconciler_passes. */
+export async function recordPass(
+  tx: Tx,
+  p: { reconciler: string; startedAt: Date; finishedAt: Date; counters: Record<string, number>; error: string | null },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO reconciler_passes (reconciler, started_at, finished_at, duration_ms, counters, error)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+    [p.reconciler, p.startedAt, p.finishedAt, Math.max(0, p.finishedAt.getTime() - p.startedAt.getTime()), JSON.stringify(p.counters), p.error],
+  );
+}

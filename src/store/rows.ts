@@ -1,0 +1,98 @@
+/** Row shapes as the database returns them (snake_case, as operators see them). */
+import type { OutboxKind, OutboxStatus, RunStatus, SyncMode, Tier, UnitStatus } from '../domain/statuses.js';
+
+export const RUN_TERMINAL_SQL = "('success','partial_failed','failed','cancelled')";
+export const UNIT_TERMINAL_SQL = "('success','failed','cancelled')";
+export const UNIT_OPEN_SQL = "('planned','dispatching','running','retrying')";
+
+export interface OutboxRow {
+  id: string;
+  org_id: string;
+  sync_run_id: string;
+  kind: OutboxKind;
+  status: OutboxStatus;
+  available_at: Date;
+  attempts: number;
+  last_error: string | null;
+  dispatched_at: Date | null;
+  claim_token: string | null;
+  claim_expires_at: Date | null;
+  trace_context: Record<string, string> | null;
+}
+
+export interface RunRow {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  triggered_by: string;
+  mode: SyncMode;
+  status: RunStatus;
+  total_units: number;
+  completed_units: number;
+  failed_units: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  result: Record<string, unknown>;
+  error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface UnitRow {
+  id: string;
+  org_id: string;
+  sync_run_id: string;
+  integration_id: string;
+  source_id: string | null;
+  provider: string;
+  dataset_key: string;
+  tier: Tier;
+  cost_class: string;
+  mode: SyncMode;
+  since_at: Date | null;
+  before_at: Date | null;
+  status: UnitStatus;
+  attempts: number;
+  available_at: Date | null;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  last_heartbeat_at: Date | null;
+  started_at: Date | null;
+  rate_limit_deferrals: number;
+  rate_limit_first_seen_at: Date | null;
+  expired_lease_retry_count: number;
+  last_retry_reason: string | null;
+  retry_exhausted_at: Date | null;
+  touched_surfaces: string[];
+  duration_ms: number | null;
+  error: string | null;
+  result: Record<string, unknown> | null;
+  dispatched_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface JobRunRow {
+  id: string;
+  org_id: string;
+  job_id: string | null;
+  integration_id: string;
+  status: string;
+  triggered_by: string;
+  started_at: Date | null;
+  completed_at: Date | null;
+  duration_ms: number | null;
+  result: Record<string, unknown>;
+  error: string | null;
+  created_at: Date;
+}
+
+export interface Bucket {
+  org_id: string;
+  provider: string;
+  cost_class: string;
+}
+
+export function bucketKey(b: Bucket): string {
+  return `${b.org_id}\u0000${b.provider}\u0000${b.cost_class}`;
+}

@@ -1,0 +1,115 @@
+/** sync_runs: insert, the run CAS transitions, and reads. */
+import type { Tx } from '../db/types.js';
+import type { RunOutcome } from '../domain/aggregate.js';
+import type { SyncMode } from '../domain/statuses.js';
+import type { RunRow } from './rows.js';
+import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
+
+export interface NewRun {
+  orgId: string;
+  integrationId: string;
+  triggeredBy: string;
+  mode: SyncMode;
+  result?: Record<string, unknown>;
+}
+
+/** Inserts a planned run. Locks nothing existing. Returns it. */
+export async function insertRun(tx: Tx, r: NewRun, now: Date): Promise<RunRow> {
+  const { rows } = await tx.query<RunRow>(
+    `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status, result, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'planned', $5::jsonb, $6, $6) RETURNING *`,
+    [r.orgId, r.integrationId, r.triggeredBy, r.mode, JSON.stringify(r.result ?? {}), now],
+  );
+  return rows[0]!;
+}
+
+export async function getRun(tx: Tx, runId: string): Promise<RunRow | null> {
+  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1', [runId]);
+  return rows[0] ?? null;
+}
+
+/** Locks the run row (FOR UPDATE) so dispatchers and finalizers of one run take turns. Returns it. */
+export async function lockRun(tx: Tx, runId: string): Promise<RunRow | null> {
+  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1 FOR UPDATE', [runId]);
+  return rows[0] ?? null;
+}
+
+/** planned → dispatching (sets started_at). Locks: the run row. Returns whether it moved. */
+export async function markRunDispatching(tx: Tx, runId: string, now: Date): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_runs SET status = 'dispatching', started_at = COALESCE(started_at, $2), updated_at = $2
+      WHERE id = $1 AND status = 'planned'`,
+    [runId, now],
+  );
+  return rowCount > 0;
+}
+
+/**
+ * The terminal CAS: a non-terminal run takes its outcome and unit counts, once.
+ * Locks: the run row. Returns the run, or null if it was already terminal.
+ */
+export async function finishRun(
+  tx: Tx,
+  runId: string,
+  o: RunOutcome,
+  extra: Record<string, unknown>,
+  now: Date,
+): Promise<RunRow | null> {
+  const { rows } = await tx.query<RunRow>(
+    `UPDATE sync_runs SET status = $2, total_units = $3, completed_units = $4, failed_units = $5,
+            error = $6, result = result || $7::jsonb, completed_at = $8, updated_at = $8
+      WHERE id = $1 AND status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING *`,
+    [
+      runId,
+      o.status,
+      o.total,
+      o.completed,
+      o.failed,
+      o.error,
+      JSON.stringify({ ...extra, cancelled_units: o.cancelled }),
+      now,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** A non-terminal run of this integration and mode, if any. Locks nothing. */
+export async function findLiveRun(tx: Tx, integrationId: string, mode: SyncMode): Promise<RunRow | null> {
+  const { rows } = await tx.query<RunRow>(
+    `SELECT * FROM sync_runs WHERE integration_id = $1 AND mode = $2 AND status IN ('planned', 'dispatching')
+      ORDER BY created_at LIMIT 1`,
+    [integrationId, mode],
+  );
+  return rows[0] ?? null;
+}
+
+/** Cancels the run's non-terminal units. Locks: those rows. Returns how many. */
+export async function cancelOpenUnits(tx: Tx, runId: string, now: Date): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_run_units SET status = 'cancelled', lease_expires_at = NULL,
+            result = COALESCE(result, '{}'::jsonb) || '{"error_category":"cancelled"}'::jsonb, updated_at = $2
+      WHERE sync_run_id = $1 AND status IN ${UNIT_OPEN_SQL}`,
+    [runId, now],
+  );
+  return rowCount;
+}
+
+export interface RunListFilter {
+  orgId?: string;
+  integrationId?: string;
+  status?: string;
+  limit: number;
+}
+
+/** Recent runs, newest first. Locks nothing. */
+export async function listRuns(tx: Tx, f: RunListFilter): Promise<RunRow[]> {
+  const { rows } = await tx.query<RunRow>(
+    `SELECT * FROM sync_runs
+      WHERE ($1::text IS NULL OR org_id = $1) AND ($2::uuid IS NULL OR integration_id = $2)
+        AND ($3::text IS NULL OR status = $3)
+      ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [f.orgId ?? null, f.integrationId ?? null, f.status ?? null, f.limit],
+  );
+  return rows;
+}

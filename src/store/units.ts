@@ -1,0 +1,212 @@
+/** sync_run_units: planning inserts, the claim/lease CAS, terminal writes and counts. */
+import type { Tx } from '../db/types.js';
+import type { UnitCounts } from '../domain/aggregate.js';
+import type { UnitStatus } from '../domain/statuses.js';
+import type { UnitRow } from './rows.js';
+import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
+
+export interface NewUnit {
+  org_id: string;
+  sync_run_id: string;
+  integration_id: string;
+  source_id: string | null;
+  provider: string;
+  dataset_key: string;
+  tier: string;
+  cost_class: string;
+  mode: string;
+  since_at: string | null;
+  before_at: string | null;
+}
+
+/** Inserts planned units in one statement. Locks nothing existing. Returns how many. */
+export async function insertUnits(tx: Tx, units: readonly NewUnit[], now: Date): Promise<number> {
+  if (units.length === 0) return 0;
+  const { rowCount } = await tx.query(
+    `INSERT INTO sync_run_units (org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier,
+                                 cost_class, mode, since_at, before_at, created_at, updated_at)
+     SELECT org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier, cost_class, mode,
+            since_at, before_at, $2, $2
+       FROM jsonb_to_recordset($1::jsonb) AS x(org_id text, sync_run_id uuid, integration_id uuid, source_id uuid,
+            provider text, dataset_key text, tier text, cost_class text, mode text,
+            since_at timestamptz, before_at timestamptz)`,
+    [JSON.stringify(units), now],
+  );
+  return rowCount;
+}
+
+/** Unit counts of a run by status. Locks nothing. */
+export async function countUnitsByStatus(tx: Tx, runId: string): Promise<UnitCounts> {
+  const { rows } = await tx.query<{ status: UnitStatus; n: number }>(
+    'SELECT status, count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 GROUP BY status',
+    [runId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+export async function getUnit(tx: Tx, unitId: string): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>('SELECT * FROM sync_run_units WHERE id = $1', [unitId]);
+  return rows[0] ?? null;
+}
+
+/** Whether the run has a non-terminal unit other than `exceptUnitId`. Locks nothing. */
+export async function hasOtherOpenUnit(tx: Tx, runId: string, exceptUnitId: string | null): Promise<boolean> {
+  const { rows } = await tx.query<{ open: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM sync_run_units WHERE sync_run_id = $1 AND status IN ${UNIT_OPEN_SQL}
+                      AND id IS DISTINCT FROM $2::uuid) AS open`,
+    [runId, exceptUnitId],
+  );
+  return rows[0]?.open ?? false;
+}
+
+export interface ClaimArgs {
+  unitId: string;
+  owner: string;
+  now: Date;
+  leaseMs: number;
+  maxLifetimeMs: number;
+}
+
+/**
+ * The claim CAS: dispatching → running under a new owner, attempts+1, lease = min(now+lease,
+ * deadline) where the deadline is now + max lifetime. Requires the run to be non-terminal.
+ * Locks: the unit row. Returns the claimed unit, or null when somebody else won.
+ */
+export async function claimUnit(tx: Tx, a: ClaimArgs): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u
+        SET status = 'running', lease_owner = $2, attempts = u.attempts + 1, started_at = $3,
+            lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
+            last_heartbeat_at = $3, updated_at = $3
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.status = 'dispatching' AND r.id = u.sync_run_id
+        AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*`,
+    [a.unitId, a.owner, a.now, a.leaseMs, a.maxLifetimeMs],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Heartbeat CAS: extends the lease while owner, running and liveness match, never past
+ * started_at + max lifetime. Locks: the unit row. Returns the new expiry, or null if lost.
+ */
+export async function extendLease(tx: Tx, a: ClaimArgs): Promise<Date | null> {
+  const { rows } = await tx.query<{ lease_expires_at: Date }>(
+    `UPDATE sync_run_units u
+        SET lease_expires_at = LEAST($3::timestamptz + make_interval(secs => $4::float8 / 1000),
+                                     u.started_at + make_interval(secs => $5::float8 / 1000)),
+            last_heartbeat_at = $3
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+        AND u.started_at + make_interval(secs => $5::float8 / 1000) > $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.lease_expires_at`,
+    [a.unitId, a.owner, a.now, a.leaseMs, a.maxLifetimeMs],
+  );
+  return rows[0]?.lease_expires_at ?? null;
+}
+
+/**
+ * The fence: the unit is running under `owner` with a live lease and a live run.
+ * Locks: the unit row FOR SHARE until the caller's transaction ends. Returns whether it holds.
+ */
+export async function lockLeaseIfHeld(tx: Tx, unitId: string, owner: string, now: Date): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM sync_run_units u JOIN sync_runs r ON r.id = u.sync_run_id
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+        AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      FOR SHARE OF u`,
+    [unitId, owner, now],
+  );
+  return rows.length > 0;
+}
+
+export interface FinishArgs {
+  unitId: string;
+  owner: string;
+  now: Date;
+  status: 'success' | 'failed';
+  result: Record<string, unknown>;
+  error: string | null;
+  touchedSurfaces: readonly string[];
+}
+
+/**
+ * Terminal CAS by the lease holder: running → success/failed while the lease is live and its own
+ * and the run non-terminal. Locks: the unit row. Returns the unit, or null if the lease was lost.
+ */
+export async function finishUnit(tx: Tx, a: FinishArgs): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u
+        SET status = $4, result = $5::jsonb, error = $6, touched_surfaces = $7::text[],
+            duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
+            lease_expires_at = NULL, updated_at = $3
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*`,
+    [a.unitId, a.owner, a.now, a.status, JSON.stringify(a.result), a.error, a.touchedSurfaces],
+  );
+  return rows[0] ?? null;
+}
+
+export interface RetryArgs {
+  unitId: string;
+  owner: string;
+  now: Date;
+  availableAt: Date;
+  reason: 'rate_limit' | 'soft_timeout';
+  error: string | null;
+}
+
+/**
+ * running → retrying by the lease holder (rate-limit deferral or eligible soft timeout); clears the
+ * lease and bumps the matching counter. Locks: the unit row. Returns the unit or null if lost.
+ */
+export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null> {
+  const { rows } = await tx.query<UnitRow>(
+    `UPDATE sync_run_units u
+        SET status = 'retrying', available_at = $4, last_retry_reason = $5, error = $6,
+            lease_owner = NULL, lease_expires_at = NULL, updated_at = $3,
+            rate_limit_deferrals = u.rate_limit_deferrals + (CASE WHEN $5 = 'rate_limit' THEN 1 ELSE 0 END),
+            rate_limit_first_seen_at = CASE WHEN $5 = 'rate_limit'
+              THEN COALESCE(u.rate_limit_first_seen_at, $3) ELSE u.rate_limit_first_seen_at END,
+            expired_lease_retry_count = u.expired_lease_retry_count + (CASE WHEN $5 = 'soft_timeout' THEN 1 ELSE 0 END)
+       FROM sync_runs r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*`,
+    [a.unitId, a.owner, a.now, a.availableAt, a.reason, a.error],
+  );
+  return rows[0] ?? null;
+}
+
+/** Ends the caller's own lease now (graceful abandon) so the reconciler takes the unit at once. */
+export async function expireOwnLease(tx: Tx, unitId: string, owner: string, now: Date): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_run_units SET lease_expires_at = $3, updated_at = $3
+      WHERE id = $1 AND lease_owner = $2 AND status = 'running' AND lease_expires_at > $3`,
+    [unitId, owner, now],
+  );
+  return rowCount > 0;
+}
+
+/** Runs with `planned` units in these buckets or runs (capacity freed). Locks nothing. */
+export async function runsWaitingForCapacity(
+  tx: Tx,
+  bucket: { org_id: string; provider: string; cost_class: string },
+  runId: string,
+  limit: number,
+): Promise<{ org_id: string; sync_run_id: string }[]> {
+  const { rows } = await tx.query<{ org_id: string; sync_run_id: string }>(
+    `SELECT DISTINCT org_id, sync_run_id FROM (
+       (SELECT org_id, sync_run_id FROM sync_run_units
+         WHERE org_id = $1 AND provider = $2 AND cost_class = $3 AND status = 'planned' LIMIT $5)
+       UNION ALL
+       (SELECT org_id, sync_run_id FROM sync_run_units WHERE sync_run_id = $4 AND status = 'planned' LIMIT 1)
+     ) w`,
+    [bucket.org_id, bucket.provider, bucket.cost_class, runId, limit],
+  );
+  return rows;
+}
