@@ -44,10 +44,15 @@ export interface ResolvedSettings {
 
 type Env = Record<string, string | undefined>;
 
+/** Number('  ') is 0: blank text is not a number. */
+function numeric(raw: string): number {
+  return raw.trim() === '' ? Number.NaN : Number(raw);
+}
+
 function seconds(env: Env, name: string, def: number, min = 0.001): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def * 1000;
-  const n = Number(raw);
+  const n = numeric(raw);
   if (!Number.isFinite(n) || n < min) {
     throw new ValidationError(name, `must be a number of seconds ≥ ${min}, got ${JSON.stringify(raw)}`);
   }
@@ -57,7 +62,7 @@ function seconds(env: Env, name: string, def: number, min = 0.001): number {
 function integer(env: Env, name: string, def: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
+  const n = numeric(raw);
   if (!Number.isInteger(n) || n < min) {
     throw new ValidationError(name, `must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
   }
