@@ -32,7 +32,7 @@ export async function countActiveInBucket(tx: Tx, b: Bucket, now: Date, staleBef
   const { rows } = await tx.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM sync_run_units
       WHERE org_id = $1 AND provider = $2 AND cost_class = $3
-        AND ((status = 'dispatching' AND updated_at > $5)
+        AND ((status = 'dispatching' AND updated_at > $5 AND dispatched_at IS NOT NULL)
           OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > $4)))`,
     [b.org_id, b.provider, b.cost_class, now, staleBefore],
   );
@@ -61,7 +61,7 @@ export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise
               WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
                 AND ($8 OR tier = 'reference')
                 AND (status = 'planned'
-                  OR (status = 'dispatching' AND updated_at <= $6)
+                  OR (status = 'dispatching' AND (updated_at <= $6 OR dispatched_at IS NULL))
                   OR (status = 'retrying' AND available_at <= $5))
               ORDER BY tier = 'reference' DESC, id
               LIMIT $7
@@ -90,11 +90,13 @@ export interface DispatchState {
 export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<DispatchState> {
   const { rows } = await tx.query<DispatchState>(
     `SELECT
-       count(*) FILTER (WHERE status = 'planned' OR (status = 'dispatching' AND updated_at <= $3)
+       count(*) FILTER (WHERE status = 'planned'
+                          OR (status = 'dispatching' AND (updated_at <= $3 OR dispatched_at IS NULL))
                           OR (status = 'retrying' AND available_at <= $2))::int AS waiting,
        count(*) FILTER (WHERE status = 'retrying' AND available_at > $2)::int AS "notDueRetrying",
        min(available_at) FILTER (WHERE status = 'retrying' AND available_at > $2) AS "nextRetryAt",
-       count(*) FILTER (WHERE (status = 'dispatching' AND updated_at > $3) OR status = 'running')::int AS "inFlight",
+       count(*) FILTER (WHERE (status = 'dispatching' AND updated_at > $3 AND dispatched_at IS NOT NULL)
+                          OR status = 'running')::int AS "inFlight",
        count(*) FILTER (WHERE tier = 'reference' AND status IN ('planned', 'dispatching', 'running', 'retrying'))::int
          AS "openReference",
        count(*)::int AS total
@@ -113,9 +115,25 @@ export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: D
     `UPDATE sync_run_units SET status = 'failed', error = 'run exceeds SYNC_RUN_MAX_UNITS',
             result = jsonb_build_object('error_category', 'dispatch_denied'), updated_at = $2
       WHERE sync_run_id = $1
-        AND (status = 'planned' OR (status = 'dispatching' AND updated_at <= $3) OR status = 'retrying')
+        AND (status IN ('planned', 'retrying') OR (status = 'dispatching' AND (updated_at <= $3 OR dispatched_at IS NULL)))
       RETURNING id`,
     [runId, now, staleBefore],
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The publish of these units failed: mark them unpublished (dispatched_at NULL) so the re-armed
+ * dispatch re-publishes them at once instead of waiting for the stale threshold. Guarded by the
+ * dispatch time we set, so a unit already claimed is untouched. Locks: those rows.
+ */
+export async function markUnitsUnpublished(tx: Tx, units: readonly { id: string; dispatched_at: Date | null }[]): Promise<number> {
+  if (units.length === 0) return 0;
+  const { rowCount } = await tx.query(
+    `UPDATE sync_run_units u SET dispatched_at = NULL
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS p(id, at)
+      WHERE u.id = p.id AND u.status = 'dispatching' AND u.dispatched_at = p.at`,
+    [units.map((x) => x.id), units.map((x) => x.dispatched_at)],
+  );
+  return rowCount;
 }

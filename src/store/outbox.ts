@@ -164,3 +164,52 @@ export async function getOutboxRow(tx: Tx, runId: string, kind: OutboxKind): Pro
   ]);
   return rows[0] ?? null;
 }
+
+/**
+ * Exactly-once post_sync: after publishing, the row stays pending without a claim until the task
+ * acknowledges it; if the message is lost it comes due again at `redeliverAt`. Same guard as the
+ * mark. Locks: those rows. Returns the ids it changed.
+ */
+export async function awaitOutboxAck(tx: Tx, refs: readonly ClaimRef[], redeliverAt: Date, now: Date): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `UPDATE sync_dispatch_outbox o
+        SET claim_token = NULL, claim_expires_at = NULL, available_at = $3, last_error = NULL, updated_at = $4
+       FROM unnest($1::uuid[], $2::uuid[]) AS m(id, token)
+      WHERE o.id = m.id AND o.claim_token = m.token AND o.status = 'pending' AND o.claim_expires_at > $4
+      RETURNING o.id`,
+    [refs.map((r) => r.id), refs.map((r) => r.claimToken), redeliverAt, now],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The post_sync task acknowledges its delivery: the run's post_sync row → dispatched. Locks: that row. */
+export async function ackPostSync(tx: Tx, runId: string, now: Date): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_dispatch_outbox SET status = 'dispatched', dispatched_at = $2, claim_token = NULL,
+            claim_expires_at = NULL, last_error = NULL, updated_at = $2
+      WHERE sync_run_id = $1 AND kind = 'post_sync' AND status = 'pending'`,
+    [runId, now],
+  );
+  return rowCount > 0;
+}
+
+/** Whether each run still needs its dispatch / finalize published (the relay's re-check). Locks nothing. */
+export async function relayPreconditions(
+  tx: Tx,
+  runIds: readonly string[],
+  now: Date,
+  staleBefore: Date,
+): Promise<Map<string, { live: boolean; open: boolean; needsDispatch: boolean }>> {
+  const { rows } = await tx.query<{ id: string; live: boolean; open: boolean; needs_dispatch: boolean }>(
+    `SELECT r.id, r.status IN ('planned', 'dispatching') AS live,
+            EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
+                      AND u.status IN ('planned', 'dispatching', 'running', 'retrying')) AS open,
+            EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
+                      AND (u.status IN ('planned', 'retrying')
+                        OR (u.status = 'dispatching' AND (u.updated_at <= $3 OR u.dispatched_at IS NULL)))) AS needs_dispatch
+       FROM sync_runs r WHERE r.id = ANY($1::uuid[])`,
+    [runIds, now, staleBefore],
+  );
+  return new Map(rows.map((r) => [r.id, { live: r.live, open: r.open, needsDispatch: r.needs_dispatch }]));
+}

@@ -92,7 +92,8 @@ export async function runsNeedingDispatch(tx: Tx, now: Date, staleBefore: Date, 
     `SELECT r.org_id, r.id AS sync_run_id FROM sync_runs r
       WHERE r.status IN ('planned', 'dispatching')
         AND EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
-                      AND (u.status = 'planned' OR (u.status = 'dispatching' AND u.updated_at <= $2)
+                      AND (u.status = 'planned'
+                        OR (u.status = 'dispatching' AND (u.updated_at <= $2 OR u.dispatched_at IS NULL))
                         OR (u.status = 'retrying' AND u.available_at <= $1)))
         AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o
                          WHERE o.sync_run_id = r.id AND o.kind = 'dispatch_sync_run' AND o.status = 'pending')
@@ -121,7 +122,7 @@ export async function ledgerRowsWithoutPostSync(tx: Tx, since: Date, batch: numb
 /** Appends a pass's counters to reconciler_passes. */
 export async function recordPass(
   tx: Tx,
-  p: { reconciler: string; startedAt: Date; finishedAt: Date; counters: Record<string, number>; error: string | null },
+  p: { reconciler: string; startedAt: Date; finishedAt: Date; counters: object; error: string | null },
 ): Promise<void> {
   await tx.query(
     `INSERT INTO reconciler_passes (reconciler, started_at, finished_at, duration_ms, counters, error)

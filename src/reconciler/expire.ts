@@ -1,0 +1,82 @@
+/** Phase 1: running units whose lease expired → retrying (eligible) or failed. */
+import type { Tx } from '../db/types.js';
+import { decideExpiry, type ExpiryDecision } from '../domain/retryPolicy.js';
+import type { IntegrationInfo } from '../providers/types.js';
+import { lockBuckets } from '../store/dispatch.js';
+import { getIntegration } from '../store/integrations.js';
+import { armOutbox } from '../store/outbox.js';
+import type { UnitRow } from '../store/rows.js';
+import { expireToFailed, expireToRetrying, findExpiredUnits } from '../store/reconcile.js';
+import { armAfterUnitEnd } from '../tasks/afterUnitEnd.js';
+import { after, type EngineContext } from '../tasks/context.js';
+
+export interface ExpireCounters {
+  expired_units: number;
+  expired_retry_units: number;
+  expired_retry_exhausted_units: number;
+}
+
+/** Expires batches of expired leases until a batch comes back short. */
+export async function expireLeases(ctx: EngineContext): Promise<ExpireCounters> {
+  const c: ExpireCounters = { expired_units: 0, expired_retry_units: 0, expired_retry_exhausted_units: 0 };
+  for (;;) {
+    const found = await ctx.db.transaction((tx) => expireBatch(ctx, tx, c));
+    await ctx.faults.hit('reconciler.afterExpire');
+    if (found < ctx.settings.reconcileBatch) return c;
+  }
+}
+
+async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters): Promise<number> {
+  const now = ctx.clock.now();
+  const units = await findExpiredUnits(tx, now, ctx.settings.reconcileBatch);
+  if (units.length === 0) return 0;
+  await lockBuckets(tx, units);
+  const integrations = new Map<string, IntegrationInfo | null>();
+  for (const unit of units) {
+    const decision = decideExpiry(
+      ctx.retryEligibility,
+      { provider: unit.provider, mode: unit.mode, datasetKey: unit.dataset_key, ...(await surfaceFacts(ctx, tx, unit, integrations)) },
+      unit.expired_lease_retry_count,
+      ctx.settings.expiredLeaseMaxRetries,
+    );
+    const row = await applyDecision(ctx, tx, unit, decision, now);
+    if (!row) continue;
+    c.expired_units += 1;
+    if (decision === 'retry') c.expired_retry_units += 1;
+    if (decision === 'retry_exhausted') c.expired_retry_exhausted_units += 1;
+    ctx.logger.warn({ runId: unit.sync_run_id, unitId: unit.id, decision }, 'unit lease expired');
+    await armAfterUnitEnd(tx, row, now);
+  }
+  return units.length;
+}
+
+async function applyDecision(ctx: EngineContext, tx: Tx, unit: UnitRow, d: ExpiryDecision, now: Date): Promise<UnitRow | null> {
+  const base = { unitId: unit.id, owner: unit.lease_owner!, now };
+  if (d !== 'retry') {
+    return expireToFailed(tx, { ...base, category: d === 'retry_exhausted' ? 'worker_lost_retry_exhausted' : 'worker_lost' });
+  }
+  const availableAt = after(now, ctx.settings.expiredLeaseRetryBackoffMs);
+  const row = await expireToRetrying(tx, { ...base, availableAt });
+  if (row) await armOutbox(tx, 'dispatch_sync_run', [{ orgId: row.org_id, runId: row.sync_run_id }], availableAt, now);
+  return row;
+}
+
+/** The surfaces the unit's dataset declares and the sink's retry-safe set (static, from the registry). */
+async function surfaceFacts(
+  ctx: EngineContext,
+  tx: Tx,
+  unit: UnitRow,
+  cache: Map<string, IntegrationInfo | null>,
+): Promise<{ declaredSurfaces: readonly string[]; retrySafeSurfaces: readonly string[] }> {
+  const none = { declaredSurfaces: ['<unknown>'], retrySafeSurfaces: [] };
+  if (!cache.has(unit.integration_id)) {
+    const row = await getIntegration(tx, unit.integration_id);
+    cache.set(unit.integration_id, row && { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config });
+  }
+  const integration = cache.get(unit.integration_id);
+  if (!integration || !ctx.registry.has(integration.provider)) return none;
+  const provider = ctx.registry.get(integration.provider);
+  const dataset = (provider.datasetsFor?.(integration) ?? provider.datasets).find((d) => d.key === unit.dataset_key);
+  if (!dataset) return none;
+  return { declaredSurfaces: dataset.surfaces, retrySafeSurfaces: ctx.registry.sinkFor(provider).retrySafeSurfaces };
+}

@@ -1,0 +1,54 @@
+/** reconcile_sync_dispatch: expire → repair → materialize → relay → prune; each phase commits alone. */
+import { describeError } from '../errors.js';
+import { repairJobRuns } from '../store/jobRuns.js';
+import { pruneDispatchedOutbox } from '../store/outbox.js';
+import { recordPass } from '../store/reconcile.js';
+import { after, type EngineContext } from '../tasks/context.js';
+import { expireLeases, type ExpireCounters } from './expire.js';
+import { materialize, type MaterializeCounters } from './materialize.js';
+import { relayDue, type RelayCounters } from './relay.js';
+
+export type PassCounters = ExpireCounters &
+  MaterializeCounters &
+  Omit<RelayCounters, 'skipped'> & { observer_repairs: number; pruned: number; relay_skipped: number };
+
+const DAY_MS = 86_400_000;
+
+/** One pass. Returns its counters and records them in reconciler_passes. */
+export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconciler'): Promise<PassCounters> {
+  const startedAt = ctx.clock.now();
+  let counters: PassCounters | null = null;
+  let error: unknown = null;
+  try {
+    const expired = await expireLeases(ctx);
+    const observer_repairs = await ctx.db.transaction((tx) => repairJobRuns(tx, ctx.clock.now(), ctx.settings.reconcileBatch));
+    const materialized = await materialize(ctx);
+    const { skipped, ...relayed } = await relayDue(ctx);
+    const pruned = await prune(ctx);
+    counters = { ...expired, observer_repairs, ...materialized, ...relayed, relay_skipped: skipped, pruned };
+    return counters;
+  } catch (err) {
+    error = err;
+    throw err;
+  } finally {
+    await recordPass(ctx.db, {
+      reconciler: reconcilerId,
+      startedAt,
+      finishedAt: ctx.clock.now(),
+      counters: { ...(counters ?? {}) },
+      error: error ? describeError(error) : null,
+    }).catch((err) => ctx.logger.warn({ err: describeError(err) }, 'could not record reconciler pass'));
+  }
+}
+
+/** Retention: dispatched rows of runs terminal for longer than the retention, in bounded batches. */
+async function prune(ctx: EngineContext): Promise<number> {
+  const cutoff = after(ctx.clock.now(), -ctx.settings.outboxRetentionDays * DAY_MS);
+  let total = 0;
+  for (let i = 0; i < 10; i++) {
+    const n = await pruneDispatchedOutbox(ctx.db, cutoff, ctx.settings.reconcileBatch * 10);
+    total += n;
+    if (n < ctx.settings.reconcileBatch * 10) break;
+  }
+  return total;
+}

@@ -1,0 +1,132 @@
+/** The relay: claim due outbox rows, re-check, publish, mark — until nothing is due. */
+import type { TaskMessage } from '../broker/types.js';
+import { outboxBackoffMs } from '../domain/backoff.js';
+import { describeError } from '../errors.js';
+import {
+  awaitOutboxAck,
+  claimDueOutboxRows,
+  markOutboxDispatched,
+  markOutboxPublishFailed,
+  relayPreconditions,
+  type ClaimRef,
+} from '../store/outbox.js';
+import type { OutboxRow } from '../store/rows.js';
+import { after, type EngineContext } from '../tasks/context.js';
+import { outboxMessage } from '../tasks/messages.js';
+
+export interface RelayCounters {
+  relayed_dispatch: number;
+  relayed_finalize: number;
+  relayed_post_sync: number;
+  publish_failures: number;
+  skipped: number;
+}
+
+export function emptyRelayCounters(): RelayCounters {
+  return { relayed_dispatch: 0, relayed_finalize: 0, relayed_post_sync: 0, publish_failures: 0, skipped: 0 };
+}
+
+const COUNTER: Record<string, keyof RelayCounters> = {
+  dispatch_sync_run: 'relayed_dispatch',
+  finalize_sync_run: 'relayed_finalize',
+  post_sync: 'relayed_post_sync',
+};
+
+/** Claims and relays batches until fewer than a batch are due. */
+export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
+  const counters = emptyRelayCounters();
+  const batch = ctx.settings.reconcileBatch;
+  for (;;) {
+    const now = ctx.clock.now();
+    const rows = await claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch);
+    if (rows.length === 0) break;
+    await ctx.faults.hit('relay.afterClaim.beforePublish');
+    await relayBatch(ctx, rows, counters);
+    if (rows.length < batch) break;
+  }
+  return counters;
+}
+
+async function relayBatch(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+  const atMostOncePostSync = ctx.settings.postSyncDelivery === 'at-most-once';
+  const skip: OutboxRow[] = [];
+  const publish: OutboxRow[] = [];
+  const postSyncFirst: OutboxRow[] = [];
+  const unknown: OutboxRow[] = [];
+  const pre = await relayPreconditions(
+    ctx.db,
+    rows.filter((r) => r.kind !== 'post_sync').map((r) => r.sync_run_id),
+    ctx.clock.now(),
+    after(ctx.clock.now(), -ctx.settings.dispatchStaleMs),
+  );
+  for (const row of rows) {
+    const p = pre.get(row.sync_run_id);
+    if (row.kind === 'post_sync') (atMostOncePostSync ? postSyncFirst : publish).push(row);
+    else if (row.kind === 'dispatch_sync_run') (p?.live && (p.needsDispatch || !p.open) ? publish : skip).push(row);
+    else if (row.kind === 'finalize_sync_run') (p?.live && !p.open ? publish : skip).push(row);
+    else unknown.push(row);
+  }
+  if (skip.length > 0) {
+    await markOutboxDispatched(ctx.db, skip.map(ref), ctx.clock.now());
+    c.skipped += skip.length;
+  }
+  await failRows(ctx, unknown, new Error('unknown outbox kind'), c);
+  await relayPostSyncAtMostOnce(ctx, postSyncFirst, c);
+  await publishThenMark(ctx, publish, c);
+}
+
+/** dispatch / finalize (and exactly-once post_sync): publish while claimed, then mark. */
+async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    await ctx.broker.publish(rows.map(outboxMessage));
+  } catch (err) {
+    await failRows(ctx, rows, err, c);
+    return;
+  }
+  await ctx.faults.hit('relay.afterPublish.beforeMark');
+  const now = ctx.clock.now();
+  const acks = rows.filter((r) => r.kind === 'post_sync');
+  const marks = rows.filter((r) => r.kind !== 'post_sync');
+  const done = [
+    ...(await markOutboxDispatched(ctx.db, marks.map(ref), now)),
+    ...(await awaitOutboxAck(ctx.db, acks.map(ref), after(now, ctx.settings.claimTimeoutMs), now)),
+  ];
+  if (done.length < rows.length) ctx.logger.warn({ lost: rows.length - done.length }, 'outbox claim lost before mark (another relay took over)');
+  for (const r of rows) c[COUNTER[r.kind]!] += 1;
+}
+
+/** post_sync at-most-once: mark dispatched and commit FIRST, then publish; a failure is logged, never re-armed. */
+async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+  if (rows.length === 0) return;
+  const marked = new Set(await markOutboxDispatched(ctx.db, rows.map(ref), ctx.clock.now()));
+  const mine = rows.filter((r) => marked.has(r.id));
+  await ctx.faults.hit('relay.postSync.afterMark.beforePublish');
+  const messages: TaskMessage[] = mine.map(outboxMessage);
+  try {
+    await ctx.broker.publish(messages);
+    c.relayed_post_sync += mine.length;
+  } catch (err) {
+    c.publish_failures += mine.length;
+    for (const r of mine) {
+      ctx.logger.error({ runId: r.sync_run_id, outboxId: r.id, err: describeError(err) }, 'post_sync_publish_lost');
+    }
+  }
+}
+
+async function failRows(ctx: EngineContext, rows: OutboxRow[], err: unknown, c: RelayCounters): Promise<void> {
+  if (rows.length === 0) return;
+  const now = ctx.clock.now();
+  const error = describeError(err);
+  await markOutboxPublishFailed(
+    ctx.db,
+    rows.map((r) => ({ ...ref(r), retryAt: after(now, outboxBackoffMs(r.attempts)), error })),
+    now,
+  );
+  c.publish_failures += rows.length;
+  for (const r of rows) ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, err: error }, 'outbox publish failed');
+}
+
+function ref(r: OutboxRow): ClaimRef {
+  return { id: r.id, claimToken: r.claim_token! };
+}

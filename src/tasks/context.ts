@@ -1,0 +1,28 @@
+/** Everything a task needs, passed explicitly (no process-wide singletons). */
+import type { Logger } from 'pino';
+import type { Broker } from '../broker/types.js';
+import type { Clock } from '../clock.js';
+import type { ResolvedSettings } from '../config.js';
+import type { Db } from '../db/types.js';
+import type { RetryEligibility } from '../domain/retryPolicy.js';
+import type { Faults } from '../faults.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+
+export interface EngineContext {
+  db: Db;
+  broker: Broker;
+  clock: Clock;
+  settings: ResolvedSettings;
+  registry: ProviderRegistry;
+  logger: Logger;
+  /** Internal: named fault points for crash tests. */
+  faults: Faults;
+  /** Which expired / soft-timed-out units are retried instead of failed. */
+  retryEligibility: RetryEligibility;
+  /** Source of randomness for jitter (tests pin it). */
+  random: () => number;
+}
+
+export function after(now: Date, ms: number): Date {
+  return new Date(now.getTime() + ms);
+}

@@ -1,0 +1,122 @@
+/** dispatch_sync_run(run_id) — at-least-once; the unit CAS makes duplicates harmless. */
+import type { Tx } from '../db/types.js';
+import { isTerminalRun } from '../domain/statuses.js';
+import { outboxBackoffMs } from '../domain/backoff.js';
+import { describeError } from '../errors.js';
+import {
+  candidateBuckets,
+  claimDispatchCandidates,
+  countActiveInBucket,
+  denyUnits,
+  dispatchState,
+  lockBuckets,
+  markUnitsUnpublished,
+} from '../store/dispatch.js';
+import { markJobRunRunning } from '../store/jobRuns.js';
+import { armOutbox } from '../store/outbox.js';
+import type { RunRow, UnitRow } from '../store/rows.js';
+import { lockRun, markRunDispatching } from '../store/runs.js';
+import { after, type EngineContext } from './context.js';
+import { finalizeInTx } from './finalizeSyncRun.js';
+import { unitMessage } from './messages.js';
+
+export type DispatchOutcome =
+  | { kind: 'skipped'; reason: 'missing' | 'terminal' }
+  | { kind: 'denied'; deniedUnits: number; runFailed: boolean }
+  | { kind: 'dispatched'; units: number; published: boolean };
+
+export async function dispatchSyncRun(ctx: EngineContext, runId: string): Promise<DispatchOutcome> {
+  const now = ctx.clock.now();
+  const result = await ctx.db.transaction((tx) => dispatchInTx(ctx, tx, runId, now));
+  if (result.kind !== 'claimed') return result.outcome;
+  await ctx.faults.hit('dispatch.afterCommit.beforePublish');
+  const published = await publishUnits(ctx, result.run, result.units);
+  return { kind: 'dispatched', units: result.units.length, published };
+}
+
+type TxResult = { kind: 'done'; outcome: DispatchOutcome } | { kind: 'claimed'; run: RunRow; units: UnitRow[] };
+
+async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date): Promise<TxResult> {
+  const run = await lockRun(tx, runId);
+  if (!run) return { kind: 'done', outcome: { kind: 'skipped', reason: 'missing' } };
+  if (isTerminalRun(run.status)) return { kind: 'done', outcome: { kind: 'skipped', reason: 'terminal' } };
+  const staleBefore = after(now, -ctx.settings.dispatchStaleMs);
+  const before = await dispatchState(tx, runId, now, staleBefore);
+  if (before.total > ctx.settings.runMaxUnits) {
+    return { kind: 'done', outcome: await denyRun(ctx, tx, run, before.inFlight, now, staleBefore) };
+  }
+  const units = await claimWithinCaps(ctx, tx, runId, before.openReference === 0, now, staleBefore);
+  if (units.length > 0 && (await markRunDispatching(tx, runId, now))) await markJobRunRunning(tx, runId, now);
+  await rearm(ctx, tx, run, now, staleBefore);
+  return { kind: 'claimed', run, units };
+}
+
+/** Per bucket, under sorted advisory locks: claim at most cap − active candidates. */
+async function claimWithinCaps(
+  ctx: EngineContext,
+  tx: Tx,
+  runId: string,
+  includeWorkItems: boolean,
+  now: Date,
+  staleBefore: Date,
+): Promise<UnitRow[]> {
+  const buckets = await candidateBuckets(tx, runId);
+  await lockBuckets(tx, buckets);
+  const claimed: UnitRow[] = [];
+  for (const bucket of buckets) {
+    const active = await countActiveInBucket(tx, bucket, now, staleBefore);
+    const limit = ctx.settings.concurrencyPerBucket - active;
+    claimed.push(...(await claimDispatchCandidates(tx, { runId, bucket, limit, now, staleBefore, includeWorkItems })));
+  }
+  return claimed;
+}
+
+/** Capped or not-yet-due units re-arm the dispatch row; a run with nothing left arms finalize. */
+async function rearm(ctx: EngineContext, tx: Tx, run: RunRow, now: Date, staleBefore: Date): Promise<void> {
+  const s = await dispatchState(tx, run.id, now, staleBefore);
+  const target = [{ orgId: run.org_id, runId: run.id }];
+  const times: number[] = [];
+  if (s.waiting > 0) times.push(now.getTime() + ctx.settings.redispatchCountdownMs);
+  if (s.nextRetryAt) times.push(s.nextRetryAt.getTime());
+  if (times.length > 0) {
+    await armOutbox(tx, 'dispatch_sync_run', target, new Date(Math.min(...times)), now);
+  } else if (s.inFlight === 0) {
+    await armOutbox(tx, 'finalize_sync_run', target, now, now);
+  }
+}
+
+/** Total-cap denial: fail what has not started; with nothing in flight the run fails at once. */
+async function denyRun(
+  ctx: EngineContext,
+  tx: Tx,
+  run: RunRow,
+  inFlight: number,
+  now: Date,
+  staleBefore: Date,
+): Promise<DispatchOutcome> {
+  const denied = await denyUnits(tx, run.id, now, staleBefore);
+  ctx.logger.warn({ runId: run.id, deniedUnits: denied.length }, 'run exceeds SYNC_RUN_MAX_UNITS: dispatch denied');
+  if (inFlight === 0) {
+    await finalizeInTx(ctx, tx, run.id, now, { capped_unit_ids: denied });
+    return { kind: 'denied', deniedUnits: denied.length, runFailed: true };
+  }
+  await armOutbox(tx, 'finalize_sync_run', [{ orgId: run.org_id, runId: run.id }], now, now);
+  return { kind: 'denied', deniedUnits: denied.length, runFailed: false };
+}
+
+/** After commit: one run_sync_unit per claimed unit; on failure re-arm the dispatch row with backoff. */
+async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): Promise<boolean> {
+  if (units.length === 0) return true;
+  try {
+    await ctx.broker.publish(units.map((u) => unitMessage(u)));
+    return true;
+  } catch (err) {
+    const now = ctx.clock.now();
+    ctx.logger.warn({ runId: run.id, err: describeError(err) }, 'run_sync_unit publish failed; dispatch re-armed');
+    await ctx.db.transaction(async (tx) => {
+      await markUnitsUnpublished(tx, units);
+      await armOutbox(tx, 'dispatch_sync_run', [{ orgId: run.org_id, runId: run.id }], after(now, outboxBackoffMs(1)), now);
+    });
+    return false;
+  }
+}

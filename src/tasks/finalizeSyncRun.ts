@@ -1,0 +1,54 @@
+/** finalize_sync_run(run_id) — at-least-once delivery, exactly-once effect. */
+import type { Tx } from '../db/types.js';
+import { aggregateRun, jobRunStatusFor } from '../domain/aggregate.js';
+import { isTerminalRun } from '../domain/statuses.js';
+import { completeJobRun } from '../store/jobRuns.js';
+import { insertLedgerRow } from '../store/ledger.js';
+import { armOutbox } from '../store/outbox.js';
+import { countUnitsByStatus } from '../store/units.js';
+import { finishRun, lockRun } from '../store/runs.js';
+import type { EngineContext } from './context.js';
+
+export type FinalizeOutcome = 'missing' | 'already_final' | 'pending' | 'finalized';
+
+export async function finalizeSyncRun(ctx: EngineContext, runId: string): Promise<FinalizeOutcome> {
+  return ctx.db.transaction(async (tx) => {
+    const outcome = await finalizeInTx(ctx, tx, runId, ctx.clock.now());
+    if (outcome === 'finalized') await ctx.faults.hit('finalize.beforeCommit');
+    return outcome;
+  });
+}
+
+/**
+ * In the caller's transaction: if every unit is terminal, CAS the run to its terminal status,
+ * mirror it on the JobRun, insert the ledger row and — only if that insert happened — arm post_sync.
+ */
+export async function finalizeInTx(
+  ctx: EngineContext,
+  tx: Tx,
+  runId: string,
+  now: Date,
+  extra: Record<string, unknown> = {},
+): Promise<FinalizeOutcome> {
+  const run = await lockRun(tx, runId);
+  if (!run) return 'missing';
+  if (isTerminalRun(run.status)) return 'already_final';
+  const outcome = aggregateRun(await countUnitsByStatus(tx, runId));
+  if (!outcome) return 'pending';
+  const done = await finishRun(tx, runId, outcome, extra, now);
+  if (!done) return 'already_final';
+  const counts = {
+    run_status: outcome.status,
+    total_units: outcome.total,
+    completed_units: outcome.completed,
+    failed_units: outcome.failed,
+    cancelled_units: outcome.cancelled,
+  };
+  const jobStatus = jobRunStatusFor(outcome.status) as 'success' | 'failed' | 'cancelled';
+  await completeJobRun(tx, runId, jobStatus, counts, outcome.error, now);
+  if (await insertLedgerRow(tx, run.org_id, runId, 'post_sync', now)) {
+    await armOutbox(tx, 'post_sync', [{ orgId: run.org_id, runId }], now, now);
+  }
+  ctx.logger.info({ runId, status: outcome.status, ...counts }, 'run finalized');
+  return 'finalized';
+}

@@ -1,0 +1,22 @@
+/** Broker job ids and messages. */
+import type { TaskMessage, TaskName } from '../broker/types.js';
+import type { OutboxRow, UnitRow } from '../store/rows.js';
+
+/** Outbox kinds publish under (outbox id, claim token): a retried publish within one claim is de-duplicated. */
+export function outboxMessage(row: OutboxRow): TaskMessage {
+  return {
+    name: row.kind as TaskName,
+    payload: { orgId: row.org_id, runId: row.sync_run_id, ...(row.trace_context ? { trace: row.trace_context } : {}) },
+    jobId: `${row.kind}.${row.id}.${row.claim_token}`,
+  };
+}
+
+/** One run_sync_unit per dispatch of a unit (the dispatch time tells re-publishes apart). */
+export function unitMessage(unit: UnitRow, trace?: Record<string, string> | null): TaskMessage {
+  const at = (unit.dispatched_at ?? unit.updated_at).getTime();
+  return {
+    name: 'run_sync_unit',
+    payload: { orgId: unit.org_id, runId: unit.sync_run_id, unitId: unit.id, ...(trace ? { trace } : {}) },
+    jobId: `run_sync_unit.${unit.id}.${at}`,
+  };
+}

@@ -1,0 +1,144 @@
+/** run_sync_unit(unit_id) — executes a provider unit at most once per lease. */
+import { randomUUID } from 'node:crypto';
+import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
+import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
+import type { UnitRow } from '../store/rows.js';
+import { getIntegration, getSourceKey } from '../store/integrations.js';
+import { claimUnit } from '../store/units.js';
+import type { EngineContext } from './context.js';
+import { UnitLease } from './lease.js';
+import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
+
+export type UnitOutcome = 'not_dispatchable' | EndOutcome | 'abandoned';
+
+export interface RunUnitOptions {
+  /** Aborted when the worker shuts down: the unit is abandoned (its lease ended at once). */
+  shutdown?: AbortSignal;
+}
+
+export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
+  const owner = randomUUID();
+  const { settings, clock } = ctx;
+  const unit = await claimUnit(ctx.db, {
+    unitId,
+    owner,
+    now: clock.now(),
+    leaseMs: settings.leaseMs,
+    maxLifetimeMs: settings.maxLifetimeMs,
+  });
+  if (!unit) return 'not_dispatchable';
+  await ctx.faults.hit('unit.afterClaim');
+  const logger = ctx.logger.child({ runId: unit.sync_run_id, unitId: unit.id });
+  const plugin = await resolvePlugin(ctx, unit);
+  if ('error' in plugin) return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined);
+  const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown);
+  let result: UnitResult | undefined;
+  let error: unknown;
+  try {
+    result = await plugin.provider.runUnit({
+      unit: unitInfo(unit, plugin.sourceKey),
+      integration: plugin.integration,
+      signal: lease.signal,
+      lease,
+      sink: plugin.sink,
+      logger,
+      clock,
+      db: ctx.db,
+    });
+  } catch (err) {
+    error = err;
+  } finally {
+    lease.stop();
+  }
+  await ctx.faults.hit('unit.beforeComplete');
+  return settle(ctx, unit, owner, lease, plugin, result, error);
+}
+
+async function settle(
+  ctx: EngineContext,
+  unit: UnitRow,
+  owner: string,
+  lease: UnitLease,
+  plugin: Plugin,
+  result: UnitResult | undefined,
+  error: unknown,
+): Promise<UnitOutcome> {
+  const dataset = plugin.dataset;
+  switch (lease.outcome) {
+    case 'lost':
+      return 'lease_lost';
+    case 'shutdown':
+      await lease.abandon();
+      return 'abandoned';
+    case 'soft_timeout':
+      return softTimeoutUnit(ctx, unit, owner, surfaceFacts(plugin), error ?? new Error('soft timeout'), dataset);
+    case 'held':
+      break;
+  }
+  if (error instanceof LeaseLostError) return 'lease_lost';
+  if (error instanceof RateLimitError) return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset);
+  if (error !== undefined) {
+    ctx.logger.info({ runId: unit.sync_run_id, unitId: unit.id, err: describeError(error) }, 'unit failed');
+    return endUnit(ctx, unit, owner, failure(classifyError(error), error), dataset);
+  }
+  const r = result ?? {};
+  return endUnit(
+    ctx,
+    unit,
+    owner,
+    {
+      status: 'success',
+      result: { ...r, touchedSurfaces: undefined, watermark: undefined },
+      error: null,
+      touchedSurfaces: r.touchedSurfaces ?? [],
+      watermark: r.watermark === undefined ? unit.before_at : r.watermark,
+    },
+    dataset,
+  );
+}
+
+interface Plugin {
+  provider: Provider;
+  sink: Sink;
+  integration: IntegrationInfo;
+  dataset: DatasetSpec | undefined;
+  sourceKey: string | null;
+}
+
+async function resolvePlugin(ctx: EngineContext, unit: UnitRow): Promise<Plugin | { error: Error }> {
+  try {
+    const row = await getIntegration(ctx.db, unit.integration_id);
+    if (!row) throw new Error(`integration ${unit.integration_id} not found`);
+    const integration: IntegrationInfo = { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config };
+    const provider = ctx.registry.get(row.provider);
+    const datasets = provider.datasetsFor?.(integration) ?? provider.datasets;
+    const dataset = datasets.find((d) => d.key === unit.dataset_key);
+    if (!dataset) throw new Error(`provider ${row.provider} has no dataset ${unit.dataset_key}`);
+    const sourceKey = unit.source_id ? await getSourceKey(ctx.db, unit.source_id) : null;
+    return { provider, sink: ctx.registry.sinkFor(provider), integration, dataset, sourceKey };
+  } catch (err) {
+    return { error: err instanceof Error ? err : new Error(String(err)) };
+  }
+}
+
+function surfaceFacts(p: Plugin) {
+  return { declaredSurfaces: p.dataset?.surfaces ?? [], retrySafeSurfaces: p.sink.retrySafeSurfaces };
+}
+
+function unitInfo(u: UnitRow, sourceKey: string | null): UnitInfo {
+  return {
+    id: u.id,
+    orgId: u.org_id,
+    runId: u.sync_run_id,
+    integrationId: u.integration_id,
+    sourceId: u.source_id,
+    sourceKey,
+    provider: u.provider,
+    datasetKey: u.dataset_key,
+    tier: u.tier,
+    mode: u.mode,
+    since: u.since_at,
+    before: u.before_at,
+    attempt: u.attempts,
+  };
+}
