@@ -94,6 +94,9 @@ export class PgDb implements Db {
     client.on('end', () => this.dropListener(client));
     this.listener = client;
     await client.connect();
+    // A new connection (first use, or a reconnect) listens on every channel subscribed so far,
+    // including any subscribed while the previous connection was down.
+    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     return client;
   }
 
@@ -109,8 +112,7 @@ export class PgDb implements Db {
   private async relisten(): Promise<void> {
     if (this.closed || this.listener) return;
     try {
-      const client = await this.ensureListener();
-      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      await this.ensureListener();
     } catch {
       const dead = this.listener;
       if (dead) this.dropListener(dead);
