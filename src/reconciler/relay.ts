@@ -56,7 +56,6 @@ async function relayBatch(ctx: EngineContext, rows: OutboxRow[], c: RelayCounter
   const pre = await relayPreconditions(
     ctx.db,
     rows.filter((r) => r.kind !== 'post_sync').map((r) => r.sync_run_id),
-    ctx.clock.now(),
     after(ctx.clock.now(), -ctx.settings.dispatchStaleMs),
   );
   for (const row of rows) {

@@ -10,7 +10,7 @@ import { bucketKey } from './rows.js';
 export async function lockBuckets(tx: Tx, buckets: readonly Bucket[]): Promise<void> {
   const keys = [...new Set(buckets.map(bucketKey))].sort();
   for (const key of keys) {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`syncrelay.bucket\u0000${key}`]);
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`syncrelay.bucket:${key}`]);
   }
 }
 

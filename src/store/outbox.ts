@@ -198,7 +198,6 @@ export async function ackPostSync(tx: Tx, runId: string, now: Date): Promise<boo
 export async function relayPreconditions(
   tx: Tx,
   runIds: readonly string[],
-  now: Date,
   staleBefore: Date,
 ): Promise<Map<string, { live: boolean; open: boolean; needsDispatch: boolean }>> {
   const { rows } = await tx.query<{ id: string; live: boolean; open: boolean; needs_dispatch: boolean }>(
@@ -207,9 +206,9 @@ export async function relayPreconditions(
                       AND u.status IN ('planned', 'dispatching', 'running', 'retrying')) AS open,
             EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
                       AND (u.status IN ('planned', 'retrying')
-                        OR (u.status = 'dispatching' AND (u.updated_at <= $3 OR u.dispatched_at IS NULL)))) AS needs_dispatch
+                        OR (u.status = 'dispatching' AND (u.updated_at <= $2 OR u.dispatched_at IS NULL)))) AS needs_dispatch
        FROM sync_runs r WHERE r.id = ANY($1::uuid[])`,
-    [runIds, now, staleBefore],
+    [runIds, staleBefore],
   );
   return new Map(rows.map((r) => [r.id, { live: r.live, open: r.open, needsDispatch: r.needs_dispatch }]));
 }

@@ -94,5 +94,5 @@ export interface Bucket {
 }
 
 export function bucketKey(b: Bucket): string {
-  return `${b.org_id}\u0000${b.provider}\u0000${b.cost_class}`;
+  return JSON.stringify([b.org_id, b.provider, b.cost_class]);
 }

@@ -1,0 +1,121 @@
+/** Wires settings, database, broker and registry into the context every component shares. */
+import type { Logger } from 'pino';
+import { openBroker } from './broker/open.js';
+import type { Broker } from './broker/types.js';
+import { systemClock, type Clock } from './clock.js';
+import { loadSettings, type ResolvedSettings } from './config.js';
+import { migrate } from './db/migrator.js';
+import { openDb } from './db/open.js';
+import type { Db } from './db/types.js';
+import { linearBackfillEligibility, type RetryEligibility } from './domain/retryPolicy.js';
+import { Faults } from './faults.js';
+import { createLogger } from './logger.js';
+import { cancelRun } from './planning/cancel.js';
+import { createIntegration, type NewIntegration } from './planning/integrations.js';
+import { triggerSync, type TriggerArgs } from './planning/triggers.js';
+import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
+import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
+import { reconcilePass } from './reconciler/pass.js';
+import type { EngineContext } from './tasks/context.js';
+import { Worker, type WorkerOptions } from './worker/worker.js';
+
+export interface EngineOptions {
+  settings?: ResolvedSettings;
+  db?: Db;
+  broker?: Broker;
+  clock?: Clock;
+  logger?: Logger;
+  /** @default the built-in providers (synthetic) with their sinks */
+  registry?: ProviderRegistry;
+  /** @default the Linear backfill policy of the seed */
+  retryEligibility?: RetryEligibility;
+  /** Apply pending migrations on open. @default true */
+  migrate?: boolean;
+  /** Database pool size (PostgreSQL). @default 10 */
+  poolSize?: number;
+  /** Internal: fault points (tests). */
+  faults?: Faults;
+}
+
+/** One engine per process role; nothing is global, so several can live in one process (tests). */
+export class Engine {
+  private readonly owned: { db: boolean; broker: boolean };
+  private readonly workers: Worker[] = [];
+  private readonly loops: ReconcilerLoop[] = [];
+  private closed = false;
+
+  private constructor(readonly ctx: EngineContext, owned: { db: boolean; broker: boolean }) {
+    this.owned = owned;
+  }
+
+  static async open(opts: EngineOptions = {}): Promise<Engine> {
+    const settings = opts.settings ?? loadSettings();
+    const logger = opts.logger ?? createLogger();
+    const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize }));
+    try {
+      if (opts.migrate !== false) await migrate(db);
+      const broker = opts.broker ?? openBroker(settings);
+      const ctx: EngineContext = {
+        db,
+        broker,
+        clock: opts.clock ?? systemClock,
+        settings,
+        registry: opts.registry ?? defaultRegistry(db),
+        logger,
+        faults: opts.faults ?? new Faults(),
+        retryEligibility: opts.retryEligibility ?? linearBackfillEligibility,
+        random: Math.random,
+      };
+      return new Engine(ctx, { db: !opts.db, broker: !opts.broker });
+    } catch (err) {
+      if (!opts.db) await db.close();
+      throw err;
+    }
+  }
+
+  get db(): Db {
+    return this.ctx.db;
+  }
+
+  createIntegration(i: NewIntegration) {
+    return createIntegration(this.ctx.db, this.ctx, i);
+  }
+
+  trigger(a: TriggerArgs) {
+    return triggerSync(this.ctx.db, this.ctx, a);
+  }
+
+  cancel(runId: string, orgId?: string) {
+    return cancelRun(this.ctx.db, this.ctx.clock, runId, orgId);
+  }
+
+  reconcileOnce(id?: string) {
+    return reconcilePass(this.ctx, id);
+  }
+
+  /** Starts a worker consuming the broker. */
+  startWorker(opts: WorkerOptions = {}): Worker {
+    const w = new Worker(this.ctx, opts);
+    w.start();
+    this.workers.push(w);
+    return w;
+  }
+
+  /** Starts a reconciler loop (LISTEN/NOTIFY wake-ups + interval passes). */
+  async startReconciler(opts: ReconcilerLoopOptions = {}): Promise<ReconcilerLoop> {
+    const loop = new ReconcilerLoop(this.ctx, opts);
+    await loop.start();
+    this.loops.push(loop);
+    return loop;
+  }
+
+  /** Stops workers (graceful) and loops, then closes what the engine opened; safe twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all(this.loops.map((l) => l.close()));
+    if (this.owned.broker) await this.ctx.broker.close();
+    if (this.owned.db) await this.ctx.db.close();
+  }
+}

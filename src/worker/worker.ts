@@ -1,0 +1,104 @@
+/**
+ * A worker: consumes the broker with a configurable concurrency and runs the four tasks.
+ * close(): stop taking work, let in-flight units finish for `graceMs`, then abandon the rest
+ * (their leases end at once so the reconciler takes them), and close. States:
+ * idle → running → draining → stopped.
+ */
+import type { Consumer, TaskMessage } from '../broker/types.js';
+import { describeError } from '../errors.js';
+import { outboxBackoffMs } from '../domain/backoff.js';
+import { armOutbox } from '../store/outbox.js';
+import { after, type EngineContext } from '../tasks/context.js';
+import { dispatchSyncRun } from '../tasks/dispatchSyncRun.js';
+import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
+import { postSync } from '../tasks/postSync.js';
+import { runSyncUnit } from '../tasks/runSyncUnit.js';
+
+export interface WorkerOptions {
+  /** Messages handled at once. @default 4 */
+  concurrency?: number;
+  /** How long close() lets in-flight units finish before abandoning them. @default 10 s */
+  graceMs?: number;
+}
+
+export type WorkerState = 'idle' | 'running' | 'draining' | 'stopped';
+
+export class Worker {
+  private state: WorkerState = 'idle';
+  private consumer: Consumer | null = null;
+  private readonly shutdown = new AbortController();
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly options: WorkerOptions = {},
+  ) {}
+
+  get status(): WorkerState {
+    return this.state;
+  }
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    this.consumer = this.ctx.broker.consume((msg) => this.handle(msg), { concurrency: this.options.concurrency ?? 4 });
+  }
+
+  /** Handles one message; never throws (errors are logged; the outbox and reconciler recover). */
+  async handle(msg: TaskMessage): Promise<void> {
+    const { runId, unitId } = msg.payload;
+    const logger = this.ctx.logger.child({ task: msg.name, runId, ...(unitId ? { unitId } : {}) });
+    try {
+      const outcome = await this.run(msg);
+      logger.debug({ outcome }, 'task done');
+    } catch (err) {
+      logger.error({ err: describeError(err) }, 'task failed');
+      if (msg.name === 'post_sync') await this.rearmPostSync(msg).catch(() => undefined);
+    }
+  }
+
+  private run(msg: TaskMessage): Promise<unknown> {
+    const { runId, unitId } = msg.payload;
+    switch (msg.name) {
+      case 'dispatch_sync_run':
+        return dispatchSyncRun(this.ctx, runId);
+      case 'run_sync_unit':
+        return runSyncUnit(this.ctx, unitId!, { shutdown: this.shutdown.signal });
+      case 'finalize_sync_run':
+        return finalizeSyncRun(this.ctx, runId);
+      case 'post_sync':
+        return postSync(this.ctx, runId);
+    }
+  }
+
+  /** exactly-once post_sync whose handler failed: due again after a backoff (receipts stop doubles). */
+  private async rearmPostSync(msg: TaskMessage): Promise<void> {
+    if (this.ctx.settings.postSyncDelivery !== 'exactly-once') return;
+    const now = this.ctx.clock.now();
+    const target = [{ orgId: msg.payload.orgId, runId: msg.payload.runId }];
+    await this.ctx.db.transaction((tx) => armOutbox(tx, 'post_sync', target, after(now, outboxBackoffMs(1)), now));
+  }
+
+  /** Graceful stop; a second call returns the same promise. */
+  close(): Promise<void> {
+    this.closing ??= this.drain();
+    return this.closing;
+  }
+
+  /** Abandon in-flight units at once (a second signal). */
+  abort(): void {
+    this.shutdown.abort();
+  }
+
+  private async drain(): Promise<void> {
+    this.state = 'draining';
+    const consumer = this.consumer;
+    if (consumer) {
+      const grace = setTimeout(() => this.shutdown.abort(), this.options.graceMs ?? 10_000);
+      grace.unref();
+      await consumer.close();
+      clearTimeout(grace);
+    }
+    this.state = 'stopped';
+  }
+}

@@ -1,0 +1,69 @@
+import type { Broker } from '../../src/broker/types.js';
+import { InProcessBroker } from '../../src/broker/inprocess.js';
+import type { Clock } from '../../src/clock.js';
+import { loadSettings, type ResolvedSettings } from '../../src/config.js';
+import { Engine } from '../../src/engine.js';
+import { Faults } from '../../src/faults.js';
+import { silentLogger } from '../../src/logger.js';
+import { createTestDatabase, type TestDatabase } from './pg.js';
+
+/** Settings shrunk for tests (never sleep for production defaults). */
+export function testSettings(overrides: Partial<ResolvedSettings> = {}): ResolvedSettings {
+  return loadSettings(
+    {
+      SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
+      SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+      SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS: '0',
+      SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+    },
+    overrides,
+  );
+}
+
+export interface TestEngine {
+  engine: Engine;
+  t: TestDatabase;
+  broker: Broker;
+  faults: Faults;
+  close(): Promise<void>;
+}
+
+/** An engine on its own cloned database with the given broker (in-process by default). */
+export async function openTestEngine(
+  opts: { settings?: Partial<ResolvedSettings>; broker?: Broker; clock?: Clock } = {},
+): Promise<TestEngine> {
+  const t = await createTestDatabase();
+  const broker = opts.broker ?? new InProcessBroker();
+  const faults = new Faults();
+  const engine = await Engine.open({
+    settings: testSettings(opts.settings),
+    db: t.db,
+    broker,
+    clock: opts.clock,
+    logger: silentLogger(),
+    faults,
+    migrate: false,
+  });
+  return {
+    engine,
+    t,
+    broker,
+    faults,
+    async close() {
+      await engine.close();
+      await broker.close();
+      await t.drop();
+    },
+  };
+}
+
+/** Resolves when `check` returns a truthy value (polled against the database), or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
