@@ -1,0 +1,49 @@
+/** syncrelay's public API: what a library user imports. Nothing internal is exported here. */
+export { Engine, type EngineOptions } from './engine.js';
+export { loadSettings, type ResolvedSettings, type PostSyncDelivery } from './config.js';
+export { systemClock, type Clock } from './clock.js';
+export type { Db, Tx } from './db/types.js';
+export { PgDb } from './db/pg.js';
+export { PgliteDb } from './db/pglite.js';
+export { openDb } from './db/open.js';
+export { migrate } from './db/migrator.js';
+export type { Broker, TaskMessage, TaskName } from './broker/types.js';
+export { BullMqBroker } from './broker/bullmq.js';
+export { InProcessBroker } from './broker/inprocess.js';
+export { openBroker } from './broker/open.js';
+export { planSyncRun, type PlanArgs, type PlannedRun } from './planning/planner.js';
+export { triggerSync, triggerInTx, type TriggerArgs, type Triggered } from './planning/triggers.js';
+export { createIntegration, type NewIntegration } from './planning/integrations.js';
+export { cancelRun } from './planning/cancel.js';
+export { armOutbox, OUTBOX_CHANNEL } from './store/outbox.js';
+export { ProviderRegistry, defaultRegistry } from './providers/registry.js';
+export { createSyntheticProvider, syntheticSink } from './providers/synthetic.js';
+export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
+export type {
+  DatasetSpec,
+  IntegrationInfo,
+  LeaseGuard,
+  PostSyncContext,
+  PostSyncHandler,
+  PostSyncPayload,
+  Provider,
+  Sink,
+  UnitContext,
+  UnitInfo,
+  UnitResult,
+} from './providers/types.js';
+export { linearBackfillEligibility, WORK_ITEM_FAMILY, type RetryEligibility, type ExpiredUnitFacts } from './domain/retryPolicy.js';
+export * from './domain/statuses.js';
+export {
+  SyncRelayError,
+  ValidationError,
+  NotFoundError,
+  RunConflictError,
+  LeaseLostError,
+  RateLimitError,
+  NonRetryableError,
+  BrokerError,
+  SchemaError,
+  classifyError,
+  type ErrorCategory,
+} from './errors.js';
