@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { InProcessBroker } from '../../src/broker/inprocess.js';
+import { PgliteDb } from '../../src/db/pglite.js';
+import { Engine } from '../../src/engine.js';
+import { silentLogger } from '../../src/logger.js';
+import { testSettings, waitFor } from '../helpers/engine.js';
+
+describe('embedded default (PGlite + in-process broker)', () => {
+  let engine: Engine | undefined;
+  afterEach(async () => {
+    await engine?.close();
+  });
+
+  it('runs a backfill with failures and rate limits to a terminal status, post_sync once', async () => {
+    engine = await Engine.open({
+      settings: testSettings(),
+      db: await PgliteDb.open(),
+      broker: new InProcessBroker(),
+      logger: silentLogger(),
+    });
+    const integ = await engine.createIntegration({
+      orgId: 'demo',
+      provider: 'synthetic',
+      name: 'Demo Linear',
+      sources: ['a', 'b'],
+      datasets: ['teams', 'members', 'work-items'],
+      config: { impersonate: 'linear', itemsPerDay: 2, latencyMs: 2, failRate: 0.1, rateLimitRate: 0.2, rateLimitRetryAfterMs: 50, seed: 7 },
+    });
+    engine.startWorker({ concurrency: 4 });
+    await engine.startReconciler();
+    const { syncRunId } = await engine.trigger({
+      orgId: 'demo',
+      integrationId: integ.id,
+      mode: 'backfill',
+      triggeredBy: 'backfill',
+      since: new Date('2026-01-01T00:00:00Z'),
+      before: new Date('2026-03-01T00:00:00Z'),
+    });
+    const run = await waitFor(async () => {
+      const { rows } = await engine!.db.query<{ status: string; total_units: number; completed_units: number; failed_units: number }>(
+        "SELECT * FROM sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
+        [syncRunId],
+      );
+      return rows[0];
+    }, 60_000);
+    expect(['success', 'partial_failed']).toContain(run.status);
+    // 2 reference units + 2 sources × 5 fourteen-day windows (impersonating linear)
+    expect(run.total_units).toBe(12);
+    expect(run.completed_units + run.failed_units).toBe(12);
+    const { rows: deferred } = await engine.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 AND rate_limit_deferrals > 0',
+      [syncRunId],
+    );
+    expect(deferred[0]!.n).toBeGreaterThan(0);
+    const gens = await waitFor(async () => {
+      const { rows } = await engine!.db.query<{ g: number }>(
+        'SELECT count(DISTINCT computed_at)::int AS g FROM synthetic_metrics_daily WHERE sync_run_id = $1',
+        [syncRunId],
+      );
+      return rows[0]!.g > 0 ? rows[0]!.g : null;
+    });
+    expect(gens).toBe(1);
+  });
+});
