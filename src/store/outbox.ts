@@ -28,12 +28,15 @@ export async function armOutbox(
   trace?: Record<string, string> | null,
 ): Promise<string[]> {
   if (targets.length === 0) return [];
+  // One lock order for every caller (by run id), so concurrent wake-ups cannot deadlock.
+  const sorted = [...targets].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
   const { rows } = await tx.query<{ id: string }>(
     `WITH armed AS (
        INSERT INTO sync_dispatch_outbox AS o
          (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
        SELECT t.org_id, t.run_id, $3, 'pending', $4, $6::jsonb, $5, $5
-         FROM unnest($1::text[], $2::uuid[]) AS t(org_id, run_id)
+         FROM unnest($1::text[], $2::uuid[]) WITH ORDINALITY AS t(org_id, run_id, n)
+        ORDER BY t.n
        ON CONFLICT (sync_run_id, kind) DO UPDATE SET
          available_at = CASE
            WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= $5)
@@ -50,8 +53,8 @@ export async function armOutbox(
      )
      SELECT id, CASE WHEN available_at <= $5 THEN pg_notify('${OUTBOX_CHANNEL}', $3) END AS notified FROM armed`,
     [
-      targets.map((t) => t.orgId),
-      targets.map((t) => t.runId),
+      sorted.map((t) => t.orgId),
+      sorted.map((t) => t.runId),
       kind,
       availableAt,
       now,
