@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { BrokerError, ValidationError } from '../errors.js';
 import { TASK_NAMES, type Broker, type ConsumeOptions, type Consumer, type TaskHandler, type TaskMessage } from './types.js';
 
@@ -56,6 +56,8 @@ export class BullMqBroker implements Broker {
   private readonly timeoutMs: number;
   private readonly consumers = new Set<BullMqConsumer>();
   private queue: Promise<Queue> | undefined;
+  /** The outcome of the producer's current connect attempt, shared by every caller waiting on it. */
+  private connecting: Promise<void> | undefined;
   private lastError: Error | undefined;
   private closing: Promise<void> | undefined;
 
@@ -79,7 +81,7 @@ export class BullMqBroker implements Broker {
     if (messages.length === 0) return;
     const jobs = messages.map(toBulkJob);
     try {
-      await withTimeout(this.addBulk(jobs), this.timeoutMs, 'publish');
+      await withTimeout(this.addBulk(jobs), this.timeoutMs, () => this.timedOut('publish'));
     } catch (err) {
       throw asBrokerError(err, 'publish failed');
     }
@@ -105,7 +107,7 @@ export class BullMqBroker implements Broker {
   async ping(): Promise<void> {
     this.assertOpen();
     try {
-      await withTimeout(this.whenReady().then(() => this.producer.ping()), this.timeoutMs, 'ping');
+      await withTimeout(this.whenReady().then(() => this.producer.ping()), this.timeoutMs, () => this.timedOut('ping'));
     } catch (err) {
       throw asBrokerError(err, 'ping failed');
     }
@@ -138,11 +140,17 @@ export class BullMqBroker implements Broker {
    * Resolves once the producer is connected. Fails at once while ioredis is between reconnect
    * attempts; during a connect attempt waits for its outcome (bounded by the caller's timeout).
    */
-  private async whenReady(): Promise<void> {
+  private whenReady(): Promise<void> {
+    const status = this.producer.status;
+    if (status === 'ready') return Promise.resolve();
+    if (status !== 'connecting' && status !== 'connect') return Promise.reject(this.unavailable());
+    this.connecting ??= this.connectOutcome().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private connectOutcome(): Promise<void> {
     const redis = this.producer;
-    if (redis.status === 'ready') return;
-    if (redis.status !== 'connecting' && redis.status !== 'connect') throw this.unavailable();
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       const done = (err?: Error): void => {
         redis.off('ready', done).off('error', done).off('end', done);
         if (err || redis.status !== 'ready') reject(this.unavailable(err));
@@ -150,6 +158,12 @@ export class BullMqBroker implements Broker {
       };
       redis.once('ready', done).once('error', done).once('end', done);
     });
+  }
+
+  /** The cause is the last connection error, else an ETIMEDOUT error (Redis did not answer). */
+  private timedOut(what: string): BrokerError {
+    const silent = Object.assign(new Error('redis did not answer in time'), { code: 'ETIMEDOUT' });
+    return new BrokerError(`${what} timed out after ${this.timeoutMs} ms`, { cause: this.lastError ?? silent });
   }
 
   private unavailable(cause?: Error): BrokerError {
@@ -161,6 +175,7 @@ export class BullMqBroker implements Broker {
    * initialises, and a Queue whose initialisation failed stays broken, so a failed one is dropped.
    */
   private getQueue(): Promise<Queue> {
+    if (this.closing) return Promise.reject(new BrokerError('broker is closed'));
     this.queue ??= this.openQueue().catch((err: unknown) => {
       this.queue = undefined;
       throw err;
@@ -197,20 +212,46 @@ interface ConsumerConfig {
   onClosed: (consumer: BullMqConsumer) => void;
 }
 
-/** A BullMQ Worker plus the connection it runs on; BullMQ adds its own blocking connection. */
+/**
+ * A worker connection that always ends when disconnected. ioredis leaves a client that waits
+ * to reconnect in 'reconnecting' forever, without 'end', and BullMQ's close waits for 'end'; so
+ * here one last connect attempt runs, and ioredis ends the client through its own close path
+ * (also failing queued commands). Its copies (BullMQ's blocking connection) are made the same
+ * way and join `family`, so a consumer can end every connection of its worker.
+ */
+function workerRedis(redis: Redis, family: Redis[], onError: (err: Error) => void): Redis {
+  redis.on('error', onError);
+  family.push(redis);
+  const disconnect = redis.disconnect.bind(redis);
+  redis.disconnect = (reconnect = false): void => {
+    const parked = !reconnect && redis.status === 'reconnecting';
+    disconnect(reconnect);
+    if (parked) redis.connect().then(() => disconnect(), ignore);
+  };
+  const duplicate = (override?: Partial<RedisOptions>): Redis =>
+    workerRedis(new Redis({ ...redis.options, ...override }), family, onError);
+  redis.duplicate = duplicate as Redis['duplicate'];
+  return redis;
+}
+
+/** A BullMQ Worker on its own connection; BullMQ adds a blocking copy of it. */
 class BullMqConsumer implements Consumer {
+  /** Every connection of the worker: ours first, then BullMQ's copies. */
+  private readonly connections: Redis[] = [];
   private readonly connection: Redis;
   private readonly worker: Worker;
   private running = 0;
+  private readonly idleWaiters: Array<() => void> = [];
   private closing: Promise<void> | undefined;
 
   constructor(private readonly config: ConsumerConfig) {
     // BullMQ requires maxRetriesPerRequest: null on worker connections: commands wait for Redis.
-    this.connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', config.onRedisError);
-    // A job whose worker died keeps its lock until lockDuration (30 s) passes; the stalled check
-    // then moves it back to wait while its stall count ≤ maxStalledCount, else to failed. With 0
-    // it is never redelivered by BullMQ: the reconciler's lease expiry and outbox re-arm it.
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectTimeout: 5000 });
+    this.connection = workerRedis(redis, this.connections, config.onRedisError);
+    // A job whose worker died stays active until its lock expires (lockDuration, 30 s); the stalled
+    // check that any live worker runs every 30 s then moves it back to wait if its stall count is
+    // within maxStalledCount, else to failed. With 0 BullMQ never redelivers it: the reconciler's
+    // lease expiry and the outbox re-arm the work instead.
     this.worker = new Worker(config.queueName, (job: Job) => this.process(job), {
       connection: this.connection,
       prefix: config.prefix,
@@ -229,14 +270,24 @@ class BullMqConsumer implements Consumer {
     return this.closing;
   }
 
+  /**
+   * `worker.close()` stops fetching and waits for running jobs, but while Redis is unreachable it
+   * would wait forever (for its blocking connection, for completions it cannot write). So once
+   * our handlers are done and Redis is found down, every connection is ended, which ends the wait;
+   * jobs whose completion was not written then fail by the stalled check (never redelivered).
+   */
   private async shutdown(): Promise<void> {
-    try {
-      await this.worker.close();
-    } catch (err) {
-      this.config.onRedisError(err as Error);
-    }
-    await disconnectRedis(this.connection);
+    const graceful = this.worker.close().catch(this.config.onRedisError);
+    await this.whenIdle();
+    await Promise.race([graceful, whenDown(this.connection)]);
+    const ended = this.connections.map(disconnectRedis);
+    await Promise.all([graceful, ...ended]);
     this.config.onClosed(this);
+  }
+
+  private whenIdle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Runs the handler; its error is reported, never rethrown, so BullMQ completes the job. */
@@ -250,6 +301,7 @@ class BullMqConsumer implements Consumer {
       report(this.config.onError, err, msg);
     } finally {
       this.running--;
+      if (this.running === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }
   }
 }
@@ -288,10 +340,10 @@ function asBrokerError(err: unknown, what: string): BrokerError {
   return new BrokerError(`${what}: ${detail}`, { cause: err });
 }
 
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+async function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BrokerError(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(onTimeout()), ms);
   });
   try {
     return await Promise.race([work, timeout]);
@@ -300,10 +352,25 @@ async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promi
   }
 }
 
-/** Drops the connection now and waits for its socket to close (a reconnect timer is just cleared). */
+/** Resolves when the connection is not (or no longer) ready. */
+function whenDown(redis: Redis): Promise<void> {
+  if (redis.status !== 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const down = (): void => {
+      redis.off('close', down).off('end', down);
+      resolve();
+    };
+    redis.once('close', down).once('end', down);
+  });
+}
+
+/**
+ * Drops the connection now and waits for 'end'. A plain ioredis client that waits to reconnect
+ * never emits it: its reconnect timer is cleared, which leaves nothing open.
+ */
 async function disconnectRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') return;
-  if (redis.status === 'reconnecting' || redis.status === 'close') {
+  if (redis.status === 'reconnecting' && redis.disconnect === Redis.prototype.disconnect) {
     redis.disconnect();
     return;
   }
