@@ -50,4 +50,31 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
     const { rows: jr } = await engine.db.query<{ status: string }>("SELECT status FROM job_runs WHERE result->>'sync_run_id' = $1", [syncRunId]);
     expect(jr[0]!.status).toBe('success');
   });
+
+  it('wakes the relay by NOTIFY: a run finishes long before the first interval pass would come', async () => {
+    // With a 10-minute interval only LISTEN/NOTIFY (and the due-row timer) can move this run.
+    te = await openTestEngine({ settings: { reconcileIntervalMs: 600_000, redispatchCountdownMs: 600_000, concurrencyPerBucket: 2 } });
+    const { engine } = te;
+    const integ = await engine.createIntegration({
+      orgId: 'org-b',
+      provider: 'synthetic',
+      name: 'notify',
+      sources: ['s1', 's2', 's3'],
+      datasets: ['teams', 'work-items'],
+      config: { itemsPerDay: 1, latencyMs: 1 },
+    });
+    engine.startWorker({ concurrency: 4 });
+    await engine.startReconciler();
+    const { syncRunId } = await engine.trigger({ orgId: 'org-b', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const status = await waitFor(async () => {
+      const { rows } = await engine.db.query<{ status: string }>(
+        "SELECT status FROM sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",
+        [syncRunId],
+      );
+      return rows[0]?.status;
+    }, 60_000);
+    expect(status).toBe('success');
+    const { rows } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM reconciler_passes');
+    expect(rows[0]!.n).toBe(1); // only the start-up pass ran
+  });
 });
