@@ -1,0 +1,154 @@
+/**
+ * `syncrelay demo`: the whole engine in one process on a fresh machine — a demo org and a
+ * synthetic Linear integration, a worker and the reconciler, a backfill with a progress bar, and
+ * a summary once the run is terminal.
+ */
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { isTerminalRun } from '../../domain/statuses.js';
+import { DAY_MS } from '../../domain/windows.js';
+import { getIntegration } from '../../store/integrations.js';
+import { getJobRunForRun } from '../../store/jobRuns.js';
+import { intInRange, seconds } from '../args.js';
+import { CliError, elapsedMs, note, printJson, printLine } from '../output.js';
+import { cliLogger, describeBroker, describeDatabase, openSession, resolveSettings, type Session } from '../session.js';
+import { Shutdown } from '../signals.js';
+import { loadRunView } from './runs.js';
+import { followRun, ProgressView } from '../demo/progress.js';
+import {
+  awaitPostSync,
+  failuresByCategory,
+  formatSummary,
+  itemsWritten,
+  outboxState,
+  unitTotals,
+  type DemoSummary,
+} from '../demo/report.js';
+import {
+  cancelOrphanedRuns,
+  DEMO_CONCURRENCY,
+  DEMO_ORG,
+  demoOverrides,
+  ensureDemoIntegration,
+} from '../demo/setup.js';
+
+interface DemoOptions {
+  keep?: boolean;
+  days: number;
+  timeout: number;
+  json?: boolean;
+}
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('run the engine end to end: a synthetic Linear backfill with a progress bar and a summary')
+    .option('--days <n>', 'length of the backfill window in days', intInRange(1, 3660), 90)
+    .option('--keep', 'keep the worker and reconciler running after the summary, until SIGTERM / SIGINT')
+    .option('--timeout <seconds>', 'give up (exit 1) if the run is not terminal by then', seconds, 120)
+    .option('--json', 'print the summary as JSON instead of a table')
+    .addHelpText(
+      'after',
+      `
+With DATABASE_URL and REDIS_URL unset everything runs in this process: PGlite in ./.syncrelay
+(or SYNCRELAY_DATA_DIR) and the in-process broker. It creates (or reuses) the org "demo" with a
+synthetic integration "Demo Linear" (3 teams; teams, members, work-items, work-item-comments;
+a few failures and rate limits), starts a worker (concurrency ${DEMO_CONCURRENCY}) and the reconciler,
+triggers a backfill (forced, so a rerun works), shows progress on stderr and prints a summary
+on stdout. Exit status 0 once the run is terminal, whatever its status.
+
+Unless set in the environment, the demo shortens: SYNC_RECONCILE_INTERVAL_SECONDS=1,
+SYNC_DISPATCH_REDISPATCH_COUNTDOWN=1, SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS=1,
+SYNC_UNIT_DISPATCH_STALE_SECONDS=30, SYNC_UNIT_RUNNING_LEASE_SECONDS=30.`,
+    )
+    .action(async (opts: DemoOptions) => {
+      const base = resolveSettings();
+      const logger = cliLogger(false);
+      const shutdown = new Shutdown(logger);
+      const session = await openSession({ overrides: demoOverrides(base), usesBroker: true, logger, poolSize: 10 });
+      try {
+        const summary = await runDemo(session, opts, shutdown);
+        if (opts.json) printJson(summary);
+        else printLine(formatSummary(summary, lookAgain(session, summary.run.id)));
+        if (opts.keep && !shutdown.signal.aborted) {
+          note(`\nworker and reconciler keep running (pid ${process.pid}); press Ctrl-C or send SIGTERM to stop`);
+          await shutdown.wait();
+          note('stopping: finishing in-flight work…');
+        }
+      } finally {
+        await session.close();
+      }
+    });
+}
+
+async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown): Promise<DemoSummary> {
+  const { engine, settings } = session;
+  note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
+  const integration = await ensureDemoIntegration(engine);
+  note(`  ${integration.created ? 'created' : 'reusing'} integration "Demo Linear" ${integration.id} in org "${DEMO_ORG}"`);
+  if (!settings.databaseUrl) {
+    const orphans = await cancelOrphanedRuns(engine, integration.id);
+    if (orphans.length > 0) note(`  cancelled ${orphans.length} unfinished run(s) an earlier demo left behind`);
+  }
+  engine.startWorker({ concurrency: DEMO_CONCURRENCY });
+  await engine.startReconciler({ id: 'demo' });
+  const before = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const since = new Date(before.getTime() - opts.days * DAY_MS);
+  const t = await engine.trigger({
+    orgId: DEMO_ORG,
+    integrationId: integration.id,
+    mode: 'backfill',
+    triggeredBy: 'backfill',
+    since,
+    before,
+    force: true,
+  });
+  note(`  triggered a ${opts.days}-day backfill: run ${t.syncRunId}, ${t.units} units\n`);
+
+  const last = await followRun(engine.db, t.syncRunId, { view: new ProgressView(), signal: shutdown.signal, timeoutMs: opts.timeout * 1000 });
+  if (shutdown.signal.aborted) {
+    throw new CliError(`demo interrupted by ${shutdown.signalName}; run ${t.syncRunId} was left ${last.run.status}`, shutdown.interruptedExitCode);
+  }
+  if (!isTerminalRun(last.run.status)) {
+    throw new CliError(`run ${t.syncRunId} is still ${last.run.status} after ${opts.timeout} s`);
+  }
+  return summarize(session, integration.id, t.syncRunId, opts.days, shutdown.signal);
+}
+
+async function summarize(session: Session, integrationId: string, runId: string, days: number, signal: AbortSignal): Promise<DemoSummary> {
+  const { engine, settings } = session;
+  const row = (await getIntegration(engine.db, integrationId))!;
+  const expected = engine.ctx.registry
+    .postSyncHandlersFor({ id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config })
+    .map((h) => h.name);
+  const { run, units } = await loadRunView(engine.db, runId);
+  const handlers = run.completed_units > 0 ? expected : [];
+  const postSync = await awaitPostSync(engine.db, runId, handlers, 10_000, signal);
+  const totals = await unitTotals(engine.db, runId);
+  const jobRun = await getJobRunForRun(engine.db, runId);
+  return {
+    run: { id: run.id, status: run.status, mode: run.mode, total_units: run.total_units, completed_units: run.completed_units, failed_units: run.failed_units, error: run.error },
+    window_days: days,
+    units,
+    failed_by_category: await failuresByCategory(engine.db, runId),
+    attempts: totals.attempts,
+    rate_limit_deferrals: totals.deferrals,
+    expired_lease_retries: totals.expired,
+    duration_ms: elapsedMs(run.started_at ?? run.created_at, run.completed_at),
+    job_run: jobRun ? { id: jobRun.id, status: jobRun.status } : null,
+    post_sync: { expected: handlers, ...postSync },
+    items_written: await itemsWritten(engine.db, integrationId),
+    outbox: await outboxState(engine.db, runId),
+    database: describeDatabase(settings),
+    broker: describeBroker(settings),
+  };
+}
+
+/** The command that shows the run again from this directory. */
+function lookAgain(session: Session, runId: string): string {
+  const { settings } = session;
+  if (settings.databaseUrl) return `syncrelay runs show ${runId}`;
+  const dir = resolve(settings.dataDir);
+  const prefix = dir === resolve('.syncrelay') ? '' : `SYNCRELAY_DATA_DIR=${dir} `;
+  return `${prefix}syncrelay runs show ${runId}`;
+}
