@@ -12,9 +12,11 @@ export type FaultPoint =
   | 'dispatch.afterCommit.beforePublish'
   | 'unit.afterClaim'
   | 'unit.beforeComplete'
+  | 'unit.complete.beforeCommit'
   | 'unit.afterComplete.beforeRecheck'
   | 'finalize.beforeCommit'
   | 'postSync.afterReceipt.beforeHandler'
+  | 'postSync.afterHandlers.beforeAck'
   | 'reconciler.afterExpire';
 
 type Action = 'throw' | ((point: FaultPoint) => void | Promise<void>);

@@ -30,7 +30,10 @@ export async function postSync(ctx: EngineContext, runId: string): Promise<PostS
     out[status].push(handler.name);
   }
   // exactly-once: the row stays pending until every handler has its receipt (then it is acknowledged).
-  if (ctx.settings.postSyncDelivery === 'exactly-once') await ackPostSync(ctx.db, runId, ctx.clock.now());
+  if (ctx.settings.postSyncDelivery === 'exactly-once') {
+    await ctx.faults.hit('postSync.afterHandlers.beforeAck');
+    await ackPostSync(ctx.db, runId, ctx.clock.now());
+  }
   return out;
 }
 

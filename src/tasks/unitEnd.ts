@@ -43,7 +43,9 @@ export async function endUnit(ctx: EngineContext, unit: UnitRow, owner: string, 
           now,
         );
       }
-      return armAfterUnitEnd(tx, row, now);
+      const sawOthers = await armAfterUnitEnd(tx, row, now);
+      await ctx.faults.hit('unit.complete.beforeCommit');
+      return sawOthers;
     });
   } catch (err) {
     if (err instanceof LostDuringEnd) return 'lease_lost';
