@@ -45,6 +45,16 @@ async function createIntegration(org: string, extra: string[] = []): Promise<{ i
   return parseJson(r.stdout);
 }
 
+describe('migrate', () => {
+  it('reports an up-to-date schema', async () => {
+    const r = await runCli(['migrate', '--json'], { env });
+    expect(r.code).toBe(0);
+    const out = parseJson<{ applied: string[]; version: number }>(r.stdout);
+    expect(out.applied).toEqual([]);
+    expect(out.version).toBeGreaterThanOrEqual(1);
+  });
+});
+
 describe('create → trigger → reconcile --once → runs show', () => {
   it('prints ids and counts that match the tables', async () => {
     const integ = await createIntegration('acme');

@@ -83,6 +83,7 @@ SYNC_UNIT_DISPATCH_STALE_SECONDS=30, SYNC_UNIT_RUNNING_LEASE_SECONDS=30.`,
 
 async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown): Promise<DemoSummary> {
   const { engine, settings } = session;
+  if (shutdown.signal.aborted) throw interrupted(shutdown, ' before it started');
   note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
   const integration = await ensureDemoIntegration(engine);
   note(`  ${integration.created ? 'created' : 'reusing'} integration "Demo Linear" ${integration.id} in org "${DEMO_ORG}"`);
@@ -106,9 +107,7 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
   note(`  triggered a ${opts.days}-day backfill: run ${t.syncRunId}, ${t.units} units\n`);
 
   const last = await followRun(engine.db, t.syncRunId, { view: new ProgressView(), signal: shutdown.signal, timeoutMs: opts.timeout * 1000 });
-  if (shutdown.signal.aborted) {
-    throw new CliError(`demo interrupted by ${shutdown.signalName}; run ${t.syncRunId} was left ${last.run.status}`, shutdown.interruptedExitCode);
-  }
+  if (shutdown.signal.aborted) throw interrupted(shutdown, `; run ${t.syncRunId} was left ${last.run.status}`);
   if (!isTerminalRun(last.run.status)) {
     throw new CliError(`run ${t.syncRunId} is still ${last.run.status} after ${opts.timeout} s`);
   }
@@ -142,6 +141,10 @@ async function summarize(session: Session, integrationId: string, runId: string,
     database: describeDatabase(settings),
     broker: describeBroker(settings),
   };
+}
+
+function interrupted(shutdown: Shutdown, detail: string): CliError {
+  return new CliError(`demo interrupted by ${shutdown.signalName}${detail}`, shutdown.interruptedExitCode);
 }
 
 /** The command that shows the run again from this directory. */
