@@ -149,9 +149,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     expect(exit.signal).toBe('SIGKILL');
     const killedAt = Date.now();
 
-    const killed = await unitsHeldByTheDead(survivor);
-    const killedRuns = new Set([...killed.values()].map((k) => k.runId));
-    expect(killedRuns, 'the killed worker held a unit of each run').toEqual(new Set(runIds));
+    // Read once the victim is dead, so the leases it held can no longer move.
+    const { rows: runningAtKill } = await t.db.query<UnitRow>("SELECT * FROM sync_run_units WHERE status = 'running'");
 
     // Every run terminal within the bound.
     await waitFor(async () => {
@@ -163,6 +162,10 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     }, TERMINAL_BOUND_MS);
     const terminalAfterMs = Date.now() - killedAt;
     await waitFor(() => metricGenerations(runIds).then((g) => runIds.every((id) => (g.get(id) ?? 0) >= 1)), 10_000);
+
+    const killed = heldByTheDead(runningAtKill, survivor);
+    const killedRuns = new Set([...killed.values()].map((k) => k.runId));
+    expect(killedRuns, 'the killed worker held a unit of each run').toEqual(new Set(runIds));
 
     const first = await runs(runIds);
     // Let the reconciler pass a few more times: nothing may move a terminal run again.
@@ -214,14 +217,13 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   }
 
   /**
-   * Running units whose owner is not the survivor's, read after the victim exited (so their leases
-   * can no longer move). The survivor announces a unit a few ms after claiming it: wait for that.
+   * Of the units running when the victim died, those the survivor never announced: by the time the
+   * runs are terminal the survivor has announced every unit it claimed, so what is left is exactly
+   * what the victim held (including a unit it claimed but died before announcing).
    */
-  async function unitsHeldByTheDead(survivor: RoleProcess): Promise<Killed> {
-    const { rows } = await t.db.query<UnitRow>("SELECT * FROM sync_run_units WHERE status = 'running'");
-    await new Promise((r) => setTimeout(r, 300));
+  function heldByTheDead(runningAtKill: UnitRow[], survivor: RoleProcess): Killed {
     const killed: Killed = new Map();
-    for (const u of rows) {
+    for (const u of runningAtKill) {
       if (survivor.owners.has(u.lease_owner!)) continue;
       killed.set(u.id, { owner: u.lease_owner!, runId: u.sync_run_id, leaseExpiresAt: u.lease_expires_at! });
     }
