@@ -1,6 +1,6 @@
 /** `syncrelay start`: a worker and the reconciler in one process. */
 import type { Command } from 'commander';
-import { intInRange } from '../args.js';
+import { intInRange, seconds } from '../args.js';
 import { runService } from '../service.js';
 
 export function registerStart(program: Command): void {
@@ -8,6 +8,7 @@ export function registerStart(program: Command): void {
     .command('start')
     .description('run a worker and the reconciler in one process until SIGTERM / SIGINT')
     .option('--concurrency <n>', 'messages the worker handles at once', intInRange(1, 1000), 4)
+    .option('--grace <seconds>', 'on shutdown, how long in-flight units may finish before they are abandoned', seconds, 10)
     .addHelpText(
       'after',
       `
@@ -19,9 +20,9 @@ The first SIGTERM / SIGINT stops gracefully: workers take no new work and let in
 finish (or abandon them, ending their leases, after a grace period), the reconciler loop stops,
 connections close, exit status 0. A second signal exits at once (130 / 143).`,
     )
-    .action(async (opts: { concurrency: number }) => {
+    .action(async (opts: { concurrency: number; grace: number }) => {
       await runService('syncrelay', { usesBroker: true }, async ({ engine }) => {
-        engine.startWorker({ concurrency: opts.concurrency });
+        engine.startWorker({ concurrency: opts.concurrency, graceMs: opts.grace * 1000 });
         await engine.startReconciler();
         return { roles: ['worker', 'reconciler'], concurrency: opts.concurrency };
       });

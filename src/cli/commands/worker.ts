@@ -1,6 +1,6 @@
 /** `syncrelay worker`: consumes tasks from the broker. */
 import type { Command } from 'commander';
-import { intInRange } from '../args.js';
+import { intInRange, seconds } from '../args.js';
 import { runService } from '../service.js';
 import { requireSharedInfrastructure } from '../session.js';
 
@@ -9,6 +9,7 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('run a worker (consumes tasks from Redis) until SIGTERM / SIGINT')
     .option('--concurrency <n>', 'messages handled at once', intInRange(1, 1000), 4)
+    .option('--grace <seconds>', 'on shutdown, how long in-flight units may finish before they are abandoned', seconds, 10)
     .addHelpText(
       'after',
       `
@@ -19,12 +20,12 @@ with the reconciler (\`syncrelay reconciler\`). For one process on the embedded 
 The first SIGTERM / SIGINT stops gracefully (no new work; in-flight units finish or are
 abandoned with their leases ended), exit status 0; a second signal exits at once (130 / 143).`,
     )
-    .action(async (opts: { concurrency: number }) => {
+    .action(async (opts: { concurrency: number; grace: number }) => {
       await runService(
         'worker',
         { usesBroker: true, check: (s) => requireSharedInfrastructure(s, 'worker') },
         async ({ engine }) => {
-          engine.startWorker({ concurrency: opts.concurrency });
+          engine.startWorker({ concurrency: opts.concurrency, graceMs: opts.grace * 1000 });
           return { roles: ['worker'], concurrency: opts.concurrency };
         },
       );
