@@ -158,6 +158,7 @@ describe('window 4: post_sync publish fails', () => {
     expect(await h.deliver(msg)).toMatchObject({ delivered: [], duplicates: [METRICS_ROLLUP] });
     expect(await h.receipts(runId)).toHaveLength(1);
     expect(await h.metricGenerations(runId)).toBe(0);
+    expect((await h.run(runId))!.status).toBe('success');
   });
 
   it('exactly-once: after a failed publish and a lost message the handler runs exactly once', async () => {
@@ -199,6 +200,7 @@ describe('window 4: post_sync publish fails', () => {
     expect(await h.receipts(runId)).toEqual([{ handler: METRICS_ROLLUP, delivery: 'exactly-once' }]);
     expect(await h.metricGenerations(runId)).toBe(1);
     expect(await h.ledger(runId)).toHaveLength(1);
+    expect((await h.run(runId))!.status).toBe('success');
   });
 
   it('exactly-once: a crash after the handler committed but before the ack is redelivered and finds its receipt', async () => {
@@ -219,6 +221,7 @@ describe('window 4: post_sync publish fails', () => {
     expect((await h.outbox(runId, 'post_sync'))!.status).toBe('dispatched');
     expect(await h.receipts(runId)).toHaveLength(1);
     expect(await h.metricGenerations(runId)).toBe(1);
+    expect((await h.run(runId))!.status).toBe('success');
   });
 });
 

@@ -28,12 +28,27 @@ async function dispatchUnits(h: Harness): Promise<Map<string, TaskMessage>> {
   return new Map(msgs.map((m) => [m.payload.unitId!, m]));
 }
 
-/** Starts the unit's delivery with its next attempt parked after its first sink write; resolves once parked. */
-async function dieMidUnit(h: Harness, msg: TaskMessage): Promise<{ done: Promise<unknown>; owner: string }> {
-  const hold = h.provider.holdAtWrite(msg.payload.unitId!, 1);
+/**
+ * Starts the unit's delivery with its next attempt parked after its first sink write; resolves once
+ * parked. `abortable`: the parked provider ends when its lease is lost (its heartbeat CAS fails);
+ * otherwise it stays parked — a dead worker — until `thaw()` lets it try its next write.
+ */
+async function dieMidUnit(
+  h: Harness,
+  msg: TaskMessage,
+  abortable = false,
+): Promise<{ done: Promise<unknown>; owner: string; thaw: () => Promise<unknown> }> {
+  const hold = h.provider.holdAtWrite(msg.payload.unitId!, 1, { abortable });
   const done = h.deliver(msg);
   await within(hold.reached, 5000, 'the unit reaching its hold');
-  return { done, owner: hold.owner! };
+  return {
+    done,
+    owner: hold.owner!,
+    thaw: () => {
+      hold.release();
+      return within(done, 5000, 'the thawed worker');
+    },
+  };
 }
 
 async function outboxDueAt(h: Harness, runId: string): Promise<number | null> {
@@ -52,11 +67,12 @@ describe('window 5: worker dies mid-unit', () => {
     const [a, b] = await h.units(runId);
     expect(a!.provider).toBe('linear');
 
-    const dying = await dieMidUnit(h, msgs.get(a!.id)!);
+    const dying = await dieMidUnit(h, msgs.get(a!.id)!, true);
     expect(await h.itemsByOwner(a!.id)).toEqual({ [dying.owner]: CHUNK_ROWS });
     expect((await h.unit(a!.id)).lease_expires_at!.getTime()).toBe(T0 + 2 * SECOND);
 
-    // The worker sends nothing more; its lease runs out and the reconciler takes the unit away.
+    // The clock passes the lease end: no heartbeat can extend it any more (its CAS needs
+    // lease_expires_at > now) and the reconciler takes the unit away.
     h.advance(2 * SECOND + 1);
     const c = await h.pass();
     expect(c).toMatchObject({ expired_units: 1, expired_retry_units: 1, expired_retry_exhausted_units: 0 });
@@ -114,7 +130,7 @@ describe('window 5: worker dies mid-unit', () => {
     const first = await dieMidUnit(h, msgs.get(a!.id)!);
     h.advance(2 * SECOND + 1);
     expect((await h.pass()).expired_retry_units).toBe(1);
-    await within(first.done);
+    expect(await first.thaw()).toBe('lease_lost');
     h.advance(60 * SECOND);
     await h.pass();
     for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
@@ -129,7 +145,8 @@ describe('window 5: worker dies mid-unit', () => {
     expect(failed).toMatchObject({ status: 'failed', attempts: 2, expired_lease_retry_count: 1 });
     expect(failed.result).toMatchObject({ error_category: 'worker_lost_retry_exhausted' });
     expect(failed.retry_exhausted_at!.getTime()).toBe(h.now().getTime());
-    expect(await within(second.done)).toBe('lease_lost');
+    expect(await second.thaw()).toBe('lease_lost');
+    expect(await h.itemsByOwner(a!.id)).toEqual({ [second.owner]: CHUNK_ROWS }); // its first chunk, nothing after
 
     expect(await h.deliver(msgs.get(b!.id)!)).toBe('success');
     const run = await h.settle(runId);
@@ -190,8 +207,9 @@ describe('window 5: worker dies mid-unit', () => {
       const failed = await h.unit(a!.id);
       expect(failed).toMatchObject({ status: 'failed', expired_lease_retry_count: 0, retry_exhausted_at: null });
       expect(failed.result).toMatchObject({ error_category: 'worker_lost' });
-      expect(await within(dying.done)).toBe('lease_lost');
+      expect(await dying.thaw()).toBe('lease_lost'); // it wakes up and tries its next write: refused
       expect(await h.itemsByOwner(a!.id)).toEqual({ [dying.owner]: CHUNK_ROWS }); // nothing after the takeaway
+      expect(await h.unit(a!.id)).toMatchObject({ status: 'failed' });
 
       expect(await h.deliver(msgs.get(b!.id)!)).toBe('success');
       const run = await h.settle(runId);
@@ -212,7 +230,7 @@ describe('window 10: stale dispatching', () => {
     const first = await dispatchUnits(h);
     expect(first.size).toBe(3);
     const byStatus = async (s: string) => (await h!.units(runId)).filter((u) => u.status === s).map((u) => u.id);
-    const [planned] = await byStatus('planned');
+    const [u4] = await byStatus('planned');
     const [u1, u2, u3] = [...first.keys()];
 
     expect(await h.deliver(first.get(u1!)!)).toBe('success'); // u1 done
@@ -221,15 +239,15 @@ describe('window 10: stale dispatching', () => {
     const u3Done = h.deliver(first.get(u3!)!);
     await within(hold.reached);
 
-    // T0+600: the freed slot goes to the planned unit; u2 (600 s in dispatching) is fresh, not re-published.
+    // T0+600: the freed slot goes to the planned u4; u2 (600 s in dispatching) is fresh, not re-published.
     h.advance(600 * SECOND);
     const published = () => h!.broker.published('run_sync_unit').map((m) => m.payload.unitId);
     await h.pass();
     for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
-    expect(published()).toEqual([u1, u2, u3, planned]);
+    expect(published()).toEqual([u1, u2, u3, u4]);
     const u4Msgs = await h.take('run_sync_unit'); // and its message is lost too
-    expect(u4Msgs.map((m) => m.payload.unitId)).toEqual([planned]);
-    expect((await h.unit(planned!)).dispatched_at!.getTime()).toBe(T0 + 600 * SECOND);
+    expect(u4Msgs.map((m) => m.payload.unitId)).toEqual([u4]);
+    expect((await h.unit(u4!)).dispatched_at!.getTime()).toBe(T0 + 600 * SECOND);
 
     // T0+899: nothing is stale yet.
     h.advance(299 * SECOND);
@@ -244,9 +262,9 @@ describe('window 10: stale dispatching', () => {
     expect(c.materialized_dispatch + c.relayed_dispatch).toBeGreaterThanOrEqual(1);
     for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
     expect(await dispatchSyncRun(h.ctx, runId)).toMatchObject({ units: 0 });
-    expect(published()).toEqual([u1, u2, u3, planned, u2]);
+    expect(published()).toEqual([u1, u2, u3, u4, u2]);
     expect((await h.unit(u2!)).dispatched_at!.getTime()).toBe(T0 + 900 * SECOND);
-    expect((await h.unit(planned!)).dispatched_at!.getTime()).toBe(T0 + 600 * SECOND);
+    expect((await h.unit(u4!)).dispatched_at!.getTime()).toBe(T0 + 600 * SECOND);
     const running = await h.unit(u3!);
     expect(running).toMatchObject({ status: 'running', attempts: 1, lease_owner: hold.owner });
 
@@ -258,7 +276,7 @@ describe('window 10: stale dispatching', () => {
     h.advance(600 * SECOND);
     await h.pass();
     for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
-    expect(published()).toEqual([u1, u2, u3, planned, u2, planned]);
+    expect(published()).toEqual([u1, u2, u3, u4, u2, u4]);
     for (const m of await h.take('run_sync_unit')) expect(await h.deliver(m)).toBe('success');
     expect(await h.deliver(u4Msgs[0]!)).toBe('not_dispatchable');
     expect(await h.unit(u3!)).toMatchObject({ status: 'running', attempts: 1, lease_owner: hold.owner });
@@ -272,6 +290,7 @@ describe('window 10: stale dispatching', () => {
       expect(await h.executions(u.id)).toHaveLength(1);
     }
   });
+
   it('dispatch crashing between its commit and its publish: the units are re-published once stale, not before', async () => {
     h = await Harness.open({ settings: { dispatchStaleMs: 900 * SECOND } });
     const integ = await h.integration();

@@ -308,4 +308,60 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect(run.status).toBe('success');
     await expectCleanSuccess(h, syncRunId, 2);
   });
+
+  /** Runs a 2-unit backfill until its post_sync row is armed (not yet relayed). */
+  async function untilPostSyncArmed(h: Harness): Promise<string> {
+    const integ = await h.integration();
+    const { syncRunId } = await h.backfill(integ, 14);
+    for (let i = 0; i < 10 && !(await h.outbox(syncRunId, 'post_sync')); i++) {
+      await h.pass();
+      await h.pump();
+    }
+    expect((await h.outbox(syncRunId, 'post_sync'))!.status).toBe('pending');
+    expect((await h.run(syncRunId))!.status).toBe('success');
+    return syncRunId;
+  }
+
+  it('post_sync (at-most-once) claimed and not yet marked when the relay crashes: delivered once after the claim expires', async () => {
+    h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND } });
+    const runId = await untilPostSyncArmed(h);
+    h.faults.arm('relay.afterClaim.beforePublish', 'throw');
+    await expect(h.pass()).rejects.toBeInstanceOf(InjectedFault);
+    expect((await h.outbox(runId, 'post_sync'))!).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await h.take()).toEqual([]);
+    h.advance(300 * SECOND);
+    expect((await h.pass()).relayed_post_sync).toBe(1);
+    const msgs = await h.take();
+    expect(msgs.map((m) => m.name)).toEqual(['post_sync']);
+    await h.deliver(msgs[0]!);
+    expect((await h.outbox(runId, 'post_sync'))!).toMatchObject({ status: 'dispatched', attempts: 2 });
+    expect(await h.receipts(runId)).toHaveLength(1);
+    expect(await h.metricGenerations(runId)).toBe(1);
+    expect((await h.run(runId))!.status).toBe('success');
+  });
+
+  it('post_sync (exactly-once) published and not yet marked when the relay crashes: re-published, the handler still runs once', async () => {
+    h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND, postSyncDelivery: 'exactly-once' } });
+    const runId = await untilPostSyncArmed(h);
+    h.faults.arm('relay.afterPublish.beforeMark', 'throw');
+    await expect(h.pass()).rejects.toBeInstanceOf(InjectedFault);
+    const crashed = (await h.outbox(runId, 'post_sync'))!;
+    expect(crashed.claim_token).not.toBeNull();
+    // Nobody consumed the first message before the claim expired: another relay publishes again.
+    h.advance(300 * SECOND);
+    expect((await h.pass()).relayed_post_sync).toBe(1);
+    const msgs = await h.take();
+    expect(msgs.map((m) => m.name)).toEqual(['post_sync', 'post_sync']);
+    expect(await markOutboxDispatched(h.db, [{ id: crashed.id, claimToken: crashed.claim_token! }], h.now())).toEqual([]);
+    const outcomes = await Promise.all(msgs.map((m) => h!.deliver(m)));
+    expect(outcomes.map((o) => (o as { delivered: string[] }).delivered.length).sort()).toEqual([0, 1]);
+    expect((await h.outbox(runId, 'post_sync'))!.status).toBe('dispatched');
+    expect(await h.receipts(runId)).toHaveLength(1);
+    expect(await h.metricGenerations(runId)).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      h.advance(3600 * SECOND);
+      expect((await h.pass()).relayed_post_sync).toBe(0);
+    }
+    expect((await h.run(runId))!.status).toBe('success');
+  });
 });
