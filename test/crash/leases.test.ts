@@ -395,6 +395,31 @@ describe('window 11: a fenced-out worker', () => {
     const run = await h.settle(runId);
     expect(run).toMatchObject({ status: 'success', completed_units: 1 });
   });
+
+  it('an incremental unit taken away (worker_lost) and then finished by its old owner moves no watermark', async () => {
+    h = await Harness.open({ settings });
+    const integ = await h.integration({ sources: ['s1', 's2'], config: { impersonate: 'linear' } });
+    const { syncRunId: runId } = await h.incremental(integ);
+    const msgs = await dispatchUnits(h);
+    const [a, b] = await h.units(runId);
+    const holdA = h.provider.holdBeforeReturn(a!.id, { abortable: false });
+    const doneA = h.deliver(msgs.get(a!.id)!);
+    await within(holdA.reached);
+    expect(await h.deliver(msgs.get(b!.id)!)).toBe('success');
+    const watermarks = async () =>
+      (await h!.db.query<{ source_id: string; watermark_at: Date }>('SELECT source_id, watermark_at FROM sync_watermarks')).rows;
+    expect(await watermarks()).toEqual([{ source_id: b!.source_id, watermark_at: b!.before_at }]);
+
+    h.advance(300 * SECOND);
+    expect((await h.pass()).expired_units).toBe(1);
+    expect((await h.unit(a!.id)).result).toMatchObject({ error_category: 'worker_lost' });
+    holdA.release(); // the old owner returns success for a unit that is no longer its own
+    expect(await within(doneA)).toBe('lease_lost');
+    expect(await h.unit(a!.id)).toMatchObject({ status: 'failed', error: 'lease expired: worker lost' });
+    expect(await watermarks()).toEqual([{ source_id: b!.source_id, watermark_at: b!.before_at }]);
+    const run = await h.settle(runId);
+    expect(run).toMatchObject({ status: 'partial_failed', completed_units: 1, failed_units: 1 });
+  });
 });
 
 describe('window 12: rate-limited unit', () => {
