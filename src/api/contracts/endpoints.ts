@@ -1,0 +1,220 @@
+/**
+ * Every endpoint of the HTTP API: method, path, scope, request schemas and answers. Routes are
+ * mounted from this table and the OpenAPI document is generated from it, so the two cannot drift.
+ */
+import { z } from 'zod';
+import { IdParams, NoQuery } from './common.js';
+import { BackfillBody, CancelBody, JobRunQuery, NewIntegrationBody, PassQuery, SyncBody, UnitQuery } from './requests.js';
+import * as R from './resources.js';
+
+/** `public` needs no token; the others need a token holding that scope (`admin` holds every scope). */
+export type RouteScope = 'public' | 'read' | 'trigger' | 'admin';
+
+export interface Endpoint<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  operationId: string;
+  method: 'GET' | 'POST';
+  /** Fastify path syntax (`:id`). */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  scope: RouteScope;
+  params: P;
+  query: Q;
+  /** Absent: the body is not read. */
+  body?: B;
+  /** Whether an Idempotency-Key header is honoured. */
+  idempotent?: boolean;
+  success: { status: number; description: string; schema: z.ZodType };
+  /** Documented failure statuses (all answer with the error shape). */
+  errors: number[];
+}
+
+const V1 = '/api/v1';
+const AUTH_ERRORS = [401, 403, 429];
+
+function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  e: Endpoint<P, Q, B>,
+): Endpoint<P, Q, B> {
+  return e;
+}
+
+const NoParams = z.strictObject({});
+
+export const endpoints = {
+  createIntegration: endpoint({
+    operationId: 'createIntegration',
+    method: 'POST',
+    path: `${V1}/integrations`,
+    summary: 'Create an integration with its sources and datasets',
+    tags: ['integrations'],
+    scope: 'admin',
+    params: NoParams,
+    query: NoQuery,
+    body: NewIntegrationBody,
+    success: { status: 201, description: 'the integration', schema: R.Integration },
+    errors: [400, ...AUTH_ERRORS, 413, 415],
+  }),
+  listIntegrations: endpoint({
+    operationId: 'listIntegrations',
+    method: 'GET',
+    path: `${V1}/integrations`,
+    summary: "The org's integrations",
+    tags: ['integrations'],
+    scope: 'read',
+    params: NoParams,
+    query: NoQuery,
+    success: { status: 200, description: 'the integrations, oldest first', schema: R.IntegrationList },
+    errors: [400, ...AUTH_ERRORS],
+  }),
+  getIntegration: endpoint({
+    operationId: 'getIntegration',
+    method: 'GET',
+    path: `${V1}/integrations/:id`,
+    summary: 'One integration',
+    tags: ['integrations'],
+    scope: 'read',
+    params: IdParams,
+    query: NoQuery,
+    success: { status: 200, description: 'the integration', schema: R.Integration },
+    errors: [400, ...AUTH_ERRORS, 404],
+  }),
+  triggerSync: endpoint({
+    operationId: 'triggerSync',
+    method: 'POST',
+    path: `${V1}/integrations/:id/sync`,
+    summary: 'Start an incremental or full-resync run',
+    description:
+      'Creates the JobRun and plans the run in one transaction and answers once it commits, whether or not ' +
+      'the broker is reachable (the run is dispatched through the outbox). A second run of the same mode ' +
+      'while one is not finished is a 409 naming it, unless `force` is true.',
+    tags: ['triggers'],
+    scope: 'trigger',
+    params: IdParams,
+    query: NoQuery,
+    body: SyncBody,
+    idempotent: true,
+    success: { status: 202, description: 'planned and committed', schema: R.Accepted },
+    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422],
+  }),
+  triggerBackfill: endpoint({
+    operationId: 'triggerBackfill',
+    method: 'POST',
+    path: `${V1}/integrations/:id/backfill`,
+    summary: 'Start a backfill of [since, before)',
+    description:
+      'Like a sync; the window is chunked by the provider. The window may not exceed the server\'s maximum ' +
+      '(366 days unless configured otherwise).',
+    tags: ['triggers'],
+    scope: 'trigger',
+    params: IdParams,
+    query: NoQuery,
+    body: BackfillBody,
+    idempotent: true,
+    success: { status: 202, description: 'planned and committed', schema: R.Accepted },
+    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422],
+  }),
+  cancelRun: endpoint({
+    operationId: 'cancelSyncRun',
+    method: 'POST',
+    path: `${V1}/sync-runs/:id/cancel`,
+    summary: 'Cancel a run and its unfinished units',
+    tags: ['sync runs'],
+    scope: 'trigger',
+    params: IdParams,
+    query: NoQuery,
+    body: CancelBody,
+    success: { status: 202, description: 'cancelled, or already terminal', schema: R.CancelAccepted },
+    errors: [400, ...AUTH_ERRORS, 404, 413, 415],
+  }),
+  listJobRuns: endpoint({
+    operationId: 'listJobRuns',
+    method: 'GET',
+    path: `${V1}/job-runs`,
+    summary: 'JobRun history, newest first',
+    tags: ['history'],
+    scope: 'read',
+    params: NoParams,
+    query: JobRunQuery,
+    success: { status: 200, description: 'one page', schema: R.JobRunPage },
+    errors: [400, ...AUTH_ERRORS],
+  }),
+  getRun: endpoint({
+    operationId: 'getSyncRun',
+    method: 'GET',
+    path: `${V1}/sync-runs/:id`,
+    summary: 'A run with its unit counts by status and its JobRun',
+    tags: ['sync runs'],
+    scope: 'read',
+    params: IdParams,
+    query: NoQuery,
+    success: { status: 200, description: 'the run', schema: R.RunDetail },
+    errors: [400, ...AUTH_ERRORS, 404],
+  }),
+  listUnits: endpoint({
+    operationId: 'listSyncRunUnits',
+    method: 'GET',
+    path: `${V1}/sync-runs/:id/units`,
+    summary: "A run's units",
+    tags: ['sync runs'],
+    scope: 'read',
+    params: IdParams,
+    query: UnitQuery,
+    success: { status: 200, description: 'one page, in id order', schema: R.UnitPage },
+    errors: [400, ...AUTH_ERRORS, 404],
+  }),
+  outboxStats: endpoint({
+    operationId: 'getOutboxStats',
+    method: 'GET',
+    path: `${V1}/outbox/stats`,
+    summary: "Outbox health of the org's runs",
+    tags: ['operations'],
+    scope: 'read',
+    params: NoParams,
+    query: NoQuery,
+    success: { status: 200, description: 'counts, claims, lateness and recent errors', schema: R.OutboxStats },
+    errors: [400, ...AUTH_ERRORS],
+  }),
+  reconcilerPasses: endpoint({
+    operationId: 'listReconcilerPasses',
+    method: 'GET',
+    path: `${V1}/reconciler/passes`,
+    summary: 'Recent reconciler passes and their counters (system-wide)',
+    tags: ['operations'],
+    scope: 'read',
+    params: NoParams,
+    query: PassQuery,
+    success: { status: 200, description: 'newest first', schema: R.ReconcilerPasses },
+    errors: [400, ...AUTH_ERRORS],
+  }),
+  healthz: endpoint({
+    operationId: 'healthz',
+    method: 'GET',
+    path: '/healthz',
+    summary: 'The process is up',
+    tags: ['operations'],
+    scope: 'public',
+    params: NoParams,
+    query: z.object({}),
+    success: { status: 200, description: 'alive', schema: R.Health },
+    errors: [],
+  }),
+  readyz: endpoint({
+    operationId: 'readyz',
+    method: 'GET',
+    path: '/readyz',
+    summary: 'The database and the broker are reachable',
+    tags: ['operations'],
+    scope: 'public',
+    params: NoParams,
+    query: z.object({}),
+    success: { status: 200, description: 'ready', schema: R.Ready },
+    errors: [503],
+  }),
+} as const;
+
+export type EndpointName = keyof typeof endpoints;

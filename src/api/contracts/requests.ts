@@ -1,0 +1,54 @@
+/** What clients send: request bodies and query strings, strict (an unknown field is a 400). */
+import { z } from 'zod';
+import { CursorText, IsoTime, JsonObject, Limit, text, Uuid } from './common.js';
+
+const DatasetKeys = z.array(text(100)).max(100, 'must list at most 100 datasets');
+
+export const NewIntegrationBody = z
+  .strictObject({
+    provider: text(100).meta({ example: 'synthetic' }),
+    name: text(200).meta({ example: "Acme's Linear" }),
+    sources: z.array(text(200)).max(500, 'must list at most 500 sources').meta({ example: ['team-a', 'team-b'] }),
+    datasets: DatasetKeys.min(1, 'must list at least one dataset').meta({ example: ['teams', 'work-items'] }),
+    config: JsonObject.optional().meta({ description: "the provider's settings", example: { itemsPerDay: 5 } }),
+  })
+  .meta({ id: 'NewIntegration' });
+
+export const SyncBody = z
+  .strictObject({
+    mode: z.enum(['incremental', 'full_resync']),
+    force: z.boolean().optional().meta({ description: 'start even if a run of this mode has not finished' }),
+  })
+  .meta({ id: 'SyncRequest' });
+
+export const BackfillBody = z
+  .strictObject({
+    since: IsoTime.meta({ description: 'window start (inclusive)', example: '2026-01-01T00:00:00Z' }),
+    before: IsoTime.meta({ description: 'window end (exclusive); later than since', example: '2026-02-01T00:00:00Z' }),
+    datasets: DatasetKeys.min(1, 'must list at least one dataset')
+      .optional()
+      .meta({ description: 'only these enabled datasets (default: every enabled dataset)' }),
+    force: z.boolean().optional().meta({ description: 'start even if a backfill has not finished' }),
+  })
+  .meta({ id: 'BackfillRequest' });
+
+/** Cancel takes no body; an empty object is accepted too. */
+export const CancelBody = z.strictObject({}).optional();
+
+export const JobRunQuery = z.strictObject({
+  status: z.enum(['pending', 'running', 'success', 'failed', 'cancelled']).optional(),
+  integration_id: Uuid.optional(),
+  triggered_by: z.enum(['manual', 'schedule', 'backfill', 'api']).optional(),
+  created_after: IsoTime.optional().meta({ description: 'created at or after this time' }),
+  created_before: IsoTime.optional().meta({ description: 'created before this time' }),
+  cursor: CursorText.optional(),
+  limit: Limit.optional(),
+});
+
+export const UnitQuery = z.strictObject({
+  status: z.enum(['planned', 'dispatching', 'running', 'retrying', 'success', 'failed', 'cancelled']).optional(),
+  cursor: CursorText.optional(),
+  limit: Limit.optional(),
+});
+
+export const PassQuery = z.strictObject({ limit: Limit.optional() });

@@ -1,0 +1,38 @@
+/** POST/GET /integrations, GET /integrations/:id. */
+import type { FastifyInstance } from 'fastify';
+import { createIntegration } from '../../planning/integrations.js';
+import { getIntegrationView, listIntegrationViews } from '../../store/admin.js';
+import { principalOf } from '../auth.js';
+import { endpoints } from '../contracts/endpoints.js';
+import { ApiError } from '../errors.js';
+import { mount } from '../mount.js';
+import { presentIntegration } from '../present.js';
+import type { RouteDeps } from './deps.js';
+
+export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
+  mount(app, endpoints.createIntegration, async ({ body, request }) => {
+    const { orgId } = principalOf(request);
+    const created = await createIntegration(ctx.db, ctx, {
+      orgId,
+      provider: body.provider,
+      name: body.name,
+      sources: body.sources,
+      datasets: body.datasets,
+      config: body.config,
+    });
+    const view = await getIntegrationView(ctx.db, orgId, created.id);
+    if (!view) throw new ApiError(500, 'internal_error', 'the integration vanished after it was created');
+    return presentIntegration(view);
+  });
+
+  mount(app, endpoints.listIntegrations, async ({ request }) => {
+    const rows = await listIntegrationViews(ctx.db, principalOf(request).orgId);
+    return { items: rows.map(presentIntegration) };
+  });
+
+  mount(app, endpoints.getIntegration, async ({ params, request }) => {
+    const view = await getIntegrationView(ctx.db, principalOf(request).orgId, params.id);
+    if (!view) throw new ApiError(404, 'not_found', 'integration not found', { entity: 'integration', id: params.id });
+    return presentIntegration(view);
+  });
+}

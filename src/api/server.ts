@@ -1,0 +1,194 @@
+/**
+ * The HTTP API server: Fastify with security headers, per-token rate limits, bearer auth, one
+ * error shape and the endpoints of the contract table. `buildServer` returns an app that is not
+ * listening yet; `startApiServer` also listens. Other surfaces (dashboard, metrics) join through
+ * `plugins` and `onResponse`.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type onResponseHookHandler } from 'fastify';
+import type { Logger } from 'pino';
+import type { EngineContext } from '../tasks/context.js';
+import { authHook, rateLimitKey, routeScope } from './auth.js';
+import { ApiError, errorBody, handleError, handleNotFound } from './errors.js';
+import { buildOpenApiDocument } from './openapi.js';
+import type { RouteDeps } from './routes/deps.js';
+import { historyRoutes } from './routes/history.js';
+import { integrationRoutes } from './routes/integrations.js';
+import { operationsRoutes } from './routes/operations.js';
+import { runRoutes } from './routes/runs.js';
+import { triggerRoutes } from './routes/triggers.js';
+
+/**
+ * Adds routes or hooks to the server (a dashboard, `/metrics`). Routes declare who may call them
+ * with `config: { scope: 'public' | 'read' | 'trigger' | 'admin' }` (default `admin`); the auth
+ * hook then sets `request.principal`. Errors thrown answer in the API's error shape.
+ */
+export type ApiPlugin = (app: FastifyInstance, deps: RouteDeps) => Promise<void> | void;
+
+export interface ApiServerOptions {
+  /** The engine whose database, broker, registry and clock the API uses. */
+  engine: { ctx: EngineContext };
+  /** Longest backfill window accepted, in days. @default 366 */
+  maxBackfillDays?: number;
+  /** Largest request body, in bytes (larger bodies answer 413). @default 65536 */
+  bodyLimit?: number;
+  /** Requests per token (or per client address without a token) per window; `false` disables. @default 600 per 60 s */
+  rateLimit?: { max: number; timeWindowMs: number } | false;
+  /** How long each /readyz check may take, in ms. @default 2000 */
+  readinessTimeoutMs?: number;
+  /** @default the engine's logger, child `{ component: 'api' }` */
+  logger?: Logger;
+  /** Extra routes and hooks, registered after the API's own routes. */
+  plugins?: readonly ApiPlugin[];
+  /** Called when a response has been sent (e.g. request metrics). */
+  onResponse?: onResponseHookHandler;
+  /** The trace context to store with a triggered run (e.g. from `traceparent`). @default none */
+  traceContext?: (request: FastifyRequest) => Record<string, string> | null;
+  /** @fastify/helmet options. @default helmet's defaults */
+  helmet?: FastifyHelmetOptions;
+  /** Trust X-Forwarded-* from these proxies (Fastify's `trustProxy`). @default false */
+  trustProxy?: boolean | string | string[];
+}
+
+export const API_DEFAULTS = {
+  maxBackfillDays: 366,
+  bodyLimit: 64 * 1024,
+  rateLimit: { max: 600, timeWindowMs: 60_000 },
+  readinessTimeoutMs: 2000,
+} as const;
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Keeps a caller's `x-request-id` when it is short and plain, otherwise makes one. */
+function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Builds the server (routes, hooks, plugins) without listening. */
+export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstance> {
+  const ctx = opts.engine.ctx;
+  const app = Fastify({
+    loggerInstance: opts.logger ?? ctx.logger.child({ component: 'api' }),
+    bodyLimit: opts.bodyLimit ?? API_DEFAULTS.bodyLimit,
+    genReqId: requestId,
+    trustProxy: opts.trustProxy ?? false,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (err, _req, reply) => {
+      const body = errorBody(new ApiError(400, 'invalid_request', err.message));
+      void (reply as unknown as FastifyReply).status(400).send(body);
+    },
+  }) as unknown as FastifyInstance;
+
+  const deps: RouteDeps = {
+    ctx,
+    maxBackfillDays: opts.maxBackfillDays ?? API_DEFAULTS.maxBackfillDays,
+    readinessTimeoutMs: opts.readinessTimeoutMs ?? API_DEFAULTS.readinessTimeoutMs,
+    traceContext: opts.traceContext,
+    startedAtMs: Date.now(),
+  };
+
+  app.decorateRequest('principal', null);
+  acceptEmptyJson(app);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await app.register(helmet, { global: true, ...opts.helmet });
+  await installRateLimit(app, opts.rateLimit ?? API_DEFAULTS.rateLimit);
+  app.addHook('onRequest', authHook({ db: ctx.db, clock: ctx.clock }));
+  if (opts.onResponse) app.addHook('onResponse', opts.onResponse);
+
+  integrationRoutes(app, deps);
+  triggerRoutes(app, deps);
+  runRoutes(app, deps);
+  historyRoutes(app, deps);
+  operationsRoutes(app, deps);
+  openApiRoutes(app);
+
+  for (const plugin of opts.plugins ?? []) await app.register(async (child) => plugin(child, deps));
+  return app;
+}
+
+/**
+ * JSON bodies are parsed as usual (prototype-poisoning keys refused), except that an empty body
+ * with a JSON content type reads as no body: clients often send the header on a bodiless POST.
+ */
+function acceptEmptyJson(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    return parse(request, text, done);
+  });
+}
+
+/** Rate limits per token hash (per client address without a token); public routes are exempt. */
+async function installRateLimit(app: FastifyInstance, limit: ApiServerOptions['rateLimit']): Promise<void> {
+  if (limit === false || limit === undefined) return;
+  await app.register(rateLimit, { global: false });
+  const limiter = app.rateLimit({
+    max: limit.max,
+    timeWindow: limit.timeWindowMs,
+    keyGenerator: rateLimitKey,
+    errorResponseBuilder: (_req, c) =>
+      new ApiError(429, 'rate_limited', `rate limit exceeded, retry in ${c.after}`, {
+        limit: c.max,
+        retry_after_seconds: Math.ceil(c.ttl / 1000),
+      }),
+  });
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const scope = routeScope(request);
+    if (scope === null || scope === 'public') return;
+    await limiter.call(app, request, reply);
+  });
+}
+
+function openApiRoutes(app: FastifyInstance): void {
+  const document = buildOpenApiDocument({ version: packageVersion() });
+  for (const url of ['/api/v1/openapi.json', '/openapi.json']) {
+    app.get(url, { config: { scope: 'public' } }, async () => document);
+  }
+}
+
+export interface RunningApiServer {
+  app: FastifyInstance;
+  /** e.g. http://127.0.0.1:8080 */
+  url: string;
+  /** Stops accepting requests and waits for in-flight ones; safe twice. */
+  close(): Promise<void>;
+}
+
+/** Builds the server and listens on `host:port` (port 0 picks a free one). */
+export async function startApiServer(
+  opts: ApiServerOptions & { host?: string; port?: number },
+): Promise<RunningApiServer> {
+  const app = await buildServer(opts);
+  try {
+    await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 8080 });
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port ?? 8080;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closing: Promise<void> | null = null;
+  return { app, url, close: () => (closing ??= app.close().then(() => undefined)) };
+}
