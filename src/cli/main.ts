@@ -5,6 +5,7 @@
  * non-zero exit status.
  */
 import { Command } from 'commander';
+import { registerApi } from './commands/api.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIntegrations } from './commands/integrations.js';
@@ -13,6 +14,7 @@ import { registerReconcile } from './commands/reconcile.js';
 import { registerReconciler } from './commands/reconciler.js';
 import { registerRuns } from './commands/runs.js';
 import { registerStart } from './commands/start.js';
+import { registerTokens } from './commands/tokens.js';
 import { registerTrigger } from './commands/trigger.js';
 import { registerWorker } from './commands/worker.js';
 import { CliError, EXIT_FAILURE, errorLine, oneLine } from './output.js';
@@ -44,6 +46,8 @@ Try it: syncrelay demo`,
   registerTrigger(program);
   registerRuns(program);
   registerCancel(program);
+  registerApi(program);
+  registerTokens(program);
   return program;
 }
 

@@ -1,0 +1,67 @@
+/** `syncrelay api`: serves the HTTP API until SIGTERM / SIGINT. */
+import type { Command } from 'commander';
+import { API_DEFAULTS, startApiServer } from '../../api/server.js';
+import { intInRange } from '../args.js';
+import { cliLogger, describeBroker, describeDatabase, openSession } from '../session.js';
+import { Shutdown } from '../signals.js';
+
+interface ApiOptions {
+  port: number;
+  host: string;
+  maxBackfillDays: number;
+  rateLimit: number;
+}
+
+export function registerApi(program: Command): void {
+  program
+    .command('api')
+    .description('serve the HTTP API (/api/v1, /openapi.json, /healthz, /readyz) until SIGTERM / SIGINT')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', intInRange(0, 65535), 8080)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--max-backfill-days <n>', 'longest backfill window accepted', intInRange(1, 36600), API_DEFAULTS.maxBackfillDays)
+    .option('--rate-limit <n>', 'requests per token per minute', intInRange(1, 1_000_000), API_DEFAULTS.rateLimit.max)
+    .addHelpText(
+      'after',
+      `
+Clients authenticate with "Authorization: Bearer <token>" (create one with
+\`syncrelay tokens create --org ORG --scopes read,trigger\`). Triggers only write the database:
+a worker and the reconciler (\`syncrelay worker\`, \`syncrelay reconciler\`, or \`syncrelay start\`)
+sharing DATABASE_URL and REDIS_URL run what the API plans.
+
+The first SIGTERM / SIGINT stops taking requests, waits for in-flight ones and exits 0; a second
+signal exits at once (130 / 143).`,
+    )
+    .action(async (opts: ApiOptions) => serveApi(opts));
+}
+
+async function serveApi(opts: ApiOptions): Promise<void> {
+  const logger = cliLogger(true);
+  const shutdown = new Shutdown(logger);
+  const session = await openSession({ logger, longRunning: true, usesBroker: true });
+  try {
+    if (shutdown.signal.aborted) return;
+    const server = await startApiServer({
+      engine: session.engine,
+      host: opts.host,
+      port: opts.port,
+      maxBackfillDays: opts.maxBackfillDays,
+      rateLimit: { max: opts.rateLimit, timeWindowMs: 60_000 },
+    });
+    try {
+      logger.info(
+        { url: server.url, database: describeDatabase(session.settings), broker: describeBroker(session.settings), pid: process.pid },
+        'api started',
+      );
+      if (!session.settings.redisUrl || !session.settings.databaseUrl) {
+        logger.warn('no worker runs in this process: runs triggered here wait for `syncrelay start` or a worker sharing DATABASE_URL and REDIS_URL');
+      }
+      await shutdown.wait();
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await session.close();
+  }
+  logger.info('api stopped');
+  logger.flush();
+}
