@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
 import type { Db, QueryResult, Tx } from './types.js';
 
 // timestamptz and int8 come back as Date / string by default; counts are cast to int in SQL.
@@ -28,16 +29,39 @@ export class PgDb implements Db {
     this.pool.on('error', () => undefined);
   }
 
+  /** One statement in its own transaction; rolled back by a deadlock, it runs again. */
   async query<R>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>> {
-    const res = await this.pool.query(text, values as unknown[] | undefined);
-    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.pool.query(text, values as unknown[] | undefined);
+        return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+      } catch (err) {
+        if (!isRetryableTxError(err) || attempt >= MAX_TX_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, retryPauseMs(attempt)));
+      }
+    }
   }
 
   async exec(script: string): Promise<void> {
     await this.pool.query(script);
   }
 
+  /**
+   * Runs `fn` in a transaction; a deadlock or serialization failure (PostgreSQL rolled it back)
+   * runs it again, up to MAX_TX_ATTEMPTS times — so `fn` must only have database effects.
+   */
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactionOnce(fn);
+      } catch (err) {
+        if (!isRetryableTxError(err) || attempt >= MAX_TX_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, retryPauseMs(attempt)));
+      }
+    }
+  }
+
+  private async transactionOnce<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const tx: Tx = {
       query: async <R>(text: string, values?: readonly unknown[]) => {

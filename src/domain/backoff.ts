@@ -27,10 +27,13 @@ export const RATE_LIMIT_MAX_JITTER_MS = 5_000;
 export const RATE_LIMIT_MAX_DEFERRALS = 10;
 export const RATE_LIMIT_MAX_TOTAL_MS = 2 * 3600_000;
 
-/** Delay before a rate-limited unit is tried again: the provider's wish, at most 600 s, plus jitter ≤ 5 s. */
+/**
+ * Delay before a rate-limited unit is tried again: the provider's wish (at most 600 s) plus a
+ * jitter of up to a fifth of it, never more than 5 s — so a 500 ms retry-after stays sub-second.
+ */
 export function rateLimitDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
   const chunk = Math.min(Math.max(retryAfterMs, 0), RATE_LIMIT_MAX_CHUNK_MS);
-  return chunk + Math.floor(random() * RATE_LIMIT_MAX_JITTER_MS);
+  return chunk + Math.floor(random() * Math.min(RATE_LIMIT_MAX_JITTER_MS, chunk / 5));
 }
 
 /** Whether one more deferral exceeds the budget (more than 10 deferrals, or 2 h since the first). */

@@ -1,13 +1,14 @@
 /** The relay: claim due outbox rows, re-check, publish, mark — until nothing is due. */
 import type { TaskMessage } from '../broker/types.js';
 import { outboxBackoffMs } from '../domain/backoff.js';
-import { describeError } from '../errors.js';
+import { describeError, InjectedFault } from '../errors.js';
 import {
   awaitOutboxAck,
   claimDueOutboxRows,
   markOutboxDispatched,
   markOutboxPublishFailed,
   relayPreconditions,
+  releaseOutboxClaims,
   type ClaimRef,
 } from '../store/outbox.js';
 import type { OutboxRow } from '../store/rows.js';
@@ -41,7 +42,16 @@ export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
     const rows = await claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch);
     if (rows.length === 0) break;
     await ctx.faults.hit('relay.afterClaim.beforePublish');
-    await relayBatch(ctx, rows, counters);
+    try {
+      await relayBatch(ctx, rows, counters);
+    } catch (err) {
+      // An error, not a crash (an injected fault stands for a dead process): give back what is
+      // still claimed so the next relay need not wait for the claim to expire.
+      if (!(err instanceof InjectedFault)) {
+        await releaseOutboxClaims(ctx.db, rows.map(ref), ctx.clock.now()).catch(() => undefined);
+      }
+      throw err;
+    }
     if (rows.length < batch) break;
   }
   return counters;

@@ -87,6 +87,15 @@ export async function claimDueOutboxRows(tx: Tx, now: Date, claimExpiresAt: Date
   return rows.sort((a, b) => a.available_at.getTime() - b.available_at.getTime() || a.id.localeCompare(b.id));
 }
 
+/**
+ * Locks the still-claimed rows of ($1 ids, $2 tokens) with a live claim at $3, in
+ * (sync_run_id, kind) order — the order wake-ups use — so marks and wake-ups do not deadlock.
+ */
+const LOCK_CLAIMED = `SELECT o.id FROM sync_dispatch_outbox o
+   JOIN unnest($1::uuid[], $2::uuid[]) AS m(id, token) ON m.id = o.id AND m.token = o.claim_token
+  WHERE o.status = 'pending' AND o.claim_expires_at > $3
+  ORDER BY o.sync_run_id, o.kind FOR UPDATE OF o`;
+
 export interface ClaimRef {
   id: string;
   claimToken: string;
@@ -100,12 +109,12 @@ export interface ClaimRef {
 export async function markOutboxDispatched(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
   if (refs.length === 0) return [];
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE sync_dispatch_outbox o
+    `WITH locked AS (${LOCK_CLAIMED})
+     UPDATE sync_dispatch_outbox o
         SET status = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN 'dispatched' ELSE 'pending' END,
             dispatched_at = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN $3::timestamptz END,
             claim_token = NULL, claim_expires_at = NULL, last_error = NULL, updated_at = $3
-       FROM unnest($1::uuid[], $2::uuid[]) AS m(id, token)
-      WHERE o.id = m.id AND o.claim_token = m.token AND o.status = 'pending' AND o.claim_expires_at > $3
+       FROM locked WHERE o.id = locked.id
       RETURNING o.id`,
     [refs.map((r) => r.id), refs.map((r) => r.claimToken), now],
   );
@@ -124,11 +133,14 @@ export interface PublishFailure extends ClaimRef {
 export async function markOutboxPublishFailed(tx: Tx, failures: readonly PublishFailure[], now: Date): Promise<string[]> {
   if (failures.length === 0) return [];
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE sync_dispatch_outbox o
+    `WITH f AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[]) AS f(id, token, retry_at, error)),
+          locked AS (SELECT o.id FROM sync_dispatch_outbox o JOIN f ON f.id = o.id AND f.token = o.claim_token
+                      WHERE o.status = 'pending' AND o.claim_expires_at > $5
+                      ORDER BY o.sync_run_id, o.kind FOR UPDATE OF o)
+     UPDATE sync_dispatch_outbox o
         SET claim_token = NULL, claim_expires_at = NULL, available_at = f.retry_at,
             last_error = left(f.error, 2000), updated_at = $5
-       FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[]) AS f(id, token, retry_at, error)
-      WHERE o.id = f.id AND o.claim_token = f.token AND o.status = 'pending' AND o.claim_expires_at > $5
+       FROM f, locked WHERE o.id = f.id AND o.id = locked.id
       RETURNING o.id`,
     [failures.map((f) => f.id), failures.map((f) => f.claimToken), failures.map((f) => f.retryAt), failures.map((f) => f.error), now],
   );
@@ -176,12 +188,12 @@ export async function getOutboxRow(tx: Tx, runId: string, kind: OutboxKind): Pro
 export async function awaitOutboxAck(tx: Tx, refs: readonly ClaimRef[], redeliverAt: Date, now: Date): Promise<string[]> {
   if (refs.length === 0) return [];
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE sync_dispatch_outbox o
-        SET claim_token = NULL, claim_expires_at = NULL, available_at = $3, last_error = NULL, updated_at = $4
-       FROM unnest($1::uuid[], $2::uuid[]) AS m(id, token)
-      WHERE o.id = m.id AND o.claim_token = m.token AND o.status = 'pending' AND o.claim_expires_at > $4
+    `WITH locked AS (${LOCK_CLAIMED})
+     UPDATE sync_dispatch_outbox o
+        SET claim_token = NULL, claim_expires_at = NULL, available_at = $4, last_error = NULL, updated_at = $3
+       FROM locked WHERE o.id = locked.id
       RETURNING o.id`,
-    [refs.map((r) => r.id), refs.map((r) => r.claimToken), redeliverAt, now],
+    [refs.map((r) => r.id), refs.map((r) => r.claimToken), now, redeliverAt],
   );
   return rows.map((r) => r.id);
 }
@@ -214,4 +226,20 @@ export async function relayPreconditions(
     [runIds, staleBefore],
   );
   return new Map(rows.map((r) => [r.id, { live: r.live, open: r.open, needsDispatch: r.needs_dispatch }]));
+}
+
+/**
+ * Gives claims back without publishing (the relay failed before it could mark): rows stay pending
+ * and due at their time. Same guard as the mark. Locks: those rows. Returns the ids released.
+ */
+export async function releaseOutboxClaims(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH locked AS (${LOCK_CLAIMED})
+     UPDATE sync_dispatch_outbox o SET claim_token = NULL, claim_expires_at = NULL, updated_at = $3
+       FROM locked WHERE o.id = locked.id
+      RETURNING o.id`,
+    [refs.map((r) => r.id), refs.map((r) => r.claimToken), now],
+  );
+  return rows.map((r) => r.id);
 }

@@ -24,7 +24,7 @@ describe('embedded default (PGlite + in-process broker)', () => {
       name: 'Demo Linear',
       sources: ['a', 'b'],
       datasets: ['teams', 'members', 'work-items'],
-      config: { impersonate: 'linear', itemsPerDay: 2, latencyMs: 2, failRate: 0.1, rateLimitRate: 0.2, rateLimitRetryAfterMs: 50, seed: 7 },
+      config: { impersonate: 'linear', itemsPerDay: 2, latencyMs: 2, failRate: 0.1, rateLimitRate: 0.5, rateLimitRetryAfterMs: 50, seed: 7 },
     });
     engine.startWorker({ concurrency: 4 });
     await engine.startReconciler();

@@ -73,6 +73,12 @@ describe('two reconcilers at once', () => {
       });
       runs.push(r.syncRunId);
     }
+    const dump = async () => {
+      const u = await t.db.query("SELECT sync_run_id, status, tier, count(*)::int FROM sync_run_units GROUP BY 1,2,3 ORDER BY 1");
+      const o = await t.db.query('SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM sync_dispatch_outbox ORDER BY 1, 2');
+      const r = await t.db.query('SELECT id, status FROM sync_runs');
+      return JSON.stringify({ u: u.rows, o: o.rows, r: r.rows, now: new Date() }, null, 1);
+    };
     await waitFor(async () => {
       const { rows } = await t.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM sync_runs WHERE status = 'success' AND id = ANY($1::uuid[])",
@@ -83,7 +89,10 @@ describe('two reconcilers at once', () => {
         [runs],
       );
       return rows[0]!.n === runs.length && gens[0]!.n === runs.length;
-    }, 60_000);
+    }, 40_000).catch(async (err) => {
+      console.error(await dump());
+      throw err;
+    });
     for (const run of runs) {
       const of = (name: string) => broker.published.filter((m) => m.name === name && m.payload.runId === run).length;
       // finalize may be published again by a racing re-check (harmless: terminal CAS); post_sync
