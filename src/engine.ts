@@ -16,6 +16,7 @@ import { triggerSync, type TriggerArgs } from './planning/triggers.js';
 import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
 import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
 import { reconcilePass } from './reconciler/pass.js';
+import { recoverAfterEmbeddedRestart } from './store/units.js';
 import type { EngineContext } from './tasks/context.js';
 import { Worker, type WorkerOptions } from './worker/worker.js';
 
@@ -33,6 +34,11 @@ export interface EngineOptions {
   migrate?: boolean;
   /** Database pool size (PostgreSQL). @default 10 */
   poolSize?: number;
+  /**
+   * With PGlite + the in-process broker (one process owns the database), treat units left
+   * dispatching or running by a previous process as lost at once. @default true
+   */
+  recoverEmbedded?: boolean;
   /** Internal: fault points (tests). */
   faults?: Faults;
 }
@@ -66,6 +72,11 @@ export class Engine {
         retryEligibility: opts.retryEligibility ?? linearBackfillEligibility,
         random: Math.random,
       };
+      if (db.kind === 'pglite' && broker.kind === 'inprocess' && opts.recoverEmbedded !== false) {
+        // One process owns an embedded database: whatever the last one left in flight is lost.
+        const n = await recoverAfterEmbeddedRestart(db, ctx.clock.now());
+        if (n > 0) logger.warn({ units: n }, 'recovered units left in flight by a previous embedded process');
+      }
       return new Engine(ctx, { db: !opts.db, broker: !opts.broker });
     } catch (err) {
       if (!opts.db) await db.close();

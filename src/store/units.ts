@@ -210,3 +210,20 @@ export async function runsWaitingForCapacity(
   );
   return rows;
 }
+
+/**
+ * Embedded single-process start-up: the in-process queue died with the previous process, so every
+ * dispatching unit is unpublished and every running lease belongs to nobody. Marks the former for
+ * re-publishing and ends the latter now, so the first reconciler pass recovers them at once.
+ * Locks: those unit rows. Returns how many units it touched.
+ */
+export async function recoverAfterEmbeddedRestart(tx: Tx, now: Date): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_run_units
+        SET dispatched_at = CASE WHEN status = 'dispatching' THEN NULL ELSE dispatched_at END,
+            lease_expires_at = CASE WHEN status = 'running' THEN LEAST(lease_expires_at, $1) ELSE lease_expires_at END
+      WHERE status IN ('dispatching', 'running')`,
+    [now],
+  );
+  return rowCount;
+}

@@ -61,4 +61,44 @@ describe('embedded default (PGlite + in-process broker)', () => {
     });
     expect(gens).toBe(1);
   });
+
+  it('on open, treats units a previous embedded process left in flight as lost', async () => {
+    const db = await PgliteDb.open();
+    const first = await Engine.open({ settings: testSettings(), db, broker: new InProcessBroker(), logger: silentLogger() });
+    const integ = await first.createIntegration({
+      orgId: 'demo',
+      provider: 'synthetic',
+      name: 'restart',
+      sources: ['a'],
+      datasets: ['work-items'],
+      config: {},
+    });
+    const { syncRunId } = await first.trigger({ orgId: 'demo', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    // Simulate a process that died with one unit dispatching and one running under a long lease.
+    await db.query(
+      `UPDATE sync_run_units SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',
+              started_at = now(), dispatched_at = now() WHERE sync_run_id = $1`,
+      [syncRunId],
+    );
+    await first.close();
+    engine = await Engine.open({ settings: testSettings(), db, broker: new InProcessBroker(), logger: silentLogger() });
+    const { rows } = await db.query<{ expired: boolean }>(
+      'SELECT lease_expires_at <= now() AS expired FROM sync_run_units WHERE sync_run_id = $1',
+      [syncRunId],
+    );
+    expect(rows.every((r) => r.expired)).toBe(true);
+    engine.startWorker();
+    await engine.startReconciler();
+    const status = await waitFor(async () => {
+      const r = await db.query<{ status: string }>(
+        "SELECT status FROM sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
+        [syncRunId],
+      );
+      return r.rows[0]?.status;
+    });
+    expect(status).toBe('failed'); // the lost unit is not retry-eligible: worker_lost
+    await engine.close();
+    await db.close();
+    engine = undefined;
+  });
 });
