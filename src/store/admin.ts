@@ -3,17 +3,10 @@
  * so a caller of one org never sees another's. None of them locks anything.
  */
 import type { Tx } from '../db/types.js';
+import type { IntegrationRow } from './integrations.js';
 import type { JobRunRow, RunRow, UnitRow } from './rows.js';
 
-export interface IntegrationView {
-  id: string;
-  org_id: string;
-  provider: string;
-  name: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
-  created_at: Date;
-  updated_at: Date;
+export interface IntegrationView extends IntegrationRow {
   /** External keys of the enabled sources. */
   sources: string[];
   /** Keys of the enabled datasets. */

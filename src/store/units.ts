@@ -5,19 +5,11 @@ import type { UnitStatus } from '../domain/statuses.js';
 import type { UnitRow } from './rows.js';
 import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
 
-export interface NewUnit {
-  org_id: string;
-  sync_run_id: string;
-  integration_id: string;
-  source_id: string | null;
-  provider: string;
-  dataset_key: string;
-  tier: string;
-  cost_class: string;
-  mode: string;
-  since_at: string | null;
-  before_at: string | null;
-}
+/** A unit to plan: the identifying columns of a unit row, with the window as ISO text. */
+export type NewUnit = Pick<
+  UnitRow,
+  'org_id' | 'sync_run_id' | 'integration_id' | 'source_id' | 'provider' | 'dataset_key' | 'tier' | 'cost_class' | 'mode'
+> & { since_at: string | null; before_at: string | null };
 
 /** Inserts planned units in one statement. Locks nothing existing. Returns how many. */
 export async function insertUnits(tx: Tx, units: readonly NewUnit[], now: Date): Promise<number> {
