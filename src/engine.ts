@@ -12,6 +12,8 @@ import { Faults } from './faults.js';
 import { createLogger } from './logger.js';
 import { cancelRun } from './planning/cancel.js';
 import { createIntegration, type NewIntegration } from './planning/integrations.js';
+import { runSchedulerTick } from './planning/scheduler.js';
+import { SchedulerLoop, type SchedulerLoopOptions } from './planning/schedulerLoop.js';
 import { triggerSync, type TriggerArgs } from './planning/triggers.js';
 import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
 import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
@@ -48,6 +50,7 @@ export class Engine {
   private readonly owned: { db: boolean; broker: boolean };
   private readonly workers: Worker[] = [];
   private readonly loops: ReconcilerLoop[] = [];
+  private scheduler: SchedulerLoop | null = null;
   private closed = false;
 
   private constructor(readonly ctx: EngineContext, owned: { db: boolean; broker: boolean }) {
@@ -112,12 +115,29 @@ export class Engine {
     return w;
   }
 
-  /** Starts a reconciler loop (LISTEN/NOTIFY wake-ups + interval passes). */
-  async startReconciler(opts: ReconcilerLoopOptions = {}): Promise<ReconcilerLoop> {
+  /**
+   * Starts a reconciler loop (LISTEN/NOTIFY wake-ups + interval passes), and the engine's cron
+   * scheduler unless `scheduler: false`.
+   */
+  async startReconciler(opts: ReconcilerLoopOptions & { scheduler?: boolean } = {}): Promise<ReconcilerLoop> {
     const loop = new ReconcilerLoop(this.ctx, opts);
     await loop.start();
     this.loops.push(loop);
+    if (opts.scheduler !== false) await this.startScheduler();
     return loop;
+  }
+
+  /** Starts the cron scheduler loop (once per engine; replicas may each run one). */
+  async startScheduler(opts: SchedulerLoopOptions = {}): Promise<SchedulerLoop> {
+    if (this.scheduler) return this.scheduler;
+    this.scheduler = new SchedulerLoop(this.ctx, opts);
+    await this.scheduler.start();
+    return this.scheduler;
+  }
+
+  /** Fires the schedules due now, once (what each scheduler tick does). */
+  tickScheduler(now: Date = this.ctx.clock.now()) {
+    return runSchedulerTick(this.ctx, now);
   }
 
   /** Stops workers (graceful) and loops, then closes what the engine opened; safe twice. */
@@ -125,7 +145,7 @@ export class Engine {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.close()));
-    await Promise.all(this.loops.map((l) => l.close()));
+    await Promise.all([...this.loops.map((l) => l.close()), this.scheduler?.close()]);
     if (this.owned.broker) await this.ctx.broker.close();
     if (this.owned.db) await this.ctx.db.close();
   }

@@ -19,6 +19,7 @@ import { historyRoutes } from './routes/history.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { operationsRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { triggerRoutes } from './routes/triggers.js';
 
 /**
@@ -118,6 +119,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   runRoutes(app, deps);
   historyRoutes(app, deps);
   operationsRoutes(app, deps);
+  scheduleRoutes(app, deps);
   openApiRoutes(app);
 
   for (const plugin of opts.plugins ?? []) await app.register(async (child) => plugin(child, deps));

@@ -13,6 +13,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerReconcile } from './commands/reconcile.js';
 import { registerReconciler } from './commands/reconciler.js';
 import { registerRuns } from './commands/runs.js';
+import { registerSchedules } from './commands/schedules.js';
 import { registerStart } from './commands/start.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerTrigger } from './commands/trigger.js';
@@ -48,6 +49,7 @@ Try it: syncrelay demo`,
   registerCancel(program);
   registerApi(program);
   registerTokens(program);
+  registerSchedules(program);
   return program;
 }
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { IdParams, NoQuery } from './common.js';
 import { BackfillBody, CancelBody, JobRunQuery, NewIntegrationBody, PassQuery, SyncBody, UnitQuery } from './requests.js';
 import * as R from './resources.js';
+import { scheduleEndpoints } from './schedules.js';
 
 /** `public` needs no token; the others need a token holding that scope (`admin` holds every scope). */
 export type RouteScope = 'public' | 'read' | 'trigger' | 'admin';
@@ -16,7 +17,7 @@ export interface Endpoint<
   B extends z.ZodType = z.ZodType,
 > {
   operationId: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Fastify path syntax (`:id`). */
   path: string;
   summary: string;
@@ -215,6 +216,7 @@ export const endpoints = {
     success: { status: 200, description: 'ready', schema: R.Ready },
     errors: [503],
   }),
+  ...scheduleEndpoints,
 } as const;
 
 export type EndpointName = keyof typeof endpoints;
