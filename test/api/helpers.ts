@@ -115,6 +115,7 @@ export const WRITABLE_TABLES = [
   'idempotency_keys',
   'api_tokens',
   'sync_run_post_dispatches',
+  'scheduled_jobs',
 ] as const;
 
 export type TableCounts = Record<(typeof WRITABLE_TABLES)[number], number>;
