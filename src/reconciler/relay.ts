@@ -7,8 +7,8 @@ import {
   claimDueOutboxRows,
   markOutboxDispatched,
   markOutboxPublishFailed,
-  relayPreconditions,
   releaseOutboxClaims,
+  type ClaimedOutboxRow,
   type ClaimRef,
 } from '../store/outbox.js';
 import type { OutboxRow } from '../store/rows.js';
@@ -33,46 +33,57 @@ const COUNTER: Record<string, keyof RelayCounters> = {
   post_sync: 'relayed_post_sync',
 };
 
-/** Claims and relays batches until fewer than a batch are due. */
+/** While a backlog lasts, each full claim doubles the next, up to this many SYNC_RECONCILE_BATCH. */
+const MAX_BATCH_GROWTH = 10;
+
+/**
+ * Claims and relays batches until fewer than a batch are due. While one batch is published and
+ * marked, the next is already being claimed (claims are disjoint: SKIP LOCKED and live claims),
+ * so the database and the broker work at the same time; during a backlog the batch grows.
+ */
 export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
   const counters = emptyRelayCounters();
-  const batch = ctx.settings.reconcileBatch;
-  for (;;) {
-    const now = ctx.clock.now();
-    const rows = await claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch);
-    if (rows.length === 0) break;
+  const base = ctx.settings.reconcileBatch;
+  let size = base;
+  let rows = await claimBatch(ctx, size);
+  while (rows.length > 0) {
     await ctx.faults.hit('relay.afterClaim.beforePublish');
+    const full = rows.length >= size;
+    size = full ? Math.min(size * 2, base * MAX_BATCH_GROWTH) : size;
+    const next = full ? claimBatch(ctx, size) : null;
+    next?.catch(() => undefined);
     try {
       await relayBatch(ctx, rows, counters);
     } catch (err) {
       // An error, not a crash (an injected fault stands for a dead process): give back what is
       // still claimed so the next relay need not wait for the claim to expire.
+      const claimed = [...rows, ...((await next?.catch(() => [])) ?? [])];
       if (!(err instanceof InjectedFault)) {
-        await releaseOutboxClaims(ctx.db, rows.map(ref), ctx.clock.now()).catch(() => undefined);
+        await releaseOutboxClaims(ctx.db, claimed.map(ref), ctx.clock.now()).catch(() => undefined);
       }
       throw err;
     }
-    if (rows.length < batch) break;
+    rows = next ? await next : [];
   }
   return counters;
 }
 
-async function relayBatch(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+/** Claims a batch with the facts the re-check needs (read in the claim's own statement). */
+function claimBatch(ctx: EngineContext, batch: number): Promise<ClaimedOutboxRow[]> {
+  const now = ctx.clock.now();
+  return claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch, after(now, -ctx.settings.dispatchStaleMs));
+}
+
+async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: RelayCounters): Promise<void> {
   const atMostOncePostSync = ctx.settings.postSyncDelivery === 'at-most-once';
   const skip: OutboxRow[] = [];
   const publish: OutboxRow[] = [];
   const postSyncFirst: OutboxRow[] = [];
   const unknown: OutboxRow[] = [];
-  const pre = await relayPreconditions(
-    ctx.db,
-    rows.filter((r) => r.kind !== 'post_sync').map((r) => r.sync_run_id),
-    after(ctx.clock.now(), -ctx.settings.dispatchStaleMs),
-  );
   for (const row of rows) {
-    const p = pre.get(row.sync_run_id);
     if (row.kind === 'post_sync') (atMostOncePostSync ? postSyncFirst : publish).push(row);
-    else if (row.kind === 'dispatch_sync_run') (p?.live && (p.needsDispatch || !p.open) ? publish : skip).push(row);
-    else if (row.kind === 'finalize_sync_run') (p?.live && !p.open ? publish : skip).push(row);
+    else if (row.kind === 'dispatch_sync_run') (row.run_live && (row.run_needs_dispatch || !row.run_open) ? publish : skip).push(row);
+    else if (row.kind === 'finalize_sync_run') (row.run_live && !row.run_open ? publish : skip).push(row);
     else unknown.push(row);
   }
   if (skip.length > 0) {

@@ -64,25 +64,55 @@ export async function armOutbox(
   return rows.map((r) => r.id);
 }
 
+/** What the relay re-checks about a claimed row's run (read in the claim's own statement). */
+export interface RunFacts {
+  /** The run is planned or dispatching. */
+  run_live: boolean;
+  /** The run has a non-terminal unit. */
+  run_open: boolean;
+  /** The run has a planned, due-or-not retrying, or stale / unpublished dispatching unit. */
+  run_needs_dispatch: boolean;
+}
+
+export type ClaimedOutboxRow = OutboxRow & RunFacts;
+
+/** The default SYNC_UNIT_DISPATCH_STALE_SECONDS, for callers that do not pass their own. */
+const DEFAULT_STALE_MS = 900_000;
+
 /**
- * Claims up to `batch` due rows with a fresh claim token.
+ * Claims up to `batch` due rows with a fresh claim token, and reads the facts the relay re-checks
+ * about each row's run (one probe per row on the unit indexes, so the cost follows the batch).
  * Locks: the due rows (FOR UPDATE SKIP LOCKED, so replicas never block or double-claim).
- * Returns the claimed rows, attempts already incremented.
+ * Returns the claimed rows, attempts already incremented, in (available_at, id) order. The due ids
+ * are gathered into an array first, so the update probes the primary key instead of joining the
+ * whole table.
  */
-export async function claimDueOutboxRows(tx: Tx, now: Date, claimExpiresAt: Date, batch: number): Promise<OutboxRow[]> {
-  const { rows } = await tx.query<OutboxRow>(
+export async function claimDueOutboxRows(
+  tx: Tx,
+  now: Date,
+  claimExpiresAt: Date,
+  batch: number,
+  staleBefore: Date = new Date(now.getTime() - DEFAULT_STALE_MS),
+): Promise<ClaimedOutboxRow[]> {
+  const { rows } = await tx.query<ClaimedOutboxRow>(
     `UPDATE sync_dispatch_outbox o
         SET claim_token = gen_random_uuid(), claim_expires_at = $2, attempts = o.attempts + 1,
             claimed_arm_seq = o.arm_seq, updated_at = $1
-       FROM (SELECT id FROM sync_dispatch_outbox
-              WHERE status = 'pending' AND available_at <= $1
-                AND (claim_expires_at IS NULL OR claim_expires_at <= $1)
-              ORDER BY available_at, id
-              LIMIT $3
-              FOR UPDATE SKIP LOCKED) due
-      WHERE o.id = due.id
-      RETURNING o.*`,
-    [now, claimExpiresAt, batch],
+      WHERE o.id = ANY (ARRAY(
+              SELECT id FROM sync_dispatch_outbox
+               WHERE status = 'pending' AND available_at <= $1
+                 AND (claim_expires_at IS NULL OR claim_expires_at <= $1)
+               ORDER BY available_at, id
+               LIMIT $3
+               FOR UPDATE SKIP LOCKED))
+      RETURNING o.*,
+        COALESCE((SELECT r.status IN ('planned', 'dispatching') FROM sync_runs r WHERE r.id = o.sync_run_id), false) AS run_live,
+        EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = o.sync_run_id
+                  AND u.status IN ('planned', 'dispatching', 'running', 'retrying')) AS run_open,
+        EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = o.sync_run_id
+                  AND (u.status IN ('planned', 'retrying')
+                    OR (u.status = 'dispatching' AND (u.updated_at <= $4 OR u.dispatched_at IS NULL)))) AS run_needs_dispatch`,
+    [now, claimExpiresAt, batch, staleBefore],
   );
   return rows.sort((a, b) => a.available_at.getTime() - b.available_at.getTime() || a.id.localeCompare(b.id));
 }
@@ -90,10 +120,13 @@ export async function claimDueOutboxRows(tx: Tx, now: Date, claimExpiresAt: Date
 /**
  * Locks the still-claimed rows of ($1 ids, $2 tokens) with a live claim at $3, in
  * (sync_run_id, kind) order — the order wake-ups use — so marks and wake-ups do not deadlock.
+ * Every claim gives each row its own fresh random token, so "id among ours AND token among ours"
+ * holds exactly for a row still under one of our claims; both are array lookups, so the plan
+ * probes the primary key whatever the batch size (a join with unnest could go quadratic).
  */
 const LOCK_CLAIMED = `SELECT o.id FROM sync_dispatch_outbox o
-   JOIN unnest($1::uuid[], $2::uuid[]) AS m(id, token) ON m.id = o.id AND m.token = o.claim_token
-  WHERE o.status = 'pending' AND o.claim_expires_at > $3
+  WHERE o.id = ANY ($1::uuid[]) AND o.claim_token = ANY ($2::uuid[])
+    AND o.status = 'pending' AND o.claim_expires_at > $3
   ORDER BY o.sync_run_id, o.kind FOR UPDATE OF o`;
 
 export interface ClaimRef {
@@ -207,25 +240,6 @@ export async function ackPostSync(tx: Tx, runId: string, now: Date): Promise<boo
     [runId, now],
   );
   return rowCount > 0;
-}
-
-/** Whether each run still needs its dispatch / finalize published (the relay's re-check). Locks nothing. */
-export async function relayPreconditions(
-  tx: Tx,
-  runIds: readonly string[],
-  staleBefore: Date,
-): Promise<Map<string, { live: boolean; open: boolean; needsDispatch: boolean }>> {
-  const { rows } = await tx.query<{ id: string; live: boolean; open: boolean; needs_dispatch: boolean }>(
-    `SELECT r.id, r.status IN ('planned', 'dispatching') AS live,
-            EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
-                      AND u.status IN ('planned', 'dispatching', 'running', 'retrying')) AS open,
-            EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
-                      AND (u.status IN ('planned', 'retrying')
-                        OR (u.status = 'dispatching' AND (u.updated_at <= $2 OR u.dispatched_at IS NULL)))) AS needs_dispatch
-       FROM sync_runs r WHERE r.id = ANY($1::uuid[])`,
-    [runIds, staleBefore],
-  );
-  return new Map(rows.map((r) => [r.id, { live: r.live, open: r.open, needsDispatch: r.needs_dispatch }]));
 }
 
 /**
