@@ -1,5 +1,7 @@
 /** Wires settings, database, broker and registry into the context every component shares. */
+import { trace, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { openBroker } from './broker/open.js';
 import type { Broker } from './broker/types.js';
 import { systemClock, type Clock } from './clock.js';
@@ -10,6 +12,8 @@ import type { Db } from './db/types.js';
 import { linearBackfillEligibility, type RetryEligibility } from './domain/retryPolicy.js';
 import { Faults } from './faults.js';
 import { createLogger } from './logger.js';
+import { EngineMetrics } from './observability/metrics.js';
+import { TRACER_NAME } from './observability/trace.js';
 import { cancelRun } from './planning/cancel.js';
 import { createIntegration, type NewIntegration } from './planning/integrations.js';
 import { runSchedulerTick } from './planning/scheduler.js';
@@ -41,6 +45,13 @@ export interface EngineOptions {
    * dispatching or running by a previous process as lost at once. @default true
    */
   recoverEmbedded?: boolean;
+  /**
+   * Register the engine's Prometheus metrics here instead of in a registry of its own (one engine
+   * per registry: names would collide). @default a new Registry, see `engine.metrics`
+   */
+  metricsRegistry?: Registry;
+  /** Where spans come from. @default the global tracer provider's `syncrelay` tracer */
+  tracer?: Tracer;
   /** Internal: fault points (tests). */
   faults?: Faults;
 }
@@ -64,16 +75,19 @@ export class Engine {
     try {
       if (opts.migrate !== false) await migrate(db);
       const broker = opts.broker ?? openBroker(settings);
+      const clock = opts.clock ?? systemClock;
       const ctx: EngineContext = {
         db,
         broker,
-        clock: opts.clock ?? systemClock,
+        clock,
         settings,
         registry: opts.registry ?? defaultRegistry(db),
         logger,
         faults: opts.faults ?? new Faults(),
         retryEligibility: opts.retryEligibility ?? linearBackfillEligibility,
         random: Math.random,
+        metrics: new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry }),
+        tracer: opts.tracer ?? trace.getTracer(TRACER_NAME),
       };
       if (db.kind === 'pglite' && broker.kind === 'inprocess' && opts.recoverEmbedded !== false) {
         // One process owns an embedded database: whatever the last one left in flight is lost.
@@ -89,6 +103,11 @@ export class Engine {
 
   get db(): Db {
     return this.ctx.db;
+  }
+
+  /** The engine's Prometheus metrics: `engine.metrics.registry` (prom-client), `engine.metrics.metrics()` (text). */
+  get metrics(): EngineMetrics {
+    return this.ctx.metrics!;
   }
 
   createIntegration(i: NewIntegration) {

@@ -10,6 +10,8 @@ import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type onResponseHookHandler } from 'fastify';
 import type { Logger } from 'pino';
+import { metricsPlugin, triggerMetricsHook } from '../observability/http.js';
+import { requestTraceContext } from '../observability/trace.js';
 import type { EngineContext } from '../tasks/context.js';
 import { authHook, rateLimitKey, routeScope } from './auth.js';
 import { ApiError, errorBody, handleError, handleNotFound } from './errors.js';
@@ -46,8 +48,16 @@ export interface ApiServerOptions {
   plugins?: readonly ApiPlugin[];
   /** Called when a response has been sent (e.g. request metrics). */
   onResponse?: onResponseHookHandler;
-  /** The trace context to store with a triggered run (e.g. from `traceparent`). @default none */
+  /**
+   * The trace context to store with a triggered run. @default the active span's context, else the
+   * request's W3C `traceparent` / `tracestate` headers (`() => null` stores none)
+   */
   traceContext?: (request: FastifyRequest) => Record<string, string> | null;
+  /**
+   * Serve the engine's Prometheus metrics at `GET /metrics` (public) and count trigger answers by
+   * status code. @default true (when the engine has metrics)
+   */
+  metrics?: boolean;
   /** @fastify/helmet options. @default helmet's defaults */
   helmet?: FastifyHelmetOptions;
   /** Trust X-Forwarded-* from these proxies (Fastify's `trustProxy`). @default false */
@@ -98,7 +108,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
     ctx,
     maxBackfillDays: opts.maxBackfillDays ?? API_DEFAULTS.maxBackfillDays,
     readinessTimeoutMs: opts.readinessTimeoutMs ?? API_DEFAULTS.readinessTimeoutMs,
-    traceContext: opts.traceContext,
+    traceContext: opts.traceContext ?? requestTraceContext,
     startedAtMs: Date.now(),
   };
 
@@ -113,6 +123,8 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   await installRateLimit(app, opts.rateLimit ?? API_DEFAULTS.rateLimit);
   app.addHook('onRequest', authHook({ db: ctx.db, clock: ctx.clock }));
   if (opts.onResponse) app.addHook('onResponse', opts.onResponse);
+  const metrics = opts.metrics === false ? undefined : ctx.metrics;
+  if (metrics) app.addHook('onResponse', triggerMetricsHook(metrics));
 
   integrationRoutes(app, deps);
   triggerRoutes(app, deps);
@@ -122,7 +134,8 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   scheduleRoutes(app, deps);
   openApiRoutes(app);
 
-  for (const plugin of opts.plugins ?? []) await app.register(async (child) => plugin(child, deps));
+  const plugins = metrics ? [metricsPlugin(metrics), ...(opts.plugins ?? [])] : opts.plugins ?? [];
+  for (const plugin of plugins) await app.register(async (child) => plugin(child, deps));
   return app;
 }
 

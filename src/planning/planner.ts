@@ -1,4 +1,5 @@
 /** plan_sync_run: the run, all its units and the dispatch outbox row in the caller's transaction. */
+import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
 import type { SyncMode } from '../domain/statuses.js';
@@ -30,6 +31,8 @@ export interface PlanArgs {
 export interface PlanDeps {
   registry: ProviderRegistry;
   clock: Clock;
+  /** Where the trigger's span comes from. @default the global `syncrelay` tracer */
+  tracer?: Tracer;
 }
 
 export interface PlannedRun {

@@ -2,6 +2,8 @@
 import type { Db, Tx } from '../db/types.js';
 import { SYNC_MODES, type SyncMode, type TriggeredBy } from '../domain/statuses.js';
 import { NotFoundError, RunConflictError, ValidationError } from '../errors.js';
+import { ATTR, inTriggerSpan } from '../observability/spans.js';
+import { tracerOf } from '../observability/trace.js';
 import { getIntegration } from '../store/integrations.js';
 import { insertJobRun, linkJobRun } from '../store/jobRuns.js';
 import { findLiveRun } from '../store/runs.js';
@@ -21,6 +23,10 @@ export interface TriggerArgs {
   jobId?: string | null;
   /** Longest backfill window allowed, in days. @default 3660 */
   maxWindowDays?: number;
+  /**
+   * W3C trace context of the caller (e.g. an HTTP request's `traceparent`). The run's spans join
+   * the trace of a `syncrelay.trigger` span made under it (or under the active context).
+   */
   trace?: Record<string, string> | null;
 }
 
@@ -54,7 +60,16 @@ export async function triggerSync(db: Db, deps: PlanDeps, a: TriggerArgs): Promi
 }
 
 /** The same inside the caller's transaction. */
-export async function triggerInTx(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
+export function triggerInTx(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
+  const attributes = { orgId: a.orgId, integrationId: a.integrationId, mode: a.mode };
+  return inTriggerSpan(tracerOf(deps), a.trace, attributes, async (trace, span) => {
+    const t = await planTriggered(tx, deps, { ...a, trace });
+    span.setAttribute(ATTR.runId, t.syncRunId);
+    return t;
+  });
+}
+
+async function planTriggered(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
   // Lock the integration so two triggers of one integration take turns on the conflict check.
   const integration = await getIntegration(tx, a.integrationId, { orgId: a.orgId, lock: true });
   if (!integration) throw new NotFoundError('integration', a.integrationId);

@@ -1,12 +1,14 @@
 /** Phase 1: running units whose lease expired → retrying (eligible) or failed. */
 import type { Tx } from '../db/types.js';
 import { decideExpiry, type ExpiryDecision } from '../domain/retryPolicy.js';
+import { runTrace, type TraceCarrier } from '../observability/trace.js';
 import type { IntegrationInfo } from '../providers/types.js';
 import { lockBuckets } from '../store/dispatch.js';
 import { getIntegration } from '../store/integrations.js';
 import { armOutbox } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
 import { expireToFailed, expireToRetrying, findExpiredUnits } from '../store/reconcile.js';
+import { getRun } from '../store/runs.js';
 import { armAfterUnitEnd } from '../tasks/afterUnitEnd.js';
 import { after, type EngineContext } from '../tasks/context.js';
 
@@ -20,18 +22,24 @@ export interface ExpireCounters {
 export async function expireLeases(ctx: EngineContext): Promise<ExpireCounters> {
   const c: ExpireCounters = { expired_units: 0, expired_retry_units: 0, expired_retry_exhausted_units: 0 };
   for (;;) {
-    const found = await ctx.db.transaction((tx) => expireBatch(ctx, tx, c));
+    const decided: ExpiryDecision[] = [];
+    const found = await ctx.db.transaction((tx) => {
+      decided.length = 0; // a retried transaction starts over
+      return expireBatch(ctx, tx, c, decided);
+    });
+    for (const d of decided) ctx.metrics?.leaseExpired(d);
     await ctx.faults.hit('reconciler.afterExpire');
     if (found < ctx.settings.reconcileBatch) return c;
   }
 }
 
-async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters): Promise<number> {
+async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decided: ExpiryDecision[]): Promise<number> {
   const now = ctx.clock.now();
   const units = await findExpiredUnits(tx, now, ctx.settings.reconcileBatch);
   if (units.length === 0) return 0;
   await lockBuckets(tx, units);
   const integrations = new Map<string, IntegrationInfo | null>();
+  const traces = new Map<string, TraceCarrier | null>();
   for (const unit of units) {
     const decision = decideExpiry(
       ctx.retryEligibility,
@@ -44,8 +52,10 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters): Promi
     c.expired_units += 1;
     if (decision === 'retry') c.expired_retry_units += 1;
     if (decision === 'retry_exhausted') c.expired_retry_exhausted_units += 1;
+    decided.push(decision);
     ctx.logger.warn({ runId: unit.sync_run_id, unitId: unit.id, decision }, 'unit lease expired');
-    await armAfterUnitEnd(tx, row, now);
+    if (!traces.has(row.sync_run_id)) traces.set(row.sync_run_id, runTrace(await getRun(tx, row.sync_run_id)));
+    await armAfterUnitEnd(tx, row, now, traces.get(row.sync_run_id));
   }
   return units.length;
 }

@@ -17,6 +17,7 @@ const DAY_MS = 86_400_000;
 /** One pass. Returns its counters and records them in reconciler_passes. */
 export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconciler'): Promise<PassCounters> {
   const startedAt = ctx.clock.now();
+  const timer = performance.now();
   let counters: PassCounters | null = null;
   let error: unknown = null;
   try {
@@ -31,6 +32,7 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
     error = err;
     throw err;
   } finally {
+    ctx.metrics?.passEnded(error ? 'error' : 'ok', (performance.now() - timer) / 1000);
     await recordPass(ctx.db, {
       reconciler: reconcilerId,
       startedAt,

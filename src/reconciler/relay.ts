@@ -2,6 +2,8 @@
 import type { TaskMessage } from '../broker/types.js';
 import { outboxBackoffMs } from '../domain/backoff.js';
 import { describeError, InjectedFault } from '../errors.js';
+import { PublishSpans } from '../observability/spans.js';
+import { tracerOf } from '../observability/trace.js';
 import {
   awaitOutboxAck,
   claimDueOutboxRows,
@@ -89,6 +91,7 @@ async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: Relay
   if (skip.length > 0) {
     await markOutboxDispatched(ctx.db, skip.map(ref), ctx.clock.now());
     c.skipped += skip.length;
+    for (const r of skip) ctx.metrics?.relaySkippedRows(r.kind);
   }
   await failRows(ctx, unknown, new Error('unknown outbox kind'), c);
   await relayPostSyncAtMostOnce(ctx, postSyncFirst, c);
@@ -98,12 +101,15 @@ async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: Relay
 /** dispatch / finalize (and exactly-once post_sync): publish while claimed, then mark. */
 async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
   if (rows.length === 0) return;
+  const spans = new PublishSpans(tracerOf(ctx), rows);
   try {
     await ctx.broker.publish(rows.map(outboxMessage));
   } catch (err) {
+    spans.failed(err);
     await failRows(ctx, rows, err, c);
     return;
   }
+  spans.ok();
   await ctx.faults.hit('relay.afterPublish.beforeMark');
   const now = ctx.clock.now();
   const acks = rows.filter((r) => r.kind === 'post_sync');
@@ -112,8 +118,17 @@ async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCo
     ...(await markOutboxDispatched(ctx.db, marks.map(ref), now)),
     ...(await awaitOutboxAck(ctx.db, acks.map(ref), after(now, ctx.settings.claimTimeoutMs), now)),
   ];
-  if (done.length < rows.length) ctx.logger.warn({ lost: rows.length - done.length }, 'outbox claim lost before mark (another relay took over)');
-  for (const r of rows) c[COUNTER[r.kind]!] += 1;
+  if (done.length < rows.length) {
+    const marked = new Set(done);
+    for (const r of rows.filter((row) => !marked.has(row.id))) {
+      ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind }, 'outbox claim lost before mark (another relay took over)');
+    }
+  }
+  for (const r of rows) {
+    c[COUNTER[r.kind]!] += 1;
+    ctx.metrics?.relayPublished(r.kind);
+    ctx.logger.debug({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts }, 'outbox row published');
+  }
 }
 
 /** post_sync at-most-once: mark dispatched and commit FIRST, then publish; a failure is logged, never re-armed. */
@@ -123,11 +138,17 @@ async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c:
   const mine = rows.filter((r) => marked.has(r.id));
   await ctx.faults.hit('relay.postSync.afterMark.beforePublish');
   const messages: TaskMessage[] = mine.map(outboxMessage);
+  const spans = new PublishSpans(tracerOf(ctx), mine);
   try {
     await ctx.broker.publish(messages);
+    spans.ok();
     c.relayed_post_sync += mine.length;
+    ctx.metrics?.relayPublished('post_sync', mine.length);
+    for (const r of mine) ctx.logger.debug({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts }, 'outbox row published');
   } catch (err) {
+    spans.failed(err);
     c.publish_failures += mine.length;
+    ctx.metrics?.relayFailed('post_sync', mine.length);
     for (const r of mine) {
       ctx.logger.error({ runId: r.sync_run_id, outboxId: r.id, err: describeError(err) }, 'post_sync_publish_lost');
     }
@@ -144,6 +165,7 @@ async function failRows(ctx: EngineContext, rows: OutboxRow[], err: unknown, c: 
     now,
   );
   c.publish_failures += rows.length;
+  for (const r of rows) ctx.metrics?.relayFailed(r.kind);
   for (const r of rows) ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, err: error }, 'outbox publish failed');
 }
 

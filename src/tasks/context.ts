@@ -1,4 +1,5 @@
 /** Everything a task needs, passed explicitly (no process-wide singletons). */
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Broker } from '../broker/types.js';
 import type { Clock } from '../clock.js';
@@ -6,6 +7,7 @@ import type { ResolvedSettings } from '../config.js';
 import type { Db } from '../db/types.js';
 import type { RetryEligibility } from '../domain/retryPolicy.js';
 import type { Faults } from '../faults.js';
+import type { EngineMetrics } from '../observability/metrics.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 
 export interface EngineContext {
@@ -21,6 +23,10 @@ export interface EngineContext {
   retryEligibility: RetryEligibility;
   /** Source of randomness for jitter (tests pin it). */
   random: () => number;
+  /** Prometheus metrics in the engine's own registry; absent, nothing is recorded. */
+  metrics?: EngineMetrics;
+  /** Where spans come from. @default the global tracer provider's `syncrelay` tracer */
+  tracer?: Tracer;
 }
 
 export function after(now: Date, ms: number): Date {

@@ -12,6 +12,7 @@ import {
   lockBuckets,
   markUnitsUnpublished,
 } from '../store/dispatch.js';
+import { runTrace } from '../observability/trace.js';
 import { markJobRunRunning } from '../store/jobRuns.js';
 import { armOutbox } from '../store/outbox.js';
 import type { RunRow, UnitRow } from '../store/rows.js';
@@ -79,9 +80,9 @@ async function rearm(ctx: EngineContext, tx: Tx, run: RunRow, now: Date, staleBe
   if (s.waiting > 0) times.push(now.getTime() + ctx.settings.redispatchCountdownMs);
   if (s.nextRetryAt) times.push(s.nextRetryAt.getTime());
   if (times.length > 0) {
-    await armOutbox(tx, 'dispatch_sync_run', target, new Date(Math.min(...times)), now);
+    await armOutbox(tx, 'dispatch_sync_run', target, new Date(Math.min(...times)), now, runTrace(run));
   } else if (s.inFlight === 0) {
-    await armOutbox(tx, 'finalize_sync_run', target, now, now);
+    await armOutbox(tx, 'finalize_sync_run', target, now, now, runTrace(run));
   }
 }
 
@@ -100,22 +101,26 @@ async function denyRun(
     await finalizeInTx(ctx, tx, run.id, now, { capped_unit_ids: denied });
     return { kind: 'denied', deniedUnits: denied.length, runFailed: true };
   }
-  await armOutbox(tx, 'finalize_sync_run', [{ orgId: run.org_id, runId: run.id }], now, now);
+  await armOutbox(tx, 'finalize_sync_run', [{ orgId: run.org_id, runId: run.id }], now, now, runTrace(run));
   return { kind: 'denied', deniedUnits: denied.length, runFailed: false };
 }
 
-/** After commit: one run_sync_unit per claimed unit; on failure re-arm the dispatch row with backoff. */
+/**
+ * After commit: one run_sync_unit per claimed unit, carrying the run's trace; on failure re-arm the
+ * dispatch row with backoff.
+ */
 async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): Promise<boolean> {
   if (units.length === 0) return true;
+  const trace = runTrace(run);
   try {
-    await ctx.broker.publish(units.map((u) => unitMessage(u)));
+    await ctx.broker.publish(units.map((u) => unitMessage(u, trace)));
     return true;
   } catch (err) {
     const now = ctx.clock.now();
-    ctx.logger.warn({ runId: run.id, err: describeError(err) }, 'run_sync_unit publish failed; dispatch re-armed');
+    ctx.logger.warn({ runId: run.id, unitIds: units.map((u) => u.id), err: describeError(err) }, 'run_sync_unit publish failed; dispatch re-armed');
     await ctx.db.transaction(async (tx) => {
       await markUnitsUnpublished(tx, units);
-      await armOutbox(tx, 'dispatch_sync_run', [{ orgId: run.org_id, runId: run.id }], after(now, outboxBackoffMs(1)), now);
+      await armOutbox(tx, 'dispatch_sync_run', [{ orgId: run.org_id, runId: run.id }], after(now, outboxBackoffMs(1)), now, trace);
     });
     return false;
   }

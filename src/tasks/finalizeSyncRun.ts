@@ -2,6 +2,7 @@
 import type { Tx } from '../db/types.js';
 import { aggregateRun, jobRunStatusFor } from '../domain/aggregate.js';
 import { isTerminalRun } from '../domain/statuses.js';
+import { runTrace } from '../observability/trace.js';
 import { completeJobRun } from '../store/jobRuns.js';
 import { insertLedgerRow } from '../store/ledger.js';
 import { armOutbox } from '../store/outbox.js';
@@ -47,7 +48,7 @@ export async function finalizeInTx(
   const jobStatus = jobRunStatusFor(outcome.status) as 'success' | 'failed' | 'cancelled';
   await completeJobRun(tx, runId, jobStatus, counts, outcome.error, now);
   if (await insertLedgerRow(tx, run.org_id, runId, 'post_sync', now)) {
-    await armOutbox(tx, 'post_sync', [{ orgId: run.org_id, runId }], now, now);
+    await armOutbox(tx, 'post_sync', [{ orgId: run.org_id, runId }], now, now, runTrace(run));
   }
   ctx.logger.info({ runId, status: outcome.status, ...counts }, 'run finalized');
   return 'finalized';

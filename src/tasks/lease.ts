@@ -27,6 +27,8 @@ export class UnitLease implements LeaseGuard {
     readonly owner: string,
     leaseExpiresAt: Date,
     private readonly shutdown?: AbortSignal,
+    /** For log lines. */
+    private readonly runId?: string,
   ) {
     this.expiresAt = leaseExpiresAt;
     this.softTimer = setTimeout(() => this.end('soft_timeout', new ProviderTimeoutError('soft timeout')), ctx.settings.softTimeoutMs);
@@ -101,7 +103,7 @@ export class UnitLease implements LeaseGuard {
       if (!next) return this.end('lost', new LeaseLostError(this.unitId));
       this.expiresAt = next;
     } catch (err) {
-      this.ctx.logger.warn({ unitId: this.unitId, err: describeError(err) }, 'heartbeat failed');
+      this.ctx.logger.warn({ runId: this.runId, unitId: this.unitId, err: describeError(err) }, 'heartbeat failed');
       if (clock.now() >= this.expiresAt) return this.end('lost', new LeaseLostError(this.unitId, { cause: err }));
     }
     if (this.state === 'held') this.scheduleHeartbeat();

@@ -11,6 +11,14 @@ export function outboxMessage(row: OutboxRow): TaskMessage {
   };
 }
 
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const OUTBOX_JOB_ID = new RegExp(`^(?:dispatch_sync_run|finalize_sync_run|post_sync)\\.(${UUID})\\.`);
+
+/** The outbox row a message was published for (read back from its job id), or null for unit messages. */
+export function outboxIdOf(msg: TaskMessage): string | null {
+  return OUTBOX_JOB_ID.exec(msg.jobId)?.[1] ?? null;
+}
+
 /** One run_sync_unit per dispatch of a unit (the dispatch time tells re-publishes apart). */
 export function unitMessage(unit: UnitRow, trace?: Record<string, string> | null): TaskMessage {
   const at = (unit.dispatched_at ?? unit.updated_at).getTime();

@@ -1,6 +1,7 @@
 /** run_sync_unit(unit_id) — executes a provider unit at most once per lease. */
 import { randomUUID } from 'node:crypto';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
+import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
 import type { UnitRow } from '../store/rows.js';
 import { getIntegration, getSourceKey } from '../store/integrations.js';
@@ -14,6 +15,8 @@ export type UnitOutcome = 'not_dispatchable' | EndOutcome | 'abandoned';
 export interface RunUnitOptions {
   /** Aborted when the worker shuts down: the unit is abandoned (its lease ended at once). */
   shutdown?: AbortSignal;
+  /** The run's trace context (from the task payload), stored on the outbox rows the unit's end arms. */
+  trace?: TraceCarrier | null;
 }
 
 export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
@@ -27,11 +30,24 @@ export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunU
     maxLifetimeMs: settings.maxLifetimeMs,
   });
   if (!unit) return 'not_dispatchable';
+  const started = performance.now();
+  let outcome: UnitOutcome | 'error' = 'error';
+  try {
+    outcome = await runClaimed(ctx, unit, owner, opts);
+    return outcome;
+  } finally {
+    ctx.metrics?.unitEnded(unit.provider, outcome, (performance.now() - started) / 1000);
+  }
+}
+
+/** The claimed attempt: provider under the lease, then its one ending (terminal, retry or nothing). */
+async function runClaimed(ctx: EngineContext, unit: UnitRow, owner: string, opts: RunUnitOptions): Promise<UnitOutcome> {
+  const { clock } = ctx;
   await ctx.faults.hit('unit.afterClaim');
   const logger = ctx.logger.child({ runId: unit.sync_run_id, unitId: unit.id });
   const plugin = await resolvePlugin(ctx, unit);
-  if ('error' in plugin) return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined);
-  const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown);
+  if ('error' in plugin) return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
+  const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   let result: UnitResult | undefined;
   let error: unknown;
   try {
@@ -51,7 +67,7 @@ export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunU
     lease.stop();
   }
   await ctx.faults.hit('unit.beforeComplete');
-  return settle(ctx, unit, owner, lease, plugin, result, error);
+  return settle(ctx, unit, owner, lease, plugin, result, error, opts.trace);
 }
 
 async function settle(
@@ -62,6 +78,7 @@ async function settle(
   plugin: Plugin,
   result: UnitResult | undefined,
   error: unknown,
+  trace: TraceCarrier | null | undefined,
 ): Promise<UnitOutcome> {
   const dataset = plugin.dataset;
   switch (lease.outcome) {
@@ -71,15 +88,15 @@ async function settle(
       await lease.abandon();
       return 'abandoned';
     case 'soft_timeout':
-      return softTimeoutUnit(ctx, unit, owner, surfaceFacts(plugin), error ?? new Error('soft timeout'), dataset);
+      return softTimeoutUnit(ctx, unit, owner, surfaceFacts(plugin), error ?? new Error('soft timeout'), dataset, trace);
     case 'held':
       break;
   }
   if (error instanceof LeaseLostError) return 'lease_lost';
-  if (error instanceof RateLimitError) return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset);
+  if (error instanceof RateLimitError) return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset, trace);
   if (error !== undefined) {
     ctx.logger.info({ runId: unit.sync_run_id, unitId: unit.id, err: describeError(error) }, 'unit failed');
-    return endUnit(ctx, unit, owner, failure(classifyError(error), error), dataset);
+    return endUnit(ctx, unit, owner, failure(classifyError(error), error), dataset, trace);
   }
   const r = result ?? {};
   return endUnit(
@@ -94,6 +111,7 @@ async function settle(
       watermark: r.watermark === undefined ? unit.before_at : r.watermark,
     },
     dataset,
+    trace,
   );
 }
 

@@ -2,6 +2,7 @@
 import { decideExpiry } from '../domain/retryPolicy.js';
 import { rateLimitBudgetExceeded, rateLimitDelayMs } from '../domain/backoff.js';
 import type { ErrorCategory } from '../errors.js';
+import type { TraceCarrier } from '../observability/trace.js';
 import { describeError } from '../errors.js';
 import type { DatasetSpec } from '../providers/types.js';
 import { armOutbox } from '../store/outbox.js';
@@ -29,7 +30,14 @@ export interface Terminal {
  * finalize / freed-capacity wake-ups. A lost lease writes nothing. After commit, a unit that saw
  * other open units re-checks with a fresh snapshot and arms finalize if the run became finalizable.
  */
-export async function endUnit(ctx: EngineContext, unit: UnitRow, owner: string, t: Terminal, dataset: DatasetSpec | undefined): Promise<EndOutcome> {
+export async function endUnit(
+  ctx: EngineContext,
+  unit: UnitRow,
+  owner: string,
+  t: Terminal,
+  dataset: DatasetSpec | undefined,
+  trace?: TraceCarrier | null,
+): Promise<EndOutcome> {
   let sawOthers: boolean;
   try {
     sawOthers = await ctx.db.transaction(async (tx) => {
@@ -43,7 +51,7 @@ export async function endUnit(ctx: EngineContext, unit: UnitRow, owner: string, 
           now,
         );
       }
-      const sawOthers = await armAfterUnitEnd(tx, row, now);
+      const sawOthers = await armAfterUnitEnd(tx, row, now, trace);
       await ctx.faults.hit('unit.complete.beforeCommit');
       return sawOthers;
     });
@@ -52,16 +60,16 @@ export async function endUnit(ctx: EngineContext, unit: UnitRow, owner: string, 
     throw err;
   }
   await ctx.faults.hit('unit.afterComplete.beforeRecheck');
-  if (sawOthers) await recheckFinalizable(ctx, unit);
+  if (sawOthers) await recheckFinalizable(ctx, unit, trace);
   return t.status;
 }
 
 /** Of two "last" units racing, the later one sees the run finalizable here and arms finalize. */
-export async function recheckFinalizable(ctx: EngineContext, unit: UnitRow): Promise<void> {
+export async function recheckFinalizable(ctx: EngineContext, unit: UnitRow, trace?: TraceCarrier | null): Promise<void> {
   if (await hasOtherOpenUnit(ctx.db, unit.sync_run_id, null)) return;
   await ctx.db.transaction((tx) => {
     const now = ctx.clock.now();
-    return armOutbox(tx, 'finalize_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], now, now);
+    return armOutbox(tx, 'finalize_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], now, now, trace);
   });
 }
 
@@ -73,16 +81,19 @@ async function retryUnit(
   reason: 'rate_limit' | 'soft_timeout',
   delayMs: number,
   error: string,
+  trace?: TraceCarrier | null,
 ): Promise<EndOutcome> {
-  return ctx.db.transaction(async (tx) => {
+  const outcome = await ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
     const availableAt = after(now, delayMs);
     const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
     if (!row) return 'lease_lost' as const;
-    await armOutbox(tx, 'dispatch_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], availableAt, now);
-    await armAfterUnitEnd(tx, row, now);
+    await armOutbox(tx, 'dispatch_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], availableAt, now, trace);
+    await armAfterUnitEnd(tx, row, now, trace);
     return 'retrying' as const;
   });
+  if (outcome === 'retrying') ctx.metrics?.unitRetried(reason);
+  return outcome;
 }
 
 export function failure(category: ErrorCategory, err: unknown, extra: Record<string, unknown> = {}): Terminal {
@@ -103,13 +114,14 @@ export async function deferUnit(
   retryAfterMs: number,
   err: unknown,
   dataset: DatasetSpec | undefined,
+  trace?: TraceCarrier | null,
 ): Promise<EndOutcome> {
   const now = ctx.clock.now().getTime();
   const first = unit.rate_limit_first_seen_at?.getTime() ?? null;
   if (rateLimitBudgetExceeded(unit.rate_limit_deferrals, first, now)) {
-    return endUnit(ctx, unit, owner, failure('rate_limit', err, { rate_limit_deferrals: unit.rate_limit_deferrals }), dataset);
+    return endUnit(ctx, unit, owner, failure('rate_limit', err, { rate_limit_deferrals: unit.rate_limit_deferrals }), dataset, trace);
   }
-  return retryUnit(ctx, unit, owner, 'rate_limit', rateLimitDelayMs(retryAfterMs, ctx.random), describeError(err));
+  return retryUnit(ctx, unit, owner, 'rate_limit', rateLimitDelayMs(retryAfterMs, ctx.random), describeError(err), trace);
 }
 
 /** Soft timeout: treated like an expired lease — eligible units retry, others fail (`timeout`). */
@@ -120,6 +132,7 @@ export async function softTimeoutUnit(
   facts: { declaredSurfaces: readonly string[]; retrySafeSurfaces: readonly string[] },
   err: unknown,
   dataset: DatasetSpec | undefined,
+  trace?: TraceCarrier | null,
 ): Promise<EndOutcome> {
   const decision = decideExpiry(
     ctx.retryEligibility,
@@ -128,7 +141,7 @@ export async function softTimeoutUnit(
     ctx.settings.expiredLeaseMaxRetries,
   );
   if (decision === 'retry') {
-    return retryUnit(ctx, unit, owner, 'soft_timeout', ctx.settings.expiredLeaseRetryBackoffMs, describeError(err));
+    return retryUnit(ctx, unit, owner, 'soft_timeout', ctx.settings.expiredLeaseRetryBackoffMs, describeError(err), trace);
   }
-  return endUnit(ctx, unit, owner, failure('timeout', err), dataset);
+  return endUnit(ctx, unit, owner, failure('timeout', err), dataset, trace);
 }

@@ -7,10 +7,13 @@
 import type { Consumer, TaskMessage } from '../broker/types.js';
 import { describeError } from '../errors.js';
 import { outboxBackoffMs } from '../domain/backoff.js';
+import { ATTR, inTaskSpan, outcomeName } from '../observability/spans.js';
+import { failSpan, traceCarrier, traceIds, tracerOf } from '../observability/trace.js';
 import { armOutbox } from '../store/outbox.js';
 import { after, type EngineContext } from '../tasks/context.js';
 import { dispatchSyncRun } from '../tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
+import { outboxIdOf } from '../tasks/messages.js';
 import { postSync } from '../tasks/postSync.js';
 import { runSyncUnit } from '../tasks/runSyncUnit.js';
 
@@ -44,17 +47,27 @@ export class Worker {
     this.consumer = this.ctx.broker.consume((msg) => this.handle(msg), { concurrency: this.options.concurrency ?? 4 });
   }
 
-  /** Handles one message; never throws (errors are logged; the outbox and reconciler recover). */
+  /**
+   * Handles one message in a span joined to the run's trace; never throws (errors are logged; the
+   * outbox and reconciler recover).
+   */
   async handle(msg: TaskMessage): Promise<void> {
     const { runId, unitId } = msg.payload;
-    const logger = this.ctx.logger.child({ task: msg.name, runId, ...(unitId ? { unitId } : {}) });
-    try {
-      const outcome = await this.run(msg);
-      logger.debug({ outcome }, 'task done');
-    } catch (err) {
-      logger.error({ err: describeError(err) }, 'task failed');
-      if (msg.name === 'post_sync') await this.rearmPostSync(msg).catch(() => undefined);
-    }
+    const outboxId = outboxIdOf(msg);
+    const ids = { task: msg.name, runId, ...(unitId ? { unitId } : {}), ...(outboxId ? { outboxId } : {}) };
+    await inTaskSpan(tracerOf(this.ctx), msg, outboxId, async (span) => {
+      const logger = this.ctx.logger.child({ ...ids, ...traceIds(span) });
+      try {
+        const outcome = await this.run(msg);
+        const name = outcomeName(outcome);
+        if (name) span.setAttribute(ATTR.outcome, name);
+        logger.debug({ outcome }, 'task done');
+      } catch (err) {
+        failSpan(span, err);
+        logger.error({ err: describeError(err) }, 'task failed');
+        if (msg.name === 'post_sync') await this.rearmPostSync(msg).catch(() => undefined);
+      }
+    });
   }
 
   private run(msg: TaskMessage): Promise<unknown> {
@@ -63,7 +76,7 @@ export class Worker {
       case 'dispatch_sync_run':
         return dispatchSyncRun(this.ctx, runId);
       case 'run_sync_unit':
-        return runSyncUnit(this.ctx, unitId!, { shutdown: this.shutdown.signal });
+        return runSyncUnit(this.ctx, unitId!, { shutdown: this.shutdown.signal, trace: traceCarrier(msg.payload.trace) });
       case 'finalize_sync_run':
         return finalizeSyncRun(this.ctx, runId);
       case 'post_sync':
@@ -76,7 +89,8 @@ export class Worker {
     if (this.ctx.settings.postSyncDelivery !== 'exactly-once') return;
     const now = this.ctx.clock.now();
     const target = [{ orgId: msg.payload.orgId, runId: msg.payload.runId }];
-    await this.ctx.db.transaction((tx) => armOutbox(tx, 'post_sync', target, after(now, outboxBackoffMs(1)), now));
+    const trace = traceCarrier(msg.payload.trace);
+    await this.ctx.db.transaction((tx) => armOutbox(tx, 'post_sync', target, after(now, outboxBackoffMs(1)), now, trace));
   }
 
   /** Graceful stop; a second call returns the same promise. */
