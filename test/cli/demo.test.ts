@@ -54,7 +54,7 @@ describe('syncrelay demo (embedded)', () => {
   });
 
   it('start holds the embedded database; others are refused until it stops on SIGTERM', async () => {
-    const svc = startCli(['start'], { env, cwd: dir, timeoutMs: 60_000 });
+    const svc = startCli(['start', '--port', '0'], { env, cwd: dir, timeoutMs: 60_000 });
     try {
       await until(() => svc.stderr().includes('"syncrelay started"'), 30_000, 'start');
       const r = await runCli(['runs', 'list'], { env, cwd: dir });

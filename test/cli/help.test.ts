@@ -39,9 +39,9 @@ describe('syncrelay --help', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('says that start runs the worker and the reconciler', async () => {
+  it('says that start runs the worker, the reconciler and the HTTP API', async () => {
     const r = await runCli(['start', '--help']);
-    expect(r.stdout).toMatch(/runs the worker and the reconciler/);
+    expect(r.stdout).toMatch(/runs the worker and the reconciler, and serves the HTTP API/);
     expect(r.stdout).not.toMatch(/TODO/i);
   });
 });
