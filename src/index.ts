@@ -47,3 +47,8 @@ export {
   classifyError,
   type ErrorCategory,
 } from './errors.js';
+export { buildServer, startApiServer, type ApiServerOptions, type ApiPlugin, type RunningApiServer } from './api/server.js';
+export { EngineMetrics, metricsPlugin } from './observability/index.js';
+export { createSchedule, updateSchedule, deleteSchedule, type NewSchedule } from './planning/schedules.js';
+export { runSchedulerTick } from './planning/scheduler.js';
+export { createApiToken } from './api/tokens.js';
