@@ -40,6 +40,14 @@ function ensureChromium(): string | null {
   return existsSync(CHROMIUM) ? null : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${r.status})`;
 }
 
+/** The page from the top down to the end of its card, at the viewport's width. */
+async function screenshotToContent(page: Page, path: string): Promise<void> {
+  const card = await page.locator('main .card').last().boundingBox();
+  const viewport = page.viewportSize()!;
+  const height = Math.min(viewport.height, Math.ceil((card?.y ?? 0) + (card?.height ?? viewport.height) + 24));
+  await page.screenshot({ path, clip: { x: 0, y: 0, width: viewport.width, height } });
+}
+
 const missing = ensureChromium();
 if (missing) {
   if (process.env.CI) throw new Error(`dashboard browser test: ${missing}`);
@@ -174,7 +182,7 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     await expect.poll(() => page.locator('#history-rows').textContent()).toContain('No job runs match');
     await page.getByLabel('Status').selectOption('success');
     await row.waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-history.png') });
+    await screenshotToContent(page, join(SCREENSHOTS, 'dashboard-history.png'));
   });
 
   it('opens the run page: JobRun, progress 100 % and every unit', async () => {
