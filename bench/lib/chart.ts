@@ -1,0 +1,55 @@
+/** An SVG bar chart of each scenario's ratio with its target marked (green met, red not met). */
+import type { ScenarioResult } from './types.js';
+
+interface Report {
+  started_at: string;
+  machine: { cpus: number; cpu_model: string };
+  quick: boolean;
+  results: ScenarioResult[];
+}
+
+const ROW = 34;
+const LEFT = 260;
+const WIDTH = 820;
+const BAR_MAX = WIDTH - LEFT - 120;
+
+function escape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The number in a target like ">= 0.6" or "<= 1.5". */
+function targetValue(target: string): number {
+  const m = /([0-9.]+)/.exec(target);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+export function renderChart(report: Report): string {
+  const rows = report.results.filter((r) => Number.isFinite(r.ratio));
+  const scaleMax = Math.max(2, ...rows.map((r) => Math.min(r.ratio, 10)), ...rows.map((r) => targetValue(r.target)).filter(Number.isFinite));
+  const x = (v: number) => LEFT + (Math.min(v, scaleMax) / scaleMax) * BAR_MAX;
+  const height = 70 + rows.length * ROW + 40;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="sans-serif" font-size="13">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="16" y="24" font-size="16" font-weight="bold">syncrelay bench: ratio to the baseline of the same run</text>`,
+    `<text x="16" y="44" fill="#555">${escape(`${report.started_at} · ${report.machine.cpus} × ${report.machine.cpu_model}${report.quick ? ' · QUICK (smoke sizes)' : ''}`)}</text>`,
+  ];
+  rows.forEach((r, i) => {
+    const y = 64 + i * ROW;
+    const colour = r.met ? '#2e7d32' : '#c62828';
+    const t = targetValue(r.target);
+    parts.push(
+      `<text x="16" y="${y + 17}">${escape(r.scenario)}</text>`,
+      `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" fill="${colour}" opacity="0.85"/>`,
+      `<text x="${x(r.ratio) + 6}" y="${y + 17}">${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} (target ${escape(r.target)})</text>`,
+    );
+    if (Number.isFinite(t)) parts.push(`<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`);
+  });
+  const axisY = 64 + rows.length * ROW + 8;
+  parts.push(`<line x1="${LEFT}" x2="${LEFT + BAR_MAX}" y1="${axisY}" y2="${axisY}" stroke="#999"/>`);
+  for (let v = 0; v <= scaleMax + 1e-9; v += scaleMax > 4 ? 1 : 0.5) {
+    parts.push(`<text x="${x(v)}" y="${axisY + 16}" text-anchor="middle" fill="#555">${v}</text>`);
+  }
+  parts.push(`<text x="16" y="${axisY + 16}" fill="#555">dashed: target</text>`, '</svg>');
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,2 @@
+import type { Scenario } from '../lib/types.js';
+export const historyScenario: Scenario = { name: 'history', async run() { return []; } };

@@ -1,0 +1,2 @@
+import type { Scenario } from '../lib/types.js';
+export const latencyScenario: Scenario = { name: 'latency', async run() { return []; } };
