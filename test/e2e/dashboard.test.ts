@@ -2,7 +2,8 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core against a real
  * server (API + dashboard) on a cloned PostgreSQL database, with a worker and the reconciler in
  * this process. Signs in with a token, triggers a backfill from the page, watches it finish, and
- * checks the run, outbox and reconciler pages; saves screenshots to docs/screenshots/.
+ * checks the run, outbox and reconciler pages; saves screenshots (to docs/screenshots/ with
+ * SYNCRELAY_UPDATE_SCREENSHOTS=1).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -23,9 +24,10 @@ import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const SCREENSHOTS = join(ROOT, 'docs/screenshots');
 /** Pages not shown in the README go where CI keeps its artifacts. */
 const MORE_SCREENSHOTS = join(ROOT, 'test-output/screenshots');
+/** The README's screenshots are rewritten only on request (SYNCRELAY_UPDATE_SCREENSHOTS=1). */
+const SCREENSHOTS = process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : MORE_SCREENSHOTS;
 const ORG = 'acme';
 
 /** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
