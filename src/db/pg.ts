@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { forgetIfStalePlan, statementName } from './prepared.js';
 import { isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
 import type { Db, QueryResult, Tx } from './types.js';
 
@@ -24,7 +25,10 @@ export class PgDb implements Db {
       connectionString: options.connectionString,
       max: options.max ?? 10,
       application_name: options.applicationName ?? 'syncrelay',
-    });
+      // Queries issued back to back go out without waiting for each other (BEGIN and the first
+      // statement of a transaction share one round trip); a caller still awaits its own result.
+      pipeline: true,
+    } as pg.PoolConfig);
     // An idle client that dies (pg_terminate_backend, restart) must not crash the process.
     this.pool.on('error', () => undefined);
   }
@@ -33,9 +37,10 @@ export class PgDb implements Db {
   async query<R>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await this.pool.query(text, values as unknown[] | undefined);
+        const res = await this.pool.query(config(text, values));
         return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
       } catch (err) {
+        if (forgetIfStalePlan(err, text) && attempt < MAX_TX_ATTEMPTS) continue;
         if (!isRetryableTxError(err) || attempt >= MAX_TX_ATTEMPTS) throw err;
         await new Promise((r) => setTimeout(r, retryPauseMs(attempt)));
       }
@@ -55,6 +60,7 @@ export class PgDb implements Db {
       try {
         return await this.transactionOnce(fn);
       } catch (err) {
+        if ((err as { staleText?: string }).staleText !== undefined && attempt < MAX_TX_ATTEMPTS) continue;
         if (!isRetryableTxError(err) || attempt >= MAX_TX_ATTEMPTS) throw err;
         await new Promise((r) => setTimeout(r, retryPauseMs(attempt)));
       }
@@ -65,8 +71,14 @@ export class PgDb implements Db {
     const client = await this.pool.connect();
     const tx: Tx = {
       query: async <R>(text: string, values?: readonly unknown[]) => {
-        const res = await client.query(text, values as unknown[] | undefined);
-        return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+        try {
+          const res = await client.query(config(text, values));
+          return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+        } catch (err) {
+          // The transaction is aborted either way; marked, it runs again with the text unnamed.
+          if (forgetIfStalePlan(err, text) && err instanceof Error) Object.assign(err, { staleText: text });
+          throw err;
+        }
       },
       exec: async (script: string) => {
         await client.query(script);
@@ -74,8 +86,11 @@ export class PgDb implements Db {
     };
     let broken: unknown = undefined;
     try {
-      await client.query('BEGIN');
+      // Pipelined: the transaction's first statement is written right behind BEGIN.
+      const begun = client.query('BEGIN');
+      begun.catch(() => undefined);
       const result = await fn(tx);
+      await begun;
       await client.query('COMMIT');
       return result;
     } catch (err) {
@@ -150,4 +165,10 @@ export class PgDb implements Db {
     this.listener = null;
     await Promise.allSettled([l?.end(), this.pool.end()]);
   }
+}
+
+/** A named (prepared) statement where the text allows it; see ./prepared.ts. */
+function config(text: string, values: readonly unknown[] | undefined): pg.QueryConfig {
+  const name = statementName(text);
+  return name ? { name, text, values: values as unknown[] | undefined } : { text, values: values as unknown[] | undefined };
 }

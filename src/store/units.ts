@@ -59,21 +59,34 @@ export interface ClaimArgs {
   maxLifetimeMs: number;
 }
 
+/** What a worker needs besides the unit row to run it, read in the claim's own statement. */
+export interface UnitContextFacts {
+  /** The unit's integration (id, org_id, provider, name, config), or null if it is gone. */
+  integration: { id: string; org_id: string; provider: string; name: string; config: Record<string, unknown> } | null;
+  /** The external key of the unit's source, or null (no source, or gone). */
+  source_key: string | null;
+}
+
+export type ClaimedUnit = UnitRow & UnitContextFacts;
+
 /**
  * The claim CAS: dispatching → running under a new owner, attempts+1, lease = min(now+lease,
- * deadline) where the deadline is now + max lifetime. Requires the run to be non-terminal.
- * Locks: the unit row. Returns the claimed unit, or null when somebody else won.
+ * deadline) where the deadline is now + max lifetime. Requires the run to be non-terminal (read per
+ * row, so the unit is always found through its primary key). Locks: the unit row. Returns the claimed unit with its integration and source key (so a worker
+ * needs no further read to start it), or null when somebody else won.
  */
-export async function claimUnit(tx: Tx, a: ClaimArgs): Promise<UnitRow | null> {
-  const { rows } = await tx.query<UnitRow>(
+export async function claimUnit(tx: Tx, a: ClaimArgs): Promise<ClaimedUnit | null> {
+  const { rows } = await tx.query<ClaimedUnit>(
     `UPDATE sync_run_units u
         SET status = 'running', lease_owner = $2, attempts = u.attempts + 1, started_at = $3,
             lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
             last_heartbeat_at = $3, updated_at = $3
-       FROM sync_runs r
-      WHERE u.id = $1 AND u.status = 'dispatching' AND r.id = u.sync_run_id
-        AND r.status NOT IN ${RUN_TERMINAL_SQL}
-      RETURNING u.*`,
+      WHERE u.id = $1 AND u.status = 'dispatching'
+        AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*,
+        (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name, 'config', i.config)
+           FROM integrations i WHERE i.id = u.integration_id) AS integration,
+        (SELECT s.external_key FROM integration_sources s WHERE s.id = u.source_id) AS source_key`,
     [a.unitId, a.owner, a.now, a.leaseMs, a.maxLifetimeMs],
   );
   return rows[0] ?? null;
@@ -124,21 +137,39 @@ export interface FinishArgs {
   touchedSurfaces: readonly string[];
 }
 
+/** What a unit's end arms depends on, read in the terminal CAS's own statement. */
+export interface EndFacts {
+  /** Another unit of the run is non-terminal (at the statement's snapshot). */
+  others_open: boolean;
+  /** Runs with planned units in the unit's bucket (at most `wakeLimit`) or in its own run. */
+  waiting_runs: { org_id: string; sync_run_id: string }[];
+}
+
 /**
  * Terminal CAS by the lease holder: running → success/failed while the lease is live and its own
- * and the run non-terminal. Locks: the unit row. Returns the unit, or null if the lease was lost.
+ * and the run non-terminal; also reads the end facts (as hasOtherOpenUnit and
+ * runsWaitingForCapacity would), saving two round trips. Locks: the unit row. Returns the unit
+ * with its end facts, or null if the lease was lost.
  */
-export async function finishUnit(tx: Tx, a: FinishArgs): Promise<UnitRow | null> {
-  const { rows } = await tx.query<UnitRow>(
+export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise<(UnitRow & EndFacts) | null> {
+  const { rows } = await tx.query<UnitRow & EndFacts>(
     `UPDATE sync_run_units u
         SET status = $4, result = $5::jsonb, error = $6, touched_surfaces = $7::text[],
             duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
             lease_expires_at = NULL, updated_at = $3
-       FROM sync_runs r
       WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
-        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
-      RETURNING u.*`,
-    [a.unitId, a.owner, a.now, a.status, JSON.stringify(a.result), a.error, a.touchedSurfaces],
+        AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
+      RETURNING u.*,
+        EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
+                  AND o.id <> u.id) AS others_open,
+        ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
+          (SELECT p.org_id, p.sync_run_id FROM sync_run_units p
+            WHERE p.org_id = u.org_id AND p.provider = u.provider AND p.cost_class = u.cost_class
+              AND p.status = 'planned' LIMIT $8)
+          UNION ALL
+          (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
+        ) w) AS waiting_runs`,
+    [a.unitId, a.owner, a.now, a.status, JSON.stringify(a.result), a.error, a.touchedSurfaces, wakeLimit],
   );
   return rows[0] ?? null;
 }

@@ -4,8 +4,7 @@ import { LeaseLostError, RateLimitError, classifyError, describeError } from '..
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
 import type { UnitRow } from '../store/rows.js';
-import { getIntegration, getSourceKey } from '../store/integrations.js';
-import { claimUnit } from '../store/units.js';
+import { claimUnit, type ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from './context.js';
 import { UnitLease } from './lease.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
@@ -22,18 +21,19 @@ export interface RunUnitOptions {
 export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
   const owner = randomUUID();
   const { settings, clock } = ctx;
-  const unit = await claimUnit(ctx.db, {
+  const claimed = await claimUnit(ctx.db, {
     unitId,
     owner,
     now: clock.now(),
     leaseMs: settings.leaseMs,
     maxLifetimeMs: settings.maxLifetimeMs,
   });
-  if (!unit) return 'not_dispatchable';
+  if (!claimed) return 'not_dispatchable';
+  const { integration, source_key: sourceKey, ...unit } = claimed;
   const started = performance.now();
   let outcome: UnitOutcome | 'error' = 'error';
   try {
-    outcome = await runClaimed(ctx, unit, owner, opts);
+    outcome = await runClaimed(ctx, unit, { integration, sourceKey }, owner, opts);
     return outcome;
   } finally {
     ctx.metrics?.unitEnded(unit.provider, outcome, (performance.now() - started) / 1000);
@@ -41,11 +41,17 @@ export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunU
 }
 
 /** The claimed attempt: provider under the lease, then its one ending (terminal, retry or nothing). */
-async function runClaimed(ctx: EngineContext, unit: UnitRow, owner: string, opts: RunUnitOptions): Promise<UnitOutcome> {
+async function runClaimed(
+  ctx: EngineContext,
+  unit: UnitRow,
+  found: Found,
+  owner: string,
+  opts: RunUnitOptions,
+): Promise<UnitOutcome> {
   const { clock } = ctx;
   await ctx.faults.hit('unit.afterClaim');
   const logger = ctx.logger.child({ runId: unit.sync_run_id, unitId: unit.id });
-  const plugin = await resolvePlugin(ctx, unit);
+  const plugin = resolvePlugin(ctx, unit, found);
   if ('error' in plugin) return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   let result: UnitResult | undefined;
@@ -123,17 +129,22 @@ interface Plugin {
   sourceKey: string | null;
 }
 
-async function resolvePlugin(ctx: EngineContext, unit: UnitRow): Promise<Plugin | { error: Error }> {
+/** The integration and source key read by the claim (null when gone). */
+interface Found {
+  integration: ClaimedUnit['integration'];
+  sourceKey: string | null;
+}
+
+function resolvePlugin(ctx: EngineContext, unit: UnitRow, found: Found): Plugin | { error: Error } {
   try {
-    const row = await getIntegration(ctx.db, unit.integration_id);
+    const row = found.integration;
     if (!row) throw new Error(`integration ${unit.integration_id} not found`);
     const integration: IntegrationInfo = { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config };
     const provider = ctx.registry.get(row.provider);
     const datasets = provider.datasetsFor?.(integration) ?? provider.datasets;
     const dataset = datasets.find((d) => d.key === unit.dataset_key);
     if (!dataset) throw new Error(`provider ${row.provider} has no dataset ${unit.dataset_key}`);
-    const sourceKey = unit.source_id ? await getSourceKey(ctx.db, unit.source_id) : null;
-    return { provider, sink: ctx.registry.sinkFor(provider), integration, dataset, sourceKey };
+    return { provider, sink: ctx.registry.sinkFor(provider), integration, dataset, sourceKey: found.sourceKey };
   } catch (err) {
     return { error: err instanceof Error ? err : new Error(String(err)) };
   }

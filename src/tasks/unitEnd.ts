@@ -9,7 +9,7 @@ import { armOutbox } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
 import { finishUnit, hasOtherOpenUnit, retryOwnUnit } from '../store/units.js';
 import { advanceWatermark } from '../store/watermarks.js';
-import { armAfterUnitEnd } from './afterUnitEnd.js';
+import { armAfterUnitEnd, MAX_RUNS_WOKEN } from './afterUnitEnd.js';
 import { after, type EngineContext } from './context.js';
 
 export type EndOutcome = 'success' | 'failed' | 'retrying' | 'lease_lost';
@@ -42,7 +42,7 @@ export async function endUnit(
   try {
     sawOthers = await ctx.db.transaction(async (tx) => {
       const now = ctx.clock.now();
-      const row = await finishUnit(tx, { unitId: unit.id, owner, now, ...t });
+      const row = await finishUnit(tx, { unitId: unit.id, owner, now, ...t }, MAX_RUNS_WOKEN);
       if (!row) throw new LostDuringEnd();
       if (t.status === 'success' && t.watermark && unit.source_id && unit.mode !== 'backfill' && dataset?.keepsWatermark) {
         await advanceWatermark(
@@ -51,7 +51,7 @@ export async function endUnit(
           now,
         );
       }
-      const sawOthers = await armAfterUnitEnd(tx, row, now, trace);
+      const sawOthers = await armAfterUnitEnd(tx, row, now, trace, row);
       await ctx.faults.hit('unit.complete.beforeCommit');
       return sawOthers;
     });
