@@ -72,24 +72,42 @@ export type ClaimedUnit = UnitRow & UnitContextFacts;
 /**
  * The claim CAS: dispatching → running under a new owner, attempts+1, lease = min(now+lease,
  * deadline) where the deadline is now + max lifetime. Requires the run to be non-terminal (read per
- * row, so the unit is always found through its primary key). Locks: the unit row. Returns the claimed unit with its integration and source key (so a worker
- * needs no further read to start it), or null when somebody else won.
+ * row, so the unit is always found through its primary key). Locks: the unit row. Returns the
+ * claimed unit with its integration and source key (so a worker needs no further read to start
+ * it), or null when somebody else won.
  */
 export async function claimUnit(tx: Tx, a: ClaimArgs): Promise<ClaimedUnit | null> {
+  const [row] = await claimUnits(tx, [{ unitId: a.unitId, owner: a.owner }], a);
+  return row ?? null;
+}
+
+/**
+ * The claim CAS of claimUnit for several units in one statement (one commit): each row is its own
+ * CAS, so a unit somebody else holds is simply not returned. If one unit is asked for twice, at
+ * most one owner wins. Locks: the claimed unit rows. Returns the claimed units (with their
+ * integration and source key); match them to the requests by id AND lease_owner.
+ */
+export async function claimUnits(
+  tx: Tx,
+  claims: readonly { unitId: string; owner: string }[],
+  a: Pick<ClaimArgs, 'now' | 'leaseMs' | 'maxLifetimeMs'>,
+): Promise<ClaimedUnit[]> {
+  if (claims.length === 0) return [];
   const { rows } = await tx.query<ClaimedUnit>(
     `UPDATE sync_run_units u
-        SET status = 'running', lease_owner = $2, attempts = u.attempts + 1, started_at = $3,
+        SET status = 'running', lease_owner = c.owner, attempts = u.attempts + 1, started_at = $3,
             lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
             last_heartbeat_at = $3, updated_at = $3
-      WHERE u.id = $1 AND u.status = 'dispatching'
+       FROM unnest($1::uuid[], $2::text[]) AS c(id, owner)
+      WHERE u.id = c.id AND u.status = 'dispatching'
         AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
       RETURNING u.*,
         (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name, 'config', i.config)
            FROM integrations i WHERE i.id = u.integration_id) AS integration,
         (SELECT s.external_key FROM integration_sources s WHERE s.id = u.source_id) AS source_key`,
-    [a.unitId, a.owner, a.now, a.leaseMs, a.maxLifetimeMs],
+    [claims.map((c) => c.unitId), claims.map((c) => c.owner), a.now, a.leaseMs, a.maxLifetimeMs],
   );
-  return rows[0] ?? null;
+  return rows;
 }
 
 /**

@@ -4,9 +4,10 @@ import { LeaseLostError, RateLimitError, classifyError, describeError } from '..
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
 import type { UnitRow } from '../store/rows.js';
-import { claimUnit, type ClaimedUnit } from '../store/units.js';
+import type { ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from './context.js';
 import { UnitLease } from './lease.js';
+import { claimForRun } from './unitClaims.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
 
 export type UnitOutcome = 'not_dispatchable' | EndOutcome | 'abandoned';
@@ -20,14 +21,7 @@ export interface RunUnitOptions {
 
 export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
   const owner = randomUUID();
-  const { settings, clock } = ctx;
-  const claimed = await claimUnit(ctx.db, {
-    unitId,
-    owner,
-    now: clock.now(),
-    leaseMs: settings.leaseMs,
-    maxLifetimeMs: settings.maxLifetimeMs,
-  });
+  const claimed = await claimForRun(ctx, unitId, owner);
   if (!claimed) return 'not_dispatchable';
   const { integration, source_key: sourceKey, ...unit } = claimed;
   const started = performance.now();
