@@ -5,11 +5,11 @@ import { runTrace, type TraceCarrier } from '../observability/trace.js';
 import type { IntegrationInfo } from '../providers/types.js';
 import { lockBuckets } from '../store/dispatch.js';
 import { getIntegration } from '../store/integrations.js';
-import { armOutbox } from '../store/outbox.js';
+import { armOutboxRows, type Wake } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
 import { expireToFailed, expireToRetrying, findExpiredUnits } from '../store/reconcile.js';
 import { getRun } from '../store/runs.js';
-import { armAfterUnitEnd } from '../tasks/afterUnitEnd.js';
+import { wakesAfterUnitEnd } from '../tasks/afterUnitEnd.js';
 import { after, type EngineContext } from '../tasks/context.js';
 
 export interface ExpireCounters {
@@ -40,6 +40,8 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decide
   await lockBuckets(tx, units);
   const integrations = new Map<string, IntegrationInfo | null>();
   const traces = new Map<string, TraceCarrier | null>();
+  // Every wake-up of the batch is armed at its end, in one statement (one lock order).
+  const wakes: Wake[] = [];
   for (const unit of units) {
     const decision = decideExpiry(
       ctx.retryEligibility,
@@ -47,7 +49,7 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decide
       unit.expired_lease_retry_count,
       ctx.settings.expiredLeaseMaxRetries,
     );
-    const row = await applyDecision(ctx, tx, unit, decision, now);
+    const row = await applyDecision(ctx, tx, unit, decision, now, wakes);
     if (!row) continue;
     c.expired_units += 1;
     if (decision === 'retry') c.expired_retry_units += 1;
@@ -55,19 +57,27 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decide
     decided.push(decision);
     ctx.logger.warn({ runId: unit.sync_run_id, unitId: unit.id, decision }, 'unit lease expired');
     if (!traces.has(row.sync_run_id)) traces.set(row.sync_run_id, runTrace(await getRun(tx, row.sync_run_id)));
-    await armAfterUnitEnd(tx, row, now, traces.get(row.sync_run_id));
+    wakes.push(...(await wakesAfterUnitEnd(tx, row, now, traces.get(row.sync_run_id))).wakes);
   }
+  await armOutboxRows(tx, wakes, now);
   return units.length;
 }
 
-async function applyDecision(ctx: EngineContext, tx: Tx, unit: UnitRow, d: ExpiryDecision, now: Date): Promise<UnitRow | null> {
+async function applyDecision(
+  ctx: EngineContext,
+  tx: Tx,
+  unit: UnitRow,
+  d: ExpiryDecision,
+  now: Date,
+  wakes: Wake[],
+): Promise<UnitRow | null> {
   const base = { unitId: unit.id, owner: unit.lease_owner!, now };
   if (d !== 'retry') {
     return expireToFailed(tx, { ...base, category: d === 'retry_exhausted' ? 'worker_lost_retry_exhausted' : 'worker_lost' });
   }
   const availableAt = after(now, ctx.settings.expiredLeaseRetryBackoffMs);
   const row = await expireToRetrying(tx, { ...base, availableAt });
-  if (row) await armOutbox(tx, 'dispatch_sync_run', [{ orgId: row.org_id, runId: row.sync_run_id }], availableAt, now);
+  if (row) wakes.push({ kind: 'dispatch_sync_run', orgId: row.org_id, runId: row.sync_run_id, availableAt });
   return row;
 }
 

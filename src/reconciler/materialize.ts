@@ -1,5 +1,6 @@
 /** Phase 3: arm outbox rows that should exist but don't. */
-import { armOutbox } from '../store/outbox.js';
+import type { OutboxKind } from '../domain/statuses.js';
+import { armOutboxRows } from '../store/outbox.js';
 import { ledgerRowsWithoutPostSync, runsNeedingDispatch, runsNeedingFinalize } from '../store/reconcile.js';
 import { after, type EngineContext } from '../tasks/context.js';
 
@@ -22,10 +23,10 @@ export async function materialize(ctx: EngineContext): Promise<MaterializeCounte
     );
     const ledgerSince = after(now, -Math.min(outboxRetentionDays * DAY_MS, DAY_MS));
     const postSync = await ledgerRowsWithoutPostSync(tx, ledgerSince, batch);
-    const targets = (rows: { org_id: string; sync_run_id: string }[]) => rows.map((r) => ({ orgId: r.org_id, runId: r.sync_run_id }));
-    await armOutbox(tx, 'finalize_sync_run', targets(finalize), now, now);
-    await armOutbox(tx, 'dispatch_sync_run', targets(dispatch), now, now);
-    await armOutbox(tx, 'post_sync', targets(postSync), now, now);
+    const wakes = (kind: OutboxKind, rows: { org_id: string; sync_run_id: string }[]) =>
+      rows.map((r) => ({ kind, orgId: r.org_id, runId: r.sync_run_id, availableAt: now }));
+    // One statement for all three kinds: rows are locked in the one (run, kind) order.
+    await armOutboxRows(tx, [...wakes('finalize_sync_run', finalize), ...wakes('dispatch_sync_run', dispatch), ...wakes('post_sync', postSync)], now);
     return {
       materialized_dispatch: dispatch.length,
       materialized_finalize: finalize.length,

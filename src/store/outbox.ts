@@ -11,14 +11,78 @@ export interface ArmTarget {
   runId: string;
 }
 
+/** One wake-up: the row of (run, kind) becomes pending and due at `availableAt` (earliest wins). */
+export interface Wake {
+  kind: OutboxKind;
+  orgId: string;
+  runId: string;
+  availableAt: Date;
+  trace?: Record<string, string> | null;
+}
+
+/** The one order every writer locks outbox rows in: by run id, then kind (as the relay's marks do). */
+function byRunThenKind(a: Wake, b: Wake): number {
+  if (a.runId !== b.runId) return a.runId < b.runId ? -1 : 1;
+  return a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0;
+}
+
 /**
- * Wake-up upsert of one row per run for `kind`, inside the producer's transaction.
+ * Every wake-up of the caller's transaction in ONE statement, so a transaction never holds one
+ * outbox row while it waits for another in a different order than the others: rows are locked by
+ * (run id, kind), the order of the relay's marks. Duplicates of one (run, kind) merge (earliest
+ * time, first trace).
  * Locks: the upserted outbox rows. Earliest wins among pending, unclaimed rows; a dispatched row,
  * or one being published under a live claim, takes the new time; an expired claim is cleared and
  * `arm_seq` bumps so a mark made under the old arm leaves the row pending. NOTIFYs the relay
  * (delivered only if the caller's transaction commits) when a row is due now.
  * Returns the armed rows' ids.
  */
+export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): Promise<string[]> {
+  if (wakes.length === 0) return [];
+  const merged = new Map<string, Wake>();
+  for (const w of wakes) {
+    const key = `${w.runId}/${w.kind}`;
+    const seen = merged.get(key);
+    if (!seen) merged.set(key, w);
+    else merged.set(key, { ...seen, availableAt: w.availableAt < seen.availableAt ? w.availableAt : seen.availableAt, trace: seen.trace ?? w.trace });
+  }
+  const sorted = [...merged.values()].sort(byRunThenKind);
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH armed AS (
+       INSERT INTO sync_dispatch_outbox AS o
+         (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
+       SELECT t.org_id, t.run_id, t.kind, 'pending', t.available_at, t.trace, $6, $6
+         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
+              WITH ORDINALITY AS t(org_id, run_id, kind, available_at, trace, n)
+        ORDER BY t.n
+       ON CONFLICT (sync_run_id, kind) DO UPDATE SET
+         available_at = CASE
+           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= $6)
+             THEN LEAST(o.available_at, EXCLUDED.available_at)
+           ELSE EXCLUDED.available_at END,
+         status = 'pending',
+         dispatched_at = NULL,
+         claim_token = CASE WHEN o.claim_expires_at > $6 THEN o.claim_token END,
+         claim_expires_at = CASE WHEN o.claim_expires_at > $6 THEN o.claim_expires_at END,
+         arm_seq = o.arm_seq + 1,
+         trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
+         updated_at = $6
+       RETURNING o.id, o.kind, o.available_at
+     )
+     SELECT id, CASE WHEN available_at <= $6 THEN pg_notify('${OUTBOX_CHANNEL}', kind) END AS notified FROM armed`,
+    [
+      sorted.map((w) => w.orgId),
+      sorted.map((w) => w.runId),
+      sorted.map((w) => w.kind),
+      sorted.map((w) => w.availableAt),
+      sorted.map((w) => (w.trace ? JSON.stringify(w.trace) : null)),
+      now,
+    ],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Wake-ups of one kind for several runs at one time (see armOutboxRows). */
 export async function armOutbox(
   tx: Tx,
   kind: OutboxKind,
@@ -27,41 +91,7 @@ export async function armOutbox(
   now: Date,
   trace?: Record<string, string> | null,
 ): Promise<string[]> {
-  if (targets.length === 0) return [];
-  // One lock order for every caller (by run id), so concurrent wake-ups cannot deadlock.
-  const sorted = [...targets].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
-  const { rows } = await tx.query<{ id: string }>(
-    `WITH armed AS (
-       INSERT INTO sync_dispatch_outbox AS o
-         (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
-       SELECT t.org_id, t.run_id, $3, 'pending', $4, $6::jsonb, $5, $5
-         FROM unnest($1::text[], $2::uuid[]) WITH ORDINALITY AS t(org_id, run_id, n)
-        ORDER BY t.n
-       ON CONFLICT (sync_run_id, kind) DO UPDATE SET
-         available_at = CASE
-           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= $5)
-             THEN LEAST(o.available_at, EXCLUDED.available_at)
-           ELSE EXCLUDED.available_at END,
-         status = 'pending',
-         dispatched_at = NULL,
-         claim_token = CASE WHEN o.claim_expires_at > $5 THEN o.claim_token END,
-         claim_expires_at = CASE WHEN o.claim_expires_at > $5 THEN o.claim_expires_at END,
-         arm_seq = o.arm_seq + 1,
-         trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
-         updated_at = $5
-       RETURNING o.id, o.available_at
-     )
-     SELECT id, CASE WHEN available_at <= $5 THEN pg_notify('${OUTBOX_CHANNEL}', $3) END AS notified FROM armed`,
-    [
-      sorted.map((t) => t.orgId),
-      sorted.map((t) => t.runId),
-      kind,
-      availableAt,
-      now,
-      trace ? JSON.stringify(trace) : null,
-    ],
-  );
-  return rows.map((r) => r.id);
+  return armOutboxRows(tx, targets.map((t) => ({ kind, orgId: t.orgId, runId: t.runId, availableAt, trace })), now);
 }
 
 /** What the relay re-checks about a claimed row's run (read in the claim's own statement). */

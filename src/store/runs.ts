@@ -28,9 +28,14 @@ export async function getRun(tx: Tx, runId: string): Promise<RunRow | null> {
   return rows[0] ?? null;
 }
 
-/** Locks the run row (FOR UPDATE) so dispatchers and finalizers of one run take turns. Returns it. */
+/**
+ * Locks the run row so dispatchers, finalizers and cancellers of one run take turns. Returns it.
+ * FOR NO KEY UPDATE, not FOR UPDATE: the key never changes, and FOR UPDATE would also block the
+ * FOR KEY SHARE lock the foreign key takes when another transaction inserts an outbox or ledger
+ * row of this run — a wait that closes deadlock cycles with the outbox rows this transaction arms.
+ */
 export async function lockRun(tx: Tx, runId: string): Promise<RunRow | null> {
-  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1 FOR UPDATE', [runId]);
+  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1 FOR NO KEY UPDATE', [runId]);
   return rows[0] ?? null;
 }
 

@@ -88,8 +88,8 @@ async function retryUnit(
     const availableAt = after(now, delayMs);
     const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
     if (!row) return 'lease_lost' as const;
-    await armOutbox(tx, 'dispatch_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], availableAt, now, trace);
-    await armAfterUnitEnd(tx, row, now, trace);
+    const own = { kind: 'dispatch_sync_run' as const, orgId: unit.org_id, runId: unit.sync_run_id, availableAt, trace };
+    await armAfterUnitEnd(tx, row, now, trace, undefined, [own]);
     return 'retrying' as const;
   });
   if (outcome === 'retrying') ctx.metrics?.unitRetried(reason);

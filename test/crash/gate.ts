@@ -1,0 +1,85 @@
+/**
+ * A Db that lets a crash test interleave two transactions statement by statement: it can park a
+ * transaction right before or right after its first statement matching a pattern (the transaction
+ * keeps its locks while parked), and it records every deadlock error (40P01) a statement raised —
+ * the pg adapter retries a deadlocked transaction, so without this a deadlock only shows as a
+ * one-second stall.
+ */
+import type { Db, Tx } from '../../src/db/types.js';
+import { Hold } from './harness.js';
+
+export class GatedDb implements Db {
+  readonly kind: Db['kind'];
+  /** Deadlock errors raised inside this Db's transactions (before the adapter retried them). */
+  deadlocks = 0;
+  private gate: { pattern: RegExp; when: 'before' | 'after'; hold: Hold } | null = null;
+
+  constructor(private readonly inner: Db) {
+    this.kind = inner.kind;
+  }
+
+  /** Parks the next transaction statement matching `pattern` (before or after it runs) until released. */
+  park(pattern: RegExp, when: 'before' | 'after'): Hold {
+    const hold = new Hold();
+    this.gate = { pattern, when, hold };
+    return hold;
+  }
+
+  query<R>(text: string, values?: readonly unknown[]) {
+    return this.inner.query<R>(text, values);
+  }
+
+  exec(script: string) {
+    return this.inner.exec(script);
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.inner.transaction((tx) => fn(this.wrap(tx)));
+  }
+
+  listen(channel: string, onNotify: (payload: string) => void) {
+    return this.inner.listen(channel, onNotify);
+  }
+
+  close() {
+    return Promise.resolve();
+  }
+
+  private wrap(tx: Tx): Tx {
+    return {
+      exec: (script) => tx.exec(script),
+      query: async <R>(text: string, values?: readonly unknown[]) => {
+        const gate = this.gate?.pattern.test(text) ? this.gate : null;
+        if (gate) this.gate = null;
+        if (gate?.when === 'before') await gate.hold.wait('gate', new AbortController().signal, false);
+        try {
+          const res = await tx.query<R>(text, values);
+          if (gate?.when === 'after') await gate.hold.wait('gate', new AbortController().signal, false);
+          return res;
+        } catch (err) {
+          if ((err as { code?: string }).code === '40P01') this.deadlocks += 1;
+          throw err;
+        }
+      },
+    };
+  }
+}
+
+/** Resolves once a backend of the test database waits for a lock, or `settled` has settled (bounded). */
+export async function untilBlockedOrDone(db: Db, settled: Promise<unknown>, ms = 5000): Promise<'blocked' | 'done'> {
+  let done = false;
+  void settled.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (done) return 'done';
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (rows[0]!.n > 0) return 'blocked';
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`nothing blocked and nothing finished within ${ms} ms`);
+}

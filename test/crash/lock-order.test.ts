@@ -1,0 +1,99 @@
+/**
+ * Lock order (found by `syncrelay chaos`: dozens of deadlocks a minute under load, each stalling
+ * its transactions for deadlock_timeout — long enough, with a 2 s lease, to lose units a provider
+ * had finished). Two transactions are interleaved statement by statement on PostgreSQL: one is
+ * parked at an exact statement, holding its locks, while the other runs into it.
+ *
+ * 1. A transaction arms all its outbox rows in ONE statement, in (run id, kind) order. A rate-limit
+ *    retry used to arm its own run's dispatch row first and the waiting runs' rows after, so it
+ *    could hold run B's row while a unit end holding run A's row waited for it — and then wait for A.
+ * 2. The run row is locked FOR NO KEY UPDATE. FOR UPDATE also blocks the FOR KEY SHARE lock the
+ *    foreign key takes when another transaction inserts the run's first finalize row; a
+ *    cancellation holding the run and waiting for that unit's row then closed a cycle.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitError } from '../../src/errors.js';
+import { cancelRun } from '../../src/planning/cancel.js';
+import { GatedDb, untilBlockedOrDone } from './gate.js';
+import { Harness, SECOND, within } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const OUTBOX_WRITE = /INSERT INTO sync_dispatch_outbox/;
+
+describe('lock order: outbox rows', () => {
+  it('a rate-limit retry and a unit end waking the same runs do not deadlock', async () => {
+    h = await Harness.open({ settings: { concurrencyPerBucket: 2 } });
+    const integ = await h.integration();
+    // Three runs of three units each, all in one bucket; B (the highest run id) runs two of its units.
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await h.backfill(integ, 21)).syncRunId);
+    const b = [...ids].sort().at(-1)!;
+    await h.pass();
+    const dispatches = await h.take('dispatch_sync_run');
+    await h.deliver(dispatches.find((m) => m.payload.runId === b)!);
+    const [retried, ended, ...rest] = await h.take('run_sync_unit');
+    expect(rest).toEqual([]);
+    expect([retried!.payload.runId, ended!.payload.runId]).toEqual([b, b]);
+
+    // The retry parks right after its first outbox write, keeping the rows it locked.
+    h.provider.throwOnce(retried!.payload.unitId!, new RateLimitError(5 * SECOND));
+    const retryDb = new GatedDb(h.db);
+    const parked = retryDb.park(OUTBOX_WRITE, 'after');
+    const retry = h.deliver(retried!, { ...h.ctx, db: retryDb });
+    await within(parked.reached, 5000, 'the retry reaching its outbox write');
+
+    // The unit end wakes every run with planned units: A, B and C, in run id order.
+    const endDb = new GatedDb(h.db);
+    const end = h.deliver(ended!, { ...h.ctx, db: endDb });
+    await untilBlockedOrDone(h.db, end);
+    parked.release();
+
+    expect(await within(retry, 10_000, 'the retry')).toBe('retrying');
+    expect(await within(end, 10_000, 'the unit end')).toBe('success');
+    expect(retryDb.deadlocks + endDb.deadlocks).toBe(0);
+    // Both wake-ups landed: every run's dispatch row is pending and due now.
+    for (const id of ids) {
+      const row = (await h.outbox(id, 'dispatch_sync_run'))!;
+      expect(row.status).toBe('pending');
+      expect(row.available_at.getTime()).toBe(h.now().getTime());
+    }
+  });
+});
+
+describe('lock order: the run row', () => {
+  it("a cancellation and the run's last unit end (which inserts the finalize row) do not deadlock", async () => {
+    h = await Harness.open();
+    const integ = await h.integration();
+    const { syncRunId: runId } = await h.backfill(integ, 7); // one unit
+    await h.pass();
+    for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
+    const [msg] = await h.take('run_sync_unit');
+
+    // The unit end parks after its terminal CAS (the unit row locked), before it inserts the
+    // run's first finalize row.
+    const endDb = new GatedDb(h.db);
+    const parked = endDb.park(OUTBOX_WRITE, 'before');
+    const end = h.deliver(msg!, { ...h.ctx, db: endDb });
+    await within(parked.reached, 5000, 'the unit end reaching its outbox write');
+    expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();
+
+    // The cancellation locks the run row, then waits for the unit row.
+    const cancelDb = new GatedDb(h.db);
+    const cancel = cancelRun(cancelDb, h.clock, runId);
+    expect(await untilBlockedOrDone(h.db, cancel)).toBe('blocked');
+    parked.release();
+
+    expect(await within(end, 10_000, 'the unit end')).toBe('success');
+    expect(await within(cancel, 10_000, 'the cancellation')).toBe('cancelled');
+    expect(endDb.deadlocks + cancelDb.deadlocks).toBe(0);
+    // The unit's success stands; the cancellation came after it.
+    const run = (await h.run(runId))!;
+    expect(run).toMatchObject({ status: 'cancelled', completed_units: 1, failed_units: 0 });
+    expect((await h.units(runId)).map((u) => u.status)).toEqual(['success']);
+  });
+});
