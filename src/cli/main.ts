@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 import { registerApi } from './commands/api.js';
 import { registerCancel } from './commands/cancel.js';
+import { registerChaos } from './commands/chaos.js';
 import { registerDemo } from './commands/demo.js';
 import { registerIntegrations } from './commands/integrations.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -49,6 +50,7 @@ Try it: syncrelay demo`,
   registerCancel(program);
   registerApi(program);
   registerTokens(program);
+  registerChaos(program);
   registerSchedules(program);
   return program;
 }

@@ -1,0 +1,202 @@
+/** SPEC §12 for runs, JobRuns, post_sync deliveries, unit counts and watermarks, from rows and their audit log. */
+import type { Db } from '../db/types.js';
+import { aggregateRun, jobRunStatusFor } from '../domain/aggregate.js';
+import type { RunStatus } from '../domain/statuses.js';
+import { finding, type CheckContext, type InvariantResult } from './invariants.js';
+
+const TERMINAL = "('success','partial_failed','failed','cancelled')";
+const JOB_TERMINAL = "('success','failed','cancelled')";
+
+export async function checkTerminalWithinBound(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const { rows } = await db.query<{ id: string; status: string; completed_at: Date | null }>(
+    'SELECT id, status, completed_at FROM sync_runs WHERE org_id = $1',
+    [ctx.orgId],
+  );
+  const examples: string[] = [];
+  const seen = new Set(rows.map((r) => r.id));
+  for (const id of ctx.runs.keys()) if (!seen.has(id)) examples.push(`run ${id}: triggered but not in the database`);
+  for (const r of rows) {
+    const terminal = ['success', 'partial_failed', 'failed', 'cancelled'].includes(r.status);
+    if (!terminal || !r.completed_at) {
+      examples.push(`run ${r.id}: still ${r.status}; ${await whyOpen(db, r.id)}`);
+      continue;
+    }
+    const late = r.completed_at.getTime() - ctx.faultsStoppedAt - ctx.boundMs;
+    if (late > 0) {
+      const after = Math.round((r.completed_at.getTime() - ctx.faultsStoppedAt) / 100) / 10;
+      examples.push(`run ${r.id}: terminal ${after} s after the faults stopped (bound ${ctx.boundMs / 1000} s); ${await whyOpen(db, r.id)}`);
+    }
+  }
+  return finding('runs_terminal_within_bound', 'every committed run terminal within lease + reconcile interval + slack after the faults stop', {
+    checked: `${rows.length} runs, bound ${ctx.boundMs / 1000} s`,
+    examples,
+  });
+}
+
+/** What a late or open run was waiting for: its units and the last changes of its outbox rows. */
+async function whyOpen(db: Db, runId: string): Promise<string> {
+  const { rows: units } = await db.query<{ status: string; n: number; last: Date | null }>(
+    `SELECT u.status, count(*)::int AS n, max(e.at) AS last FROM sync_run_units u
+       LEFT JOIN LATERAL (SELECT at FROM chaos_unit_events e WHERE e.unit_id = u.id ORDER BY e.id DESC LIMIT 1) e ON true
+      WHERE u.sync_run_id = $1 GROUP BY u.status`,
+    [runId],
+  );
+  const { rows: outbox } = await db.query<{ at: Date; kind: string; status: string; attempts: number; claimed: boolean; available_at: Date; last_error: string | null }>(
+    `SELECT * FROM (SELECT at, kind, status, attempts, claimed, available_at, last_error FROM chaos_outbox_events
+                      WHERE run_id = $1 ORDER BY id DESC LIMIT 6) x ORDER BY at`,
+    [runId],
+  );
+  const t = (d: Date) => d.toISOString().slice(11, 23);
+  const u = units.map((x) => `${x.n} ${x.status} (last change ${x.last ? t(x.last) : '-'})`);
+  const o = outbox.map(
+    (x) => `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
+  );
+  return `units: ${u.join(', ')}; last outbox changes: ${o.join(' | ') || 'none'}`;
+}
+
+/** Each run became terminal exactly once and never changed after; its one JobRun agrees with it. */
+export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const { rows } = await db.query<{
+    id: string; status: RunStatus; completed_units: number; failed_units: number; became: number; left: number;
+    jobs: number; job_id: string | null; job_status: string | null; job_completed: string | null; job_failed: string | null;
+    job_became: number; job_left: number;
+  }>(
+    `SELECT r.id, r.status, r.completed_units, r.failed_units,
+            (SELECT count(*)::int FROM chaos_run_events e WHERE e.run_id = r.id AND e.new_status IN ${TERMINAL}
+               AND (e.old_status IS NULL OR e.old_status NOT IN ${TERMINAL})) AS became,
+            (SELECT count(*)::int FROM chaos_run_events e WHERE e.run_id = r.id AND e.old_status IN ${TERMINAL}) AS left,
+            (SELECT count(*)::int FROM job_runs j WHERE j.result ->> 'sync_run_id' = r.id::text) AS jobs,
+            j.id AS job_id, j.status AS job_status, j.result ->> 'completed_units' AS job_completed,
+            j.result ->> 'failed_units' AS job_failed,
+            (SELECT count(*)::int FROM chaos_job_run_events e WHERE e.job_run_id = j.id AND e.new_status IN ${JOB_TERMINAL}) AS job_became,
+            (SELECT count(*)::int FROM chaos_job_run_events e WHERE e.job_run_id = j.id AND e.old_status IN ${JOB_TERMINAL}) AS job_left
+       FROM sync_runs r
+       LEFT JOIN LATERAL (SELECT * FROM job_runs j WHERE j.result ->> 'sync_run_id' = r.id::text ORDER BY j.created_at LIMIT 1) j ON true
+      WHERE r.org_id = $1`,
+    [ctx.orgId],
+  );
+  const examples: string[] = [];
+  for (const r of rows) {
+    if (r.became !== 1) examples.push(`run ${r.id}: became terminal ${r.became} times`);
+    if (r.left > 0) examples.push(`run ${r.id}: changed status ${r.left} times after it was terminal`);
+    if (r.jobs !== 1) {
+      examples.push(`run ${r.id}: ${r.jobs} JobRuns`);
+      continue;
+    }
+    if (r.job_status !== jobRunStatusFor(r.status)) examples.push(`run ${r.id} is ${r.status} but JobRun ${r.job_id} is ${r.job_status}`);
+    if (r.job_completed !== null && Number(r.job_completed) !== r.completed_units) {
+      examples.push(`run ${r.id}: ${r.completed_units} completed units but JobRun ${r.job_id} says ${r.job_completed}`);
+    }
+    if (r.job_failed !== null && Number(r.job_failed) !== r.failed_units) {
+      examples.push(`run ${r.id}: ${r.failed_units} failed units but JobRun ${r.job_id} says ${r.job_failed}`);
+    }
+    if (r.job_became !== 1 || r.job_left > 0) {
+      examples.push(`JobRun ${r.job_id} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`);
+    }
+  }
+  return finding('run_terminal_once_job_run_agrees', 'each run terminal exactly once; its JobRun agrees', {
+    checked: `${rows.length} runs and their JobRuns`,
+    examples,
+  });
+}
+
+/** Distinct computed_at generations of the metrics roll-up per run (the readers' view of post_sync). */
+export async function checkPostSync(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const { rows } = await db.query<{ id: string; successes: number; generations: number; receipts: number }>(
+    `SELECT r.id,
+            (SELECT count(*)::int FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status = 'success') AS successes,
+            (SELECT count(DISTINCT m.computed_at)::int FROM synthetic_metrics_daily m WHERE m.sync_run_id = r.id) AS generations,
+            (SELECT count(*)::int FROM post_sync_receipts p WHERE p.sync_run_id = r.id) AS receipts
+       FROM sync_runs r WHERE r.org_id = $1`,
+    [ctx.orgId],
+  );
+  const exactly = ctx.postSync === 'exactly-once';
+  const examples: string[] = [];
+  for (const r of rows) {
+    const expected = r.successes > 0 ? 1 : 0;
+    if (r.generations > expected || (exactly && r.generations !== expected)) {
+      examples.push(`run ${r.id}: ${r.generations} post_sync generations (${r.successes} successful units, ${r.receipts} receipts)`);
+    }
+    if (exactly && r.receipts !== expected) examples.push(`run ${r.id}: ${r.receipts} receipts for ${expected} expected deliveries`);
+  }
+  const delivered = rows.filter((r) => r.generations === 1).length;
+  const due = rows.filter((r) => r.successes > 0).length;
+  return finding(
+    exactly ? 'post_sync_exactly_once' : 'post_sync_at_most_once',
+    exactly ? 'post_sync handlers ran exactly once per run with successful units' : 'post_sync handlers ran at most once per run',
+    { checked: `${rows.length} runs, ${due} with successful units, ${delivered} delivered`, examples },
+  );
+}
+
+/** total = completed + failed + cancelled, each equal to the unit rows, and the status their aggregate. */
+export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const { rows } = await db.query<{
+    id: string; status: RunStatus; total_units: number; completed_units: number; failed_units: number; cancelled_units: number;
+    n: number; success: number; failed: number; cancelled: number; open: number;
+  }>(
+    `SELECT r.id, r.status, r.total_units, r.completed_units, r.failed_units,
+            COALESCE((r.result ->> 'cancelled_units')::int, 0) AS cancelled_units,
+            count(u.id)::int AS n,
+            count(u.id) FILTER (WHERE u.status = 'success')::int AS success,
+            count(u.id) FILTER (WHERE u.status = 'failed')::int AS failed,
+            count(u.id) FILTER (WHERE u.status = 'cancelled')::int AS cancelled,
+            count(u.id) FILTER (WHERE u.status NOT IN ('success', 'failed', 'cancelled'))::int AS open
+       FROM sync_runs r LEFT JOIN sync_run_units u ON u.sync_run_id = r.id
+      WHERE r.org_id = $1 AND r.status IN ${TERMINAL}
+      GROUP BY r.id`,
+    [ctx.orgId],
+  );
+  const examples: string[] = [];
+  for (const r of rows) {
+    const stored = `total ${r.total_units} = ${r.completed_units} + ${r.failed_units} + ${r.cancelled_units}`;
+    const actual = `${r.n} units: ${r.success} success, ${r.failed} failed, ${r.cancelled} cancelled, ${r.open} open`;
+    if (r.total_units !== r.completed_units + r.failed_units + r.cancelled_units) examples.push(`run ${r.id}: ${stored} does not add up`);
+    else if (r.total_units !== r.n || r.completed_units !== r.success || r.failed_units !== r.failed || r.cancelled_units !== r.cancelled || r.open > 0) {
+      examples.push(`run ${r.id}: ${stored}, but ${actual}`);
+    }
+    const agg = aggregateRun({ success: r.success, failed: r.failed, cancelled: r.cancelled });
+    if (r.status !== 'cancelled' && agg && agg.status !== r.status) examples.push(`run ${r.id} is ${r.status} but its units say ${agg.status} (${actual})`);
+  }
+  return finding('unit_counts_match', 'total_units = completed + failed (+ cancelled), matching the unit rows', {
+    checked: `${rows.length} terminal runs`,
+    examples,
+  });
+}
+
+/**
+ * Every watermark change moved it forward, was made in the transaction of a successful
+ * non-backfill unit of that source and dataset (to that unit's window end), and each watermark
+ * ends at the furthest such window end.
+ */
+export async function checkWatermarks(db: Db): Promise<InvariantResult> {
+  const { rows: changes } = await db.query<{ id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; modes: string[] | null; writers: number }>(
+    `SELECT w.id::text, w.source_id, w.dataset_key, w.old_at, w.new_at,
+            (SELECT array_agg(DISTINCT e.mode) FROM chaos_unit_events e WHERE e.tx = w.tx AND e.new_status = 'success') AS modes,
+            (SELECT count(*)::int FROM chaos_unit_events e JOIN sync_run_units u ON u.id = e.unit_id
+              WHERE e.tx = w.tx AND e.new_status = 'success' AND u.mode <> 'backfill' AND u.source_id = w.source_id
+                AND u.dataset_key = w.dataset_key AND u.before_at = w.new_at) AS writers
+       FROM chaos_watermark_events w ORDER BY w.id`,
+  );
+  const examples: string[] = [];
+  for (const c of changes) {
+    const what = `watermark of source ${c.source_id} / ${c.dataset_key} (change ${c.id})`;
+    if (c.old_at && c.new_at.getTime() <= c.old_at.getTime()) examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
+    if (c.modes?.includes('backfill')) examples.push(`${what} moved in a backfill unit's transaction`);
+    if (c.writers === 0) examples.push(`${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`);
+  }
+  const { rows: finals } = await db.query<{ source_id: string; dataset_key: string; watermark_at: Date; furthest: Date | null }>(
+    `SELECT w.source_id, w.dataset_key, w.watermark_at,
+            (SELECT max(u.before_at) FROM sync_run_units u WHERE u.integration_id = w.integration_id AND u.source_id = w.source_id
+               AND u.dataset_key = w.dataset_key AND u.status = 'success' AND u.mode <> 'backfill') AS furthest
+       FROM sync_watermarks w`,
+  );
+  for (const f of finals) {
+    if (!f.furthest || f.furthest.getTime() !== f.watermark_at.getTime()) {
+      examples.push(`watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, the furthest successful non-backfill window ends ${f.furthest?.toISOString() ?? 'nowhere'}`);
+    }
+  }
+  return finding('watermarks_forward_never_backfill', 'watermarks only moved forward and never for a backfill', {
+    checked: `${changes.length} watermark changes, ${finals.length} watermarks`,
+    examples,
+  });
+}

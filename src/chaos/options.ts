@@ -1,0 +1,70 @@
+/** What a chaos run is asked to do: the options of `syncrelay chaos`, their defaults and the child settings. */
+import type { PostSyncDelivery } from '../config.js';
+
+export const FAULT_KINDS = [
+  'worker-kill',
+  'reconciler-kill',
+  'redis-restart',
+  'redis-flushall',
+  'pg-terminate',
+  'publish-fail',
+  'worker-freeze',
+  'net-partition',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Kinds that restart or flush Redis: only allowed on a Redis the command started itself. */
+export const REDIS_FAULTS: readonly FaultKind[] = ['redis-restart', 'redis-flushall'];
+
+export interface ChaosOptions {
+  /** Runs triggered over the duration. @default 40 */
+  runs: number;
+  /** Units each run is planned with (approximately: windows and sources are whole). @default 20 */
+  unitsPerRun: number;
+  /** Worker processes (a network-partitioned one comes on top when that fault is on). @default 3 */
+  workers: number;
+  /** Reconciler processes. @default 2 */
+  reconcilers: number;
+  /** How long runs are triggered and faults injected, in seconds. @default 60 */
+  durationS: number;
+  /** Which faults to inject. @default every kind */
+  faults: FaultKind[];
+  /** Whether `faults` was given explicitly (a kind that cannot run is then an error, not a skip). */
+  faultsExplicit: boolean;
+  postSync: PostSyncDelivery;
+  /** Seeds the schedule, the targets and the provider's decisions. */
+  seed: number;
+  /** Path of a redis-server binary: start a private Redis (needed for the Redis faults). */
+  redisServer?: string;
+  /** Slack on top of lease + reconcile interval for "terminal after the faults stop", in seconds. @default 20 */
+  slackS: number;
+  /** Keep the chaos database (and print its name) instead of dropping it. */
+  keep: boolean;
+  /** Worker concurrency (messages each worker handles at once). @default 4 */
+  concurrency: number;
+}
+
+/**
+ * The settings every child process runs with (SPEC §10 shrunk, as tests do): a 2 s lease, a 1 s
+ * reconcile interval, dispatching units stale after 4 s, a 0.5 s expired-lease backoff with one
+ * retry, a 1 s redispatch countdown and outbox claims that expire after 5 s (a relay killed between
+ * claim and mark holds its rows that long).
+ */
+export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
+  SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
+  SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+  SYNC_UNIT_DISPATCH_STALE_SECONDS: '4',
+  SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS: '0.5',
+  SYNC_UNIT_EXPIRED_LEASE_MAX_RETRIES: '1',
+  SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+  SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS: '5',
+};
+
+export const LEASE_MS = 2000;
+export const RECONCILE_INTERVAL_MS = 1000;
+export const CLAIM_TIMEOUT_MS = 5000;
+
+/** lease + reconcile interval + slack: how long after the faults stop every run must be terminal. */
+export function terminalBoundMs(o: Pick<ChaosOptions, 'slackS'>): number {
+  return LEASE_MS + RECONCILE_INTERVAL_MS + o.slackS * 1000;
+}

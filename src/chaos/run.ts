@@ -1,0 +1,239 @@
+/**
+ * One chaos run: set up, start the engine processes, trigger runs and inject faults on the seeded
+ * schedule, stop the faults, wait for quiescence, stop the processes, check the invariants, report.
+ */
+import type { Db } from '../db/types.js';
+import { Cluster } from './cluster.js';
+import { databaseUrl } from './database.js';
+import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
+import { checkInvariants } from './invariants.js';
+import { CLAIM_TIMEOUT_MS, LEASE_MS, RECONCILE_INTERVAL_MS, terminalBoundMs, type ChaosOptions, type FaultKind } from './options.js';
+import { ChaosProgress } from './progress.js';
+import { Rng } from './random.js';
+import { buildReport } from './reportData.js';
+import type { ChaosReport } from './report.js';
+import { createIntegrations, planRuns, triggerRun, type PlannedRun } from './scenario.js';
+import { planFaults } from './schedule.js';
+import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
+
+export interface ChaosEnvironment {
+  /** DATABASE_URL: the server the chaos database is created on. */
+  databaseUrl: string;
+  /** REDIS_URL, used when no private Redis is started. */
+  redisUrl: string | undefined;
+  /** How to start `syncrelay` again: node, its flags and the CLI entry. */
+  entry: { command: string; args: string[] };
+}
+
+export interface ChaosIo {
+  note(text: string): void;
+  signal: AbortSignal;
+  out?: NodeJS.WriteStream;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+/** Faults that must not overlap with one of their own group. */
+const GROUP: Partial<Record<FaultKind, string>> = { 'redis-restart': 'redis', 'redis-flushall': 'redis', 'publish-fail': 'publish', 'net-partition': 'net' };
+
+export class ChaosRun {
+  readonly records: FaultRecord[] = [];
+  readonly missed: Partial<Record<FaultKind, number>> = {};
+  readonly injectErrors: string[] = [];
+  readonly runs = new Map<string, number>();
+  triggerFailures = 0;
+  userCancels = 0;
+  publishesFailed = 0;
+  private phase = 'setting up';
+  private readonly startedAt = Date.now();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private planned = 0;
+  private cluster: Cluster | null = null;
+
+  constructor(
+    private readonly opts: ChaosOptions,
+    private readonly env: ChaosEnvironment,
+    private readonly io: ChaosIo,
+  ) {}
+
+  async execute(): Promise<ChaosReport> {
+    const names = makeNames();
+    const { kinds, skipped } = await resolveFaults(this.opts);
+    if (!this.env.redisUrl && !this.opts.redisServer) throw new Error('REDIS_URL or --redis-server is required');
+    const r: Resources = {
+      names, serverUrl: this.env.databaseUrl, redisUrl: this.env.redisUrl ?? '', redis: null, net: null, netUrls: null,
+      control: null, databaseCreated: false,
+    };
+    for (const [k, why] of Object.entries(skipped)) this.io.note(`chaos: skipping ${k}: ${why}`);
+    let progress: ChaosProgress | null = null;
+    try {
+      await setUp(r, this.opts, kinds.includes('net-partition'));
+      const engine = r.control!;
+      this.io.note(`chaos: database ${names.database}, queue prefix ${names.queuePrefix}, Redis ${r.redis ? `private (pid ${r.redis.pid}, port ${r.redis.port})` : 'shared'}, seed ${this.opts.seed}`);
+      const rng = new Rng(this.opts.seed);
+      const integrations = await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
+      const cluster = this.startCluster(r);
+      await cluster.start(r.net !== null);
+      this.io.note(`chaos: ${cluster.live().length} engine processes ready`);
+      progress = new ChaosProgress(engine.db, names.orgId, () => this.progressState(), this.io.out);
+      progress.start();
+      const durationMs = this.opts.durationS * 1000;
+      const runPlan = planRuns(integrations, this.opts.runs, this.opts.unitsPerRun, durationMs, rng.fork(1));
+      const faultPlan = planFaults(kinds, durationMs, rng.fork(2));
+      this.planned = runPlan.length;
+      const ctx: FaultContext = { cluster, db: engine.db, rng: rng.fork(3), redis: r.redis, net: r.net, engineAppNames: `${names.enginePrefix}%`, signal: this.io.signal };
+      this.phase = 'faults';
+      const t0 = Date.now();
+      await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
+      // Every fault has ended (processes resumed, link up, Redis up, publishes healthy) and every run is triggered.
+      const faultsStoppedAt = Date.now();
+      this.phase = 'settling';
+      const boundMs = terminalBoundMs(this.opts);
+      await this.settle(engine.db, names.orgId, faultsStoppedAt, boundMs);
+      this.phase = 'stopping';
+      await cluster.stopAll();
+      this.cluster = null;
+      if (this.io.signal.aborted) throw new Error('interrupted');
+      this.phase = 'checking';
+      const invariants = await checkInvariants(engine.db, { orgId: names.orgId, runs: this.runs, faultsStoppedAt, boundMs, postSync: this.opts.postSync });
+      progress.stop();
+      progress = null;
+      return await buildReport(engine.db, {
+        opts: this.opts, names, kinds, skipped, run: this, faultsStoppedAt, boundMs, invariants, cluster,
+        redis: r.redis ? 'private' : 'shared', partitioned: r.net !== null, elapsedMs: Date.now() - this.startedAt,
+      });
+    } finally {
+      progress?.stop();
+      await this.cluster?.killAll();
+      await tearDown(r, this.opts.keep);
+    }
+  }
+
+  private startCluster(r: Resources): Cluster {
+    const { names } = r;
+    const appName = (name: string) => `${names.enginePrefix}${name}`;
+    const net = r.net;
+    const netUrls = r.netUrls;
+    this.cluster = new Cluster(
+      {
+        entry: this.env.entry,
+        databaseUrl: (name) => databaseUrl(r.serverUrl, names.database, appName(name)),
+        redisUrl: r.redisUrl,
+        queuePrefix: names.queuePrefix,
+        postSync: this.opts.postSync,
+        concurrency: this.opts.concurrency,
+        seed: this.opts.seed,
+        partitioned: net && netUrls
+          ? { wrap: (c, a) => net.wrap(c, a), databaseUrl: (name) => databaseUrl(netUrls.database, names.database, appName(name)), redisUrl: netUrls.redis }
+          : undefined,
+      },
+      this.opts.workers,
+      this.opts.reconcilers,
+      (_child, e) => {
+        if (e.kind === 'publish-failed') this.publishesFailed += 1;
+      },
+    );
+    return this.cluster;
+  }
+
+  private async triggerAll(plan: PlannedRun[], t0: number, engine: NonNullable<Resources['control']>, orgId: string): Promise<void> {
+    const cancels: Promise<void>[] = [];
+    for (const p of plan) {
+      await sleep(t0 + p.at - Date.now(), this.io.signal);
+      if (this.io.signal.aborted) break;
+      try {
+        const t = await triggerRun(engine, orgId, p);
+        this.runs.set(t.syncRunId, Date.now());
+        if (p.cancelAfterMs !== undefined) {
+          cancels.push(
+            sleep(p.cancelAfterMs, this.io.signal).then(async () => {
+              if ((await engine.cancel(t.syncRunId, orgId).catch(() => null)) === 'cancelled') this.userCancels += 1;
+            }),
+          );
+        }
+      } catch (err) {
+        this.triggerFailures += 1;
+        this.io.note(`chaos: trigger failed: ${(err as Error).message}`);
+      }
+    }
+    await Promise.all(cancels);
+  }
+
+  private async injectAll(plan: { at: number; kind: FaultKind }[], t0: number, ctx: FaultContext): Promise<void> {
+    const pending: Promise<void>[] = [];
+    for (const f of plan) {
+      await sleep(t0 + f.at - Date.now(), this.io.signal);
+      if (this.io.signal.aborted) break;
+      pending.push(this.inject(f.kind, ctx));
+    }
+    await Promise.all(pending);
+  }
+
+  private async inject(kind: FaultKind, ctx: FaultContext): Promise<void> {
+    const group = GROUP[kind];
+    const before = group ? this.locks.get(group) : undefined;
+    const work = (async () => {
+      await before;
+      try {
+        const rec = await INJECTORS[kind](ctx);
+        if (rec) this.records.push(rec);
+        else this.missed[kind] = (this.missed[kind] ?? 0) + 1;
+      } catch (err) {
+        this.missed[kind] = (this.missed[kind] ?? 0) + 1;
+        this.injectErrors.push(`${kind}: ${(err as Error).message}`);
+        this.io.note(`chaos: could not inject ${kind}: ${(err as Error).message}`);
+      }
+    })();
+    if (group) this.locks.set(group, work);
+    await work;
+  }
+
+  /**
+   * Quiescence: every run terminal (waiting a little past the bound, so a late run is told apart from
+   * a stranded one), then every post_sync row delivered, then two more reconcile intervals in which
+   * nothing may move a terminal run again.
+   */
+  private async settle(db: Db, orgId: string, faultsStoppedAt: number, boundMs: number): Promise<void> {
+    const deadline = faultsStoppedAt + boundMs + 30_000;
+    while (Date.now() < deadline && !this.io.signal.aborted) {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM sync_runs WHERE org_id = $1 AND status IN ('planned', 'dispatching')`,
+        [orgId],
+      );
+      if (rows[0]!.n === 0) break;
+      await sleep(200, this.io.signal);
+    }
+    this.phase = 'post_sync';
+    const postSyncDeadline = Date.now() + 2 * CLAIM_TIMEOUT_MS + 90_000;
+    while (Date.now() < postSyncDeadline && !this.io.signal.aborted) {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'pending'`,
+      );
+      if (rows[0]!.n === 0) break;
+      await sleep(250, this.io.signal);
+    }
+    await sleep(2 * RECONCILE_INTERVAL_MS + LEASE_MS / 2, this.io.signal);
+  }
+
+  private progressState() {
+    const byKind: Record<string, number> = {};
+    for (const r of this.records) byKind[r.kind] = (byKind[r.kind] ?? 0) + 1;
+    return {
+      phase: this.phase,
+      elapsedMs: Date.now() - this.startedAt,
+      faults: this.records.length,
+      faultsByKind: byKind,
+      runsTriggered: this.runs.size,
+      runsPlanned: this.planned,
+    };
+  }
+}

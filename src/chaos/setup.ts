@@ -1,0 +1,134 @@
+/**
+ * What a chaos run sets up and takes down again: its database, its private Redis (if asked), the
+ * partition namespace (if permitted), the control engine that triggers runs, and the queue keys.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { InProcessBroker } from '../broker/inprocess.js';
+import { loadSettings } from '../config.js';
+import { PgDb } from '../db/pg.js';
+import { Engine } from '../engine.js';
+import { ValidationError } from '../errors.js';
+import { silentLogger } from '../logger.js';
+import { createDatabase, databaseUrl, dropDatabase, prepareDatabase } from './database.js';
+import { PartitionableNetwork, probeNetns } from './netns.js';
+import { CHILD_SETTINGS, REDIS_FAULTS, type ChaosOptions, type FaultKind } from './options.js';
+import { PrivateRedis } from './redis.js';
+
+export interface Names {
+  tag: string;
+  orgId: string;
+  database: string;
+  queuePrefix: string;
+  /** application_name of this run's engine connections (LIKE pattern: `…-engine-%`). */
+  enginePrefix: string;
+}
+
+export function makeNames(): Names {
+  const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  return {
+    tag,
+    orgId: `chaos-${tag}`,
+    database: `syncrelay_chaos_${Date.now()}_${randomBytes(3).toString('hex')}`,
+    queuePrefix: `syncrelay-chaos-${tag}`,
+    enginePrefix: `syncrelay-chaos-${tag}-engine-`,
+  };
+}
+
+/** The kinds that will run, and why the others will not (an explicit request that cannot run is refused). */
+export async function resolveFaults(opts: ChaosOptions): Promise<{ kinds: FaultKind[]; skipped: Partial<Record<FaultKind, string>> }> {
+  const kinds: FaultKind[] = [];
+  const skipped: Partial<Record<FaultKind, string>> = {};
+  for (const kind of opts.faults) {
+    if (REDIS_FAULTS.includes(kind) && !opts.redisServer) {
+      const why = 'needs --redis-server PATH (the chaos command only restarts or flushes a Redis it started itself)';
+      if (opts.faultsExplicit) throw new ValidationError('--faults', `${kind} ${why}`);
+      skipped[kind] = why;
+      continue;
+    }
+    if (kind === 'net-partition') {
+      const probe = await probeNetns();
+      if (!probe.ok) {
+        skipped[kind] = probe.reason;
+        continue;
+      }
+    }
+    kinds.push(kind);
+  }
+  return { kinds, skipped };
+}
+
+export interface Resources {
+  names: Names;
+  serverUrl: string;
+  redisUrl: string;
+  redis: PrivateRedis | null;
+  net: PartitionableNetwork | null;
+  /** The partitioned worker's way to PostgreSQL and Redis (through the namespace's forwarders). */
+  netUrls: { database: string; redis: string } | null;
+  control: Engine | null;
+  databaseCreated: boolean;
+}
+
+/** Creates and migrates the database, starts the private Redis and the namespace; the caller closes. */
+export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean): Promise<void> {
+  if (opts.redisServer) {
+    r.redis = await PrivateRedis.start(opts.redisServer);
+    r.redisUrl = r.redis.url;
+  }
+  await createDatabase(r.serverUrl, r.names.database);
+  r.databaseCreated = true;
+  await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`));
+  if (withNet) {
+    const pg = new URL(r.serverUrl);
+    const redis = new URL(r.redisUrl);
+    const { net, ports } = await PartitionableNetwork.create([
+      { host: pg.hostname, port: Number(pg.port || 5432) },
+      { host: redis.hostname, port: Number(redis.port || 6379) },
+    ]);
+    r.net = net;
+    const viaNet = (raw: string, port: number) => {
+      const u = new URL(raw);
+      u.hostname = net.hostAddress;
+      u.port = String(port);
+      return u.toString();
+    };
+    r.netUrls = { database: viaNet(r.serverUrl, ports[0]!), redis: viaNet(r.redisUrl, ports[1]!) };
+  }
+  const controlUrl = databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-control`);
+  const settings = loadSettings({ ...CHILD_SETTINGS, DATABASE_URL: controlUrl });
+  const db = new PgDb({ connectionString: controlUrl, max: 4 });
+  // The control engine only plans, triggers and cancels (rows and outbox rows): it needs no broker.
+  r.control = await Engine.open({ settings, db, broker: new InProcessBroker(), logger: silentLogger(), migrate: false });
+}
+
+/** Takes down everything `setUp` made, whatever state it is in; never throws. */
+export async function tearDown(r: Resources, keep: boolean): Promise<void> {
+  const quietly = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
+  if (r.control) {
+    const db = r.control.db;
+    await quietly(r.control.close());
+    await quietly(db.close());
+    await quietly(r.control.ctx.broker.close());
+  }
+  await quietly(r.net?.close());
+  if (r.redis) await quietly(r.redis.stop());
+  else await quietly(deleteQueueKeys(r.redisUrl, r.names.queuePrefix));
+  if (r.databaseCreated && !keep) await quietly(dropDatabase(r.serverUrl, r.names.database));
+}
+
+/** Removes this run's own queue keys (`<prefix>:*`) from a Redis the command did not start. */
+async function deleteQueueKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 3000 });
+  redis.on('error', () => undefined);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * `syncrelay chaos`: real engine processes under real faults, then every invariant of SPEC §12
+ * checked from the database. Also registers the hidden `chaos-role`, the child processes it runs.
+ */
+import { randomInt } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { FAULT_KINDS, type ChaosOptions, type FaultKind } from '../../chaos/options.js';
+import { formatReport } from '../../chaos/report.js';
+import { runChaosRole, type ChaosRole } from '../../chaos/role.js';
+import { ChaosRun } from '../../chaos/run.js';
+import type { PostSyncDelivery } from '../../config.js';
+import { intInRange, list, seconds } from '../args.js';
+import { CliError, EXIT_FAILURE, printJson, printLine } from '../output.js';
+import { cliLogger, resolveSettings } from '../session.js';
+import { Shutdown } from '../signals.js';
+
+interface ChaosFlags {
+  runs: number;
+  unitsPerRun: number;
+  workers: number;
+  reconcilers: number;
+  duration: number;
+  faults?: FaultKind[];
+  postSync: PostSyncDelivery;
+  seed?: number;
+  redisServer?: string;
+  slack: number;
+  concurrency: number;
+  keep?: boolean;
+  json?: boolean;
+}
+
+function faultList(raw: string): FaultKind[] {
+  const items = list(raw);
+  if (items.length === 1 && items[0] === 'all') return [...FAULT_KINDS];
+  if (items.length === 1 && items[0] === 'none') return [];
+  for (const k of items) {
+    if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new InvalidArgumentError(`Unknown fault "${k}"; expected all, none or some of ${FAULT_KINDS.join(', ')}.`);
+  }
+  return [...new Set(items)] as FaultKind[];
+}
+
+/** `syncrelay` again, the way this process was started: node, its flags (a TypeScript loader in development), the entry. */
+function selfEntry(): { command: string; args: string[] } {
+  const main = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../main.ts' : '../main.js', import.meta.url));
+  return { command: process.execPath, args: [...process.execArgv, main] };
+}
+
+export function registerChaos(program: Command): void {
+  program
+    .command('chaos')
+    .description('run workers and reconcilers under real faults, then check every invariant of a durable run from the database')
+    .option('--runs <n>', 'runs triggered over the duration', intInRange(1, 100_000), 40)
+    .option('--units-per-run <m>', 'units each run is planned with (about)', intInRange(2, 500), 20)
+    .option('--workers <w>', 'worker processes', intInRange(1, 64), 3)
+    .option('--reconcilers <r>', 'reconciler processes', intInRange(1, 16), 2)
+    .option('--concurrency <n>', 'messages each worker handles at once', intInRange(1, 64), 4)
+    .option('--duration <seconds>', 'how long runs are triggered and faults injected', seconds, 60)
+    .option('--faults <list>', `comma-separated fault kinds, all or none (default all): ${FAULT_KINDS.join(', ')}`, faultList)
+    .addOption(new Option('--post-sync <mode>', 'post_sync delivery of the engine processes').choices(['at-most-once', 'exactly-once']).default('at-most-once'))
+    .option('--seed <k>', 'seeds the schedule, the targets and the providers (default: random, printed in the report)', intInRange(0, 2 ** 31 - 1))
+    .option('--redis-server <path>', 'start a private redis-server from this binary on a free 127.0.0.1 port (needed for the Redis faults)')
+    .option('--slack <seconds>', 'slack on top of lease + reconcile interval for every run to be terminal after the faults stop', seconds, 20)
+    .option('--keep', 'keep the chaos database instead of dropping it')
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText(
+      'after',
+      `
+Needs DATABASE_URL (PostgreSQL; the embedded mode is refused) and REDIS_URL or --redis-server.
+It creates its own database on DATABASE_URL's server (syncrelay_chaos_<time>_<hex>, migrated,
+dropped at the end unless --keep), its own org, synthetic integrations (two impersonating linear)
+and queue prefix; starts W worker and R reconciler processes with a 2 s lease and a 1 s reconcile
+interval; triggers the runs; and injects, on a seeded schedule:
+
+  worker-kill      SIGKILL a worker holding units, start a new one
+  reconciler-kill  SIGKILL a reconciler between claiming outbox rows and marking them
+  redis-restart    kill the private Redis and start it again, empty   (--redis-server only)
+  redis-flushall   FLUSHALL on the private Redis                      (--redis-server only)
+  pg-terminate     pg_terminate_backend on this run's engine connections (never anything else)
+  publish-fail     a fraction of every engine process's broker publishes fail for a few seconds
+  worker-freeze    SIGSTOP a worker past its lease, then SIGCONT: its late writes must be fenced
+  net-partition    cut a worker in its own network namespace off PostgreSQL and Redis past its
+                   lease, then reconnect it (skipped with a message where ip netns is not permitted)
+
+Faults only ever target processes this command started (by pid), the Redis it started, the link
+of the namespace it created and backends whose application_name marks them as its own.
+
+Then it waits for every run to be terminal, checks the invariants of a durable run and prints
+the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
+    )
+    .action(async (flags: ChaosFlags) => {
+      const settings = resolveSettings();
+      if (!settings.databaseUrl) {
+        throw new CliError('chaos needs PostgreSQL: set DATABASE_URL (the embedded database cannot be shared by separate worker and reconciler processes)');
+      }
+      if (!settings.redisUrl && !flags.redisServer) {
+        throw new CliError('chaos needs Redis: set REDIS_URL, or pass --redis-server PATH to start a private one (the in-process broker cannot be shared by separate processes)');
+      }
+      const opts: ChaosOptions = {
+        runs: flags.runs,
+        unitsPerRun: flags.unitsPerRun,
+        workers: flags.workers,
+        reconcilers: flags.reconcilers,
+        durationS: flags.duration,
+        faults: flags.faults ?? [...FAULT_KINDS],
+        faultsExplicit: flags.faults !== undefined,
+        postSync: flags.postSync,
+        seed: flags.seed ?? randomInt(0, 2 ** 31 - 1),
+        redisServer: flags.redisServer,
+        slackS: flags.slack,
+        keep: flags.keep ?? false,
+        concurrency: flags.concurrency,
+      };
+      const shutdown = new Shutdown(cliLogger(false));
+      const run = new ChaosRun(opts, { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() }, {
+        note: (text) => process.stderr.write(`${text}\n`),
+        signal: shutdown.signal,
+      });
+      let report;
+      try {
+        report = await run.execute();
+      } catch (err) {
+        if (shutdown.signal.aborted) throw new CliError(`chaos interrupted by ${shutdown.signalName}`, shutdown.interruptedExitCode, { cause: err });
+        throw err;
+      }
+      if (flags.json) printJson(report);
+      else printLine(formatReport(report));
+      if (!report.ok) {
+        const failed = report.invariants.filter((i) => !i.ok).map((i) => i.id);
+        throw new CliError(`chaos: ${failed.length} invariant(s) violated: ${failed.join(', ')}`, EXIT_FAILURE);
+      }
+    });
+
+  program
+    .command('chaos-role <role>', { hidden: true })
+    .description('internal: one engine process of `syncrelay chaos` (a test / chaos hook)')
+    .option('--id <name>', 'name of this process', 'chaos')
+    .option('--concurrency <n>', 'worker concurrency', intInRange(1, 64), 4)
+    .option('--pool <n>', 'PostgreSQL pool size', intInRange(1, 100), 6)
+    .option('--seed <k>', 'seeds injected publish failures', intInRange(0, 2 ** 31 - 1), 1)
+    .action(async (role: string, o: { id: string; concurrency: number; pool: number; seed: number }) => {
+      if (role !== 'worker' && role !== 'reconciler') throw new CliError(`chaos-role: unknown role ${JSON.stringify(role)}`);
+      await runChaosRole({ role: role as ChaosRole, id: o.id, concurrency: o.concurrency, poolSize: o.pool, seed: o.seed });
+      await new Promise<never>(() => undefined); // runs until a signal or the end of stdin exits the process
+    });
+}
