@@ -6,7 +6,7 @@ import { recordPass } from '../store/reconcile.js';
 import { after, type EngineContext } from '../tasks/context.js';
 import { expireLeases, type ExpireCounters } from './expire.js';
 import { materialize, type MaterializeCounters } from './materialize.js';
-import { relayDue, type RelayCounters } from './relay.js';
+import { probeParkedRows, relayDue, type RelayCounters } from './relay.js';
 
 export type PassCounters = ExpireCounters &
   MaterializeCounters &
@@ -24,7 +24,9 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
     const expired = await expireLeases(ctx);
     const observer_repairs = await ctx.db.transaction((tx) => repairJobRuns(tx, ctx.clock.now(), ctx.settings.reconcileBatch));
     const materialized = await materialize(ctx);
+    const probed = await probeParkedRows(ctx);
     const { skipped, ...relayed } = await relayDue(ctx);
+    relayed.parked_woken += probed;
     const pruned = await prune(ctx);
     counters = { ...expired, observer_repairs, ...materialized, ...relayed, relay_skipped: skipped, pruned };
     return counters;

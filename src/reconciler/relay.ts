@@ -7,9 +7,11 @@ import { tracerOf } from '../observability/trace.js';
 import {
   awaitOutboxAck,
   claimDueOutboxRows,
+  hasParkedOutboxRows,
   markOutboxDispatched,
   markOutboxPublishFailed,
   releaseOutboxClaims,
+  wakeParkedOutboxRows,
   type ClaimedOutboxRow,
   type ClaimRef,
 } from '../store/outbox.js';
@@ -22,11 +24,18 @@ export interface RelayCounters {
   relayed_finalize: number;
   relayed_post_sync: number;
   publish_failures: number;
+  /** Rows a failed publish had parked, due again because the broker took messages again. */
+  parked_woken: number;
   skipped: number;
 }
 
 export function emptyRelayCounters(): RelayCounters {
-  return { relayed_dispatch: 0, relayed_finalize: 0, relayed_post_sync: 0, publish_failures: 0, skipped: 0 };
+  return { relayed_dispatch: 0, relayed_finalize: 0, relayed_post_sync: 0, publish_failures: 0, parked_woken: 0, skipped: 0 };
+}
+
+/** When the first publish of a relay call went through (null: none did). */
+interface Published {
+  since: Date | null;
 }
 
 const COUNTER: Record<string, keyof RelayCounters> = {
@@ -45,6 +54,35 @@ const MAX_BATCH_GROWTH = 10;
  */
 export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
   const counters = emptyRelayCounters();
+  const published: Published = { since: null };
+  await relayRound(ctx, counters, published);
+  // The broker took a publish: rows parked by publishes that failed before it are due again (once
+  // per call, so a row that fails again waits for the next relay).
+  if (published.since) {
+    const limit = ctx.settings.reconcileBatch * MAX_BATCH_GROWTH;
+    counters.parked_woken += await wakeParkedOutboxRows(ctx.db, ctx.clock.now(), published.since, limit);
+    if (counters.parked_woken > 0) await relayRound(ctx, counters, { since: null });
+  }
+  return counters;
+}
+
+/**
+ * A full pass with parked rows asks the broker; if it answers, the row parked longest is tried now
+ * (and, if its publish goes through, wakes the others). While the broker fails, rows keep their
+ * backoff. Returns how many rows it woke (0 or 1).
+ */
+export async function probeParkedRows(ctx: EngineContext): Promise<number> {
+  const now = ctx.clock.now();
+  if (!(await hasParkedOutboxRows(ctx.db, now))) return 0;
+  try {
+    await ctx.broker.ping();
+  } catch {
+    return 0;
+  }
+  return wakeParkedOutboxRows(ctx.db, now, now, 1);
+}
+
+async function relayRound(ctx: EngineContext, counters: RelayCounters, published: Published): Promise<void> {
   const base = ctx.settings.reconcileBatch;
   let size = base;
   let rows = await claimBatch(ctx, size);
@@ -55,7 +93,7 @@ export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
     const next = full ? claimBatch(ctx, size) : null;
     next?.catch(() => undefined);
     try {
-      await relayBatch(ctx, rows, counters);
+      await relayBatch(ctx, rows, counters, published);
     } catch (err) {
       // An error, not a crash (an injected fault stands for a dead process): give back what is
       // still claimed so the next relay need not wait for the claim to expire.
@@ -67,7 +105,6 @@ export async function relayDue(ctx: EngineContext): Promise<RelayCounters> {
     }
     rows = next ? await next : [];
   }
-  return counters;
 }
 
 /** Claims a batch with the facts the re-check needs (read in the claim's own statement). */
@@ -76,7 +113,7 @@ function claimBatch(ctx: EngineContext, batch: number): Promise<ClaimedOutboxRow
   return claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch, after(now, -ctx.settings.dispatchStaleMs));
 }
 
-async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: RelayCounters): Promise<void> {
+async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: RelayCounters, published: Published): Promise<void> {
   const atMostOncePostSync = ctx.settings.postSyncDelivery === 'at-most-once';
   const skip: OutboxRow[] = [];
   const publish: OutboxRow[] = [];
@@ -94,14 +131,15 @@ async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: Relay
     for (const r of skip) ctx.metrics?.relaySkippedRows(r.kind);
   }
   await failRows(ctx, unknown, new Error('unknown outbox kind'), c);
-  await relayPostSyncAtMostOnce(ctx, postSyncFirst, c);
-  await publishThenMark(ctx, publish, c);
+  await relayPostSyncAtMostOnce(ctx, postSyncFirst, c, published);
+  await publishThenMark(ctx, publish, c, published);
 }
 
 /** dispatch / finalize (and exactly-once post_sync): publish while claimed, then mark. */
-async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters, published: Published): Promise<void> {
   if (rows.length === 0) return;
   const spans = new PublishSpans(tracerOf(ctx), rows);
+  const startedAt = ctx.clock.now();
   try {
     await ctx.broker.publish(rows.map(outboxMessage));
   } catch (err) {
@@ -109,6 +147,7 @@ async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCo
     await failRows(ctx, rows, err, c);
     return;
   }
+  published.since ??= startedAt;
   spans.ok();
   await ctx.faults.hit('relay.afterPublish.beforeMark');
   const now = ctx.clock.now();
@@ -132,15 +171,17 @@ async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCo
 }
 
 /** post_sync at-most-once: mark dispatched and commit FIRST, then publish; a failure is logged, never re-armed. */
-async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
+async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters, published: Published): Promise<void> {
   if (rows.length === 0) return;
   const marked = new Set(await markOutboxDispatched(ctx.db, rows.map(ref), ctx.clock.now()));
   const mine = rows.filter((r) => marked.has(r.id));
   await ctx.faults.hit('relay.postSync.afterMark.beforePublish');
   const messages: TaskMessage[] = mine.map(outboxMessage);
   const spans = new PublishSpans(tracerOf(ctx), mine);
+  const startedAt = ctx.clock.now();
   try {
     await ctx.broker.publish(messages);
+    if (messages.length > 0) published.since ??= startedAt;
     spans.ok();
     c.relayed_post_sync += mine.length;
     ctx.metrics?.relayPublished('post_sync', mine.length);

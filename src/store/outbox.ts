@@ -210,6 +210,38 @@ export async function markOutboxPublishFailed(tx: Tx, failures: readonly Publish
   return rows.map((r) => r.id);
 }
 
+/** Pending rows a failed publish parked: last_error set, due later, no live claim. */
+const PARKED = `status = 'pending' AND last_error IS NOT NULL AND available_at > $1
+   AND (claim_expires_at IS NULL OR claim_expires_at <= $1)`;
+
+/** Whether a failed publish parked any row. Locks nothing. */
+export async function hasParkedOutboxRows(tx: Tx, now: Date): Promise<boolean> {
+  const { rows } = await tx.query<{ parked: boolean }>(`SELECT EXISTS (SELECT 1 FROM sync_dispatch_outbox WHERE ${PARKED}) AS parked`, [now]);
+  return rows[0]?.parked ?? false;
+}
+
+/**
+ * Rows a failed publish parked, last changed before `failedBefore`, come due now (those due first,
+ * at most `limit`): the broker has taken messages again, so their backoff has nothing left to
+ * spare it. Locks: those rows (SKIP LOCKED: a row another transaction holds is left as it is).
+ * Returns how many.
+ */
+export async function wakeParkedOutboxRows(tx: Tx, now: Date, failedBefore: Date, limit: number): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE sync_dispatch_outbox o SET available_at = $1, updated_at = $1
+       FROM (SELECT id FROM sync_dispatch_outbox WHERE ${PARKED} AND updated_at <= $2
+              ORDER BY available_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) p
+      WHERE o.id = p.id`,
+    [now, failedBefore, limit],
+  );
+  return rowCount;
+}
+
+/** Records why a producer's own publish failed on the row it re-armed (as the relay does). Locks: that row. */
+export async function recordOutboxError(tx: Tx, runId: string, kind: OutboxKind, error: string): Promise<void> {
+  await tx.query('UPDATE sync_dispatch_outbox SET last_error = left($3, 2000) WHERE sync_run_id = $1 AND kind = $2', [runId, kind, error]);
+}
+
 /** When the next pending row comes due (index-only on the pending partial index), or null. */
 export async function nextDueAt(tx: Tx): Promise<Date | null> {
   const { rows } = await tx.query<{ at: Date | null }>(

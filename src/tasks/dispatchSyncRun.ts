@@ -14,7 +14,7 @@ import {
 } from '../store/dispatch.js';
 import { runTrace } from '../observability/trace.js';
 import { markJobRunRunning } from '../store/jobRuns.js';
-import { armOutbox } from '../store/outbox.js';
+import { armOutbox, recordOutboxError } from '../store/outbox.js';
 import type { RunRow, UnitRow } from '../store/rows.js';
 import { lockRun, markRunDispatching } from '../store/runs.js';
 import { after, type EngineContext } from './context.js';
@@ -107,7 +107,8 @@ async function denyRun(
 
 /**
  * After commit: one run_sync_unit per claimed unit, carrying the run's trace; on failure re-arm the
- * dispatch row with backoff.
+ * dispatch row with backoff and its last_error (a parked row, due as soon as the broker takes
+ * messages again — see relayDue).
  */
 async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): Promise<boolean> {
   if (units.length === 0) return true;
@@ -121,6 +122,7 @@ async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): 
     await ctx.db.transaction(async (tx) => {
       await markUnitsUnpublished(tx, units);
       await armOutbox(tx, 'dispatch_sync_run', [{ orgId: run.org_id, runId: run.id }], after(now, outboxBackoffMs(1)), now, trace);
+      await recordOutboxError(tx, run.id, 'dispatch_sync_run', describeError(err));
     });
     return false;
   }
