@@ -99,7 +99,7 @@ export async function claimUnits(
             lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
             last_heartbeat_at = $3, updated_at = $3
        FROM unnest($1::uuid[], $2::text[]) AS c(id, owner)
-      WHERE u.id = c.id AND u.status = 'dispatching'
+      WHERE u.id = ANY ($1::uuid[]) AND u.id = c.id AND u.status = 'dispatching'
         AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
       RETURNING u.*,
         (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name, 'config', i.config)
@@ -170,12 +170,33 @@ export interface EndFacts {
  * with its end facts, or null if the lease was lost.
  */
 export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise<(UnitRow & EndFacts) | null> {
+  const [row] = await finishUnits(tx, [a], a.now, wakeLimit);
+  return row ?? null;
+}
+
+/**
+ * The terminal CAS of finishUnit for several units in one statement: each row is its own CAS
+ * (owner, running, live lease, live run), so a unit whose lease was lost is simply not returned.
+ * Units finished by the same statement see each other as still open (its snapshot precedes it).
+ * Locks: the finished unit rows. Returns them with their end facts; match them to the requests by
+ * id AND lease_owner.
+ */
+export async function finishUnits(
+  tx: Tx,
+  items: readonly Omit<FinishArgs, 'now'>[],
+  now: Date,
+  wakeLimit = 16,
+): Promise<(UnitRow & EndFacts)[]> {
+  if (items.length === 0) return [];
   const { rows } = await tx.query<UnitRow & EndFacts>(
     `UPDATE sync_run_units u
-        SET status = $4, result = $5::jsonb, error = $6, touched_surfaces = $7::text[],
+        SET status = f.status, result = f.result, error = f.error,
+            touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
             duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
             lease_expires_at = NULL, updated_at = $3
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+       FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[])
+            AS f(id, owner, status, result, error, surfaces)
+      WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner AND u.status = 'running' AND u.lease_expires_at > $3
         AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
       RETURNING u.*,
         EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
@@ -187,9 +208,28 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise
           UNION ALL
           (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
         ) w) AS waiting_runs`,
-    [a.unitId, a.owner, a.now, a.status, JSON.stringify(a.result), a.error, a.touchedSurfaces, wakeLimit],
+    [
+      items.map((a) => a.unitId),
+      items.map((a) => a.owner),
+      now,
+      items.map((a) => a.status),
+      items.map((a) => JSON.stringify(a.result)),
+      items.map((a) => a.error),
+      items.map((a) => JSON.stringify(a.touchedSurfaces)),
+      wakeLimit,
+    ],
   );
-  return rows[0] ?? null;
+  return rows;
+}
+
+/** Of these runs, those with no non-terminal unit (the post-commit re-check). Locks nothing. */
+export async function runsWithoutOpenUnits(tx: Tx, runIds: readonly string[]): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT r.id FROM unnest($1::uuid[]) AS r(id)
+      WHERE NOT EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status IN ${UNIT_OPEN_SQL})`,
+    [runIds],
+  );
+  return rows.map((r) => r.id);
 }
 
 export interface RetryArgs {

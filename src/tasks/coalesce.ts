@@ -1,39 +1,49 @@
 /**
- * Group commit for one engine's concurrent tasks: the first call runs at once (no added latency on
- * an idle worker); calls made while a batch is in flight queue up and run together as the next
- * batch, so under load N tasks cost one statement and one commit instead of N.
+ * Group commit for one engine's concurrent tasks: a call runs at once while fewer than
+ * `maxInFlight` batches are running (no added latency on an idle worker, and two tasks can still
+ * be in their transactions at the same time); calls made while that many are in flight queue up
+ * and run together as the next batch, so under load N tasks cost one statement and one commit
+ * instead of N.
  */
 export class Coalescer<A, R> {
-  private queue: { arg: A; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
-  private running = false;
+  private readonly queue: { arg: A; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  private inFlight = 0;
 
   /**
-   * @param run   handles a batch; returns one result per argument, in order
-   * @param limit most arguments in one batch
+   * @param run         handles a batch; returns one result per argument, in order
+   * @param maxInFlight batches running at once
+   * @param limit       most arguments in one batch
    */
   constructor(
     private readonly run: (batch: A[]) => Promise<R[]>,
+    private readonly maxInFlight = 2,
     private readonly limit = 64,
   ) {}
 
   submit(arg: A): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ arg, resolve, reject });
-      if (!this.running) void this.pump();
+      this.pump();
     });
   }
 
-  private async pump(): Promise<void> {
-    this.running = true;
-    while (this.queue.length > 0) {
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.limit);
-      try {
-        const results = await this.run(batch.map((b) => b.arg));
-        batch.forEach((b, i) => b.resolve(results[i]!));
-      } catch (err) {
-        batch.forEach((b) => b.reject(err));
-      }
+      this.inFlight += 1;
+      void this.runBatch(batch).finally(() => {
+        this.inFlight -= 1;
+        this.pump();
+      });
     }
-    this.running = false;
+  }
+
+  private async runBatch(batch: { arg: A; resolve: (r: R) => void; reject: (e: unknown) => void }[]): Promise<void> {
+    try {
+      const results = await this.run(batch.map((b) => b.arg));
+      batch.forEach((b, i) => b.resolve(results[i]!));
+    } catch (err) {
+      batch.forEach((b) => b.reject(err));
+    }
   }
 }

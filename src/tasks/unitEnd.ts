@@ -3,18 +3,18 @@ import { decideExpiry } from '../domain/retryPolicy.js';
 import { rateLimitBudgetExceeded, rateLimitDelayMs } from '../domain/backoff.js';
 import type { ErrorCategory } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
-import { describeError } from '../errors.js';
+import { describeError, InjectedFault } from '../errors.js';
+import type { Tx } from '../db/types.js';
 import type { DatasetSpec } from '../providers/types.js';
-import { armOutbox } from '../store/outbox.js';
+import { armOutboxRows, type Wake } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
-import { finishUnit, hasOtherOpenUnit, retryOwnUnit } from '../store/units.js';
+import { finishUnits, retryOwnUnit, runsWithoutOpenUnits } from '../store/units.js';
 import { advanceWatermark } from '../store/watermarks.js';
-import { armAfterUnitEnd, MAX_RUNS_WOKEN } from './afterUnitEnd.js';
+import { armAfterUnitEnd, MAX_RUNS_WOKEN, wakesAfterUnitEnd } from './afterUnitEnd.js';
+import { Coalescer } from './coalesce.js';
 import { after, type EngineContext } from './context.js';
 
 export type EndOutcome = 'success' | 'failed' | 'retrying' | 'lease_lost';
-
-class LostDuringEnd extends Error {}
 
 export interface Terminal {
   status: 'success' | 'failed';
@@ -25,10 +25,41 @@ export interface Terminal {
   watermark: Date | null;
 }
 
+interface EndRequest {
+  unit: UnitRow;
+  owner: string;
+  t: Terminal;
+  dataset: DatasetSpec | undefined;
+  trace: TraceCarrier | null | undefined;
+}
+
+/** 'lease_lost', or the unit's terminal status and whether it saw other open units. */
+type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean };
+
+/** Group commit of one engine's unit ends and re-checks (never shared between engines). */
+const enders = new WeakMap<EngineContext, { ends: Coalescer<EndRequest, Ended>; rechecks: Coalescer<RunRef, void> }>();
+
+interface RunRef {
+  orgId: string;
+  runId: string;
+  trace: TraceCarrier | null | undefined;
+}
+
+function batchesOf(ctx: EngineContext) {
+  let b = enders.get(ctx);
+  if (!b) {
+    b = { ends: new Coalescer((reqs) => endBatch(ctx, reqs)), rechecks: new Coalescer((runs) => recheckBatch(ctx, runs), 1) };
+    enders.set(ctx, b);
+  }
+  return b;
+}
+
 /**
  * Success or failure in ONE transaction: the CAS on our own live lease, the watermark, and the
  * finalize / freed-capacity wake-ups. A lost lease writes nothing. After commit, a unit that saw
  * other open units re-checks with a fresh snapshot and arms finalize if the run became finalizable.
+ * Ends that happen at the same time in one engine share that transaction (each unit its own CAS,
+ * its own watermark and wake-ups), so under load a commit finishes many units.
  */
 export async function endUnit(
   ctx: EngineContext,
@@ -38,39 +69,69 @@ export async function endUnit(
   dataset: DatasetSpec | undefined,
   trace?: TraceCarrier | null,
 ): Promise<EndOutcome> {
-  let sawOthers: boolean;
-  try {
-    sawOthers = await ctx.db.transaction(async (tx) => {
-      const now = ctx.clock.now();
-      const row = await finishUnit(tx, { unitId: unit.id, owner, now, ...t }, MAX_RUNS_WOKEN);
-      if (!row) throw new LostDuringEnd();
-      if (t.status === 'success' && t.watermark && unit.source_id && unit.mode !== 'backfill' && dataset?.keepsWatermark) {
-        await advanceWatermark(
-          tx,
-          { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id, datasetKey: unit.dataset_key, at: t.watermark },
-          now,
-        );
-      }
-      const sawOthers = await armAfterUnitEnd(tx, row, now, trace, row);
-      await ctx.faults.hit('unit.complete.beforeCommit');
-      return sawOthers;
-    });
-  } catch (err) {
-    if (err instanceof LostDuringEnd) return 'lease_lost';
-    throw err;
-  }
+  const ended = await batchesOf(ctx).ends.submit({ unit, owner, t, dataset, trace });
+  if (ended === 'lease_lost') return 'lease_lost';
   await ctx.faults.hit('unit.afterComplete.beforeRecheck');
-  if (sawOthers) await recheckFinalizable(ctx, unit, trace);
-  return t.status;
+  if (ended.sawOthers) await recheckFinalizable(ctx, unit, trace);
+  return ended.status;
+}
+
+/**
+ * One transaction for a batch of ends. If it fails (other than by an injected crash) and held more
+ * than one unit, every unit is ended again on its own, so one unit's error never fails another.
+ */
+async function endBatch(ctx: EngineContext, reqs: EndRequest[]): Promise<Ended[]> {
+  try {
+    return await ctx.db.transaction((tx) => endInTx(ctx, tx, reqs));
+  } catch (err) {
+    if (reqs.length === 1 || err instanceof InjectedFault) throw err;
+    return Promise.all(reqs.map(async (r) => (await endBatch(ctx, [r]))[0]!));
+  }
+}
+
+async function endInTx(ctx: EngineContext, tx: Tx, reqs: EndRequest[]): Promise<Ended[]> {
+  const now = ctx.clock.now();
+  const rows = await finishUnits(tx, reqs.map((r) => ({ unitId: r.unit.id, owner: r.owner, ...r.t })), now, MAX_RUNS_WOKEN);
+  const wakes: Wake[] = [];
+  const ended: Ended[] = [];
+  for (const { unit, owner, t, dataset, trace } of reqs) {
+    const row = rows.find((r) => r.id === unit.id && r.lease_owner === owner);
+    if (!row) {
+      ended.push('lease_lost');
+      continue;
+    }
+    if (t.status === 'success' && t.watermark && unit.source_id && unit.mode !== 'backfill' && dataset?.keepsWatermark) {
+      await advanceWatermark(
+        tx,
+        { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id, datasetKey: unit.dataset_key, at: t.watermark },
+        now,
+      );
+    }
+    const woken = await wakesAfterUnitEnd(tx, row, now, trace, row);
+    wakes.push(...woken.wakes);
+    ended.push({ status: t.status, sawOthers: woken.othersOpen });
+  }
+  await armOutboxRows(tx, wakes, now);
+  for (const e of ended) if (e !== 'lease_lost') await ctx.faults.hit('unit.complete.beforeCommit');
+  return ended;
 }
 
 /** Of two "last" units racing, the later one sees the run finalizable here and arms finalize. */
 export async function recheckFinalizable(ctx: EngineContext, unit: UnitRow, trace?: TraceCarrier | null): Promise<void> {
-  if (await hasOtherOpenUnit(ctx.db, unit.sync_run_id, null)) return;
-  await ctx.db.transaction((tx) => {
-    const now = ctx.clock.now();
-    return armOutbox(tx, 'finalize_sync_run', [{ orgId: unit.org_id, runId: unit.sync_run_id }], now, now, trace);
-  });
+  await batchesOf(ctx).rechecks.submit({ orgId: unit.org_id, runId: unit.sync_run_id, trace });
+}
+
+/** Re-checks of one batch, each made after its unit's commit: one read, one transaction if needed. */
+async function recheckBatch(ctx: EngineContext, runs: RunRef[]): Promise<void[]> {
+  const done = new Set(await runsWithoutOpenUnits(ctx.db, [...new Set(runs.map((r) => r.runId))]));
+  const finalize = runs.filter((r) => done.has(r.runId));
+  if (finalize.length > 0) {
+    await ctx.db.transaction((tx) => {
+      const now = ctx.clock.now();
+      return armOutboxRows(tx, finalize.map((r) => ({ kind: 'finalize_sync_run' as const, orgId: r.orgId, runId: r.runId, availableAt: now, trace: r.trace })), now);
+    });
+  }
+  return runs.map(() => undefined);
 }
 
 /** running → retrying with a wake-up of the dispatch row at `availableAt` (earliest wins). */
