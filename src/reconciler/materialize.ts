@@ -1,7 +1,7 @@
 /** Phase 3: arm outbox rows that should exist but don't. */
 import type { OutboxKind } from '../domain/statuses.js';
 import { armOutboxRows } from '../store/outbox.js';
-import { ledgerRowsWithoutPostSync, runsNeedingDispatch, runsNeedingFinalize } from '../store/reconcile.js';
+import { ledgerRowsWithoutPostSync, runsNeedingDispatch, runsNeedingFinalize, type LedgerCursor } from '../store/reconcile.js';
 import { after, type EngineContext } from '../tasks/context.js';
 
 export interface MaterializeCounters {
@@ -11,6 +11,11 @@ export interface MaterializeCounters {
 }
 
 const DAY_MS = 86_400_000;
+/** Ledger rows each pass examines, in SYNC_RECONCILE_BATCH: the scan moves on from pass to pass. */
+const LEDGER_SLICE_BATCHES = 3;
+
+/** Where each engine's ledger repair scan goes on from (per engine, never shared). */
+const ledgerCursors = new WeakMap<EngineContext, LedgerCursor | null>();
 
 export async function materialize(ctx: EngineContext): Promise<MaterializeCounters> {
   const { reconcileBatch: batch, dispatchStaleMs, outboxRetentionDays } = ctx.settings;
@@ -22,7 +27,9 @@ export async function materialize(ctx: EngineContext): Promise<MaterializeCounte
       (r) => !finalizable.has(r.sync_run_id),
     );
     const ledgerSince = after(now, -Math.min(outboxRetentionDays * DAY_MS, DAY_MS));
-    const postSync = await ledgerRowsWithoutPostSync(tx, ledgerSince, batch);
+    const slice = await ledgerRowsWithoutPostSync(tx, ledgerSince, ledgerCursors.get(ctx) ?? null, batch * LEDGER_SLICE_BATCHES);
+    ledgerCursors.set(ctx, slice.next);
+    const postSync = slice.missing.slice(0, batch);
     const wakes = (kind: OutboxKind, rows: { org_id: string; sync_run_id: string }[]) =>
       rows.map((r) => ({ kind, orgId: r.org_id, runId: r.sync_run_id, availableAt: now }));
     // One statement for all three kinds: rows are locked in the one (run, kind) order.

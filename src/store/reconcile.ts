@@ -103,20 +103,44 @@ export async function runsNeedingDispatch(tx: Tx, now: Date, staleBefore: Date, 
   return rows;
 }
 
+/** Where a ledger scan slice ends: the oldest (dispatched_at, sync_run_id) it examined. */
+export interface LedgerCursor {
+  at: Date;
+  runId: string;
+}
+
 /**
- * Ledger rows since `since` with no post_sync outbox row at all (finalize writes both in one
- * transaction, so this is a repair for rows removed by hand). Only recent rows are scanned, so
- * pruned history is never re-armed and the cost stays bounded. Locks nothing.
+ * One slice of the ledger repair scan: of the `examine` newest post_sync ledger rows after `since`
+ * and before `cursor` (all of them up to now when null), those with no post_sync outbox row at all
+ * (finalize writes both in one transaction, so this repairs rows removed by hand). Only recent rows
+ * are scanned, so pruned history is never re-armed; and only a slice per call, so the cost follows
+ * `examine`, never the number of runs finished per day. Locks nothing. Returns the missing runs and
+ * the slice's end (null when it reached `since`: the next scan starts from the newest again).
  */
-export async function ledgerRowsWithoutPostSync(tx: Tx, since: Date, batch: number): Promise<RunRef[]> {
-  const { rows } = await tx.query<RunRef>(
-    `SELECT l.org_id, l.sync_run_id FROM sync_run_post_dispatches l
-      WHERE l.kind = 'post_sync' AND l.dispatched_at > $2
-        AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o WHERE o.sync_run_id = l.sync_run_id AND o.kind = 'post_sync')
-      ORDER BY l.dispatched_at DESC LIMIT $1`,
-    [batch, since],
+export async function ledgerRowsWithoutPostSync(
+  tx: Tx,
+  since: Date,
+  cursor: LedgerCursor | null,
+  examine: number,
+): Promise<{ missing: RunRef[]; next: LedgerCursor | null }> {
+  const { rows } = await tx.query<{ examined: number; at: Date | null; run_id: string | null; missing: RunRef[] }>(
+    `WITH slice AS (
+       SELECT l.org_id, l.sync_run_id, l.dispatched_at FROM sync_run_post_dispatches l
+        WHERE l.kind = 'post_sync' AND l.dispatched_at > $1
+          AND ($2::timestamptz IS NULL OR (l.dispatched_at, l.sync_run_id) < ($2::timestamptz, $3::uuid))
+        ORDER BY l.dispatched_at DESC, l.sync_run_id DESC LIMIT $4)
+     SELECT count(*)::int AS examined,
+            (array_agg(s.dispatched_at ORDER BY s.dispatched_at, s.sync_run_id))[1] AS at,
+            (array_agg(s.sync_run_id ORDER BY s.dispatched_at, s.sync_run_id))[1] AS run_id,
+            COALESCE(jsonb_agg(jsonb_build_object('org_id', s.org_id, 'sync_run_id', s.sync_run_id)) FILTER (
+              WHERE NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o WHERE o.sync_run_id = s.sync_run_id AND o.kind = 'post_sync')),
+              '[]'::jsonb) AS missing
+       FROM slice s`,
+    [since, cursor?.at ?? null, cursor?.runId ?? null, examine],
   );
-  return rows;
+  const r = rows[0]!;
+  const next = r.examined < examine || !r.at || !r.run_id ? null : { at: r.at, runId: r.run_id };
+  return { missing: r.missing, next };
 }
 
 /** Appends a pass's counters to reconciler_passes. */
