@@ -2,9 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { buildChildEntry } from './compile.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = fileURLToPath(new URL('./child.ts', import.meta.url));
 const STDERR_KEEP = 8000;
 
 type LineListener = (words: string[], at: number) => void;
@@ -20,7 +20,7 @@ export class ChildProc {
   private alive = true;
 
   constructor(mode: 'worker' | 'peer', env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', ENTRY, mode], {
+    this.child = spawn(process.execPath, [buildChildEntry(), mode], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
