@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderChart } from './lib/chart.js';
+import { removeBuilds } from './lib/compile.js';
 import { dropStaleBenchDatabases } from './lib/pg.js';
 import type { BenchOptions, Scenario, ScenarioResult } from './lib/types.js';
 import { e2eScenario } from './scenarios/e2e.js';
@@ -65,6 +66,7 @@ async function main(): Promise<number> {
     note: (m) => process.stderr.write(`bench: ${m}\n`),
   };
   await dropStaleBenchDatabases();
+  removeBuilds();
   const started = new Date();
   const results: ScenarioResult[] = [];
   let failed = false;
@@ -82,6 +84,7 @@ async function main(): Promise<number> {
       opts.note(`${name} failed: ${err instanceof Error ? (err.stack ?? error) : error}`);
     }
   }
+  removeBuilds();
   mkdirSync(args.out, { recursive: true });
   const report = { started_at: started.toISOString(), finished_at: new Date().toISOString(), quick: args.quick, reps: args.reps, machine: machine(), results };
   writeFileSync(join(args.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);

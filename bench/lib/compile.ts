@@ -2,15 +2,18 @@
  * The bench's worker processes run as plain `node` on JavaScript, as a deployed worker would: a
  * TypeScript loader in the process would add its own memory (about 35 MB) to the RSS figure.
  * `src/` and `bench/lib/` are transpiled file by file (imports already name `.js` files) into
- * node_modules/.cache/syncrelay-bench/, where bare imports still resolve to the project's packages.
+ * node_modules/.cache/syncrelay-bench/<pid>/, where bare imports still resolve to the project's
+ * packages; removed when the run ends, and leftovers of dead runs at the next start.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'syncrelay-bench');
+const CACHE = join(ROOT, 'node_modules', '.cache', 'syncrelay-bench');
+/** This run's own copy (two bench runs at once never read each other's half-written files). */
+const BUILD_DIR = join(CACHE, String(process.pid));
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -35,4 +38,29 @@ export function buildChildEntry(): string {
   writeFileSync(join(BUILD_DIR, 'package.json'), '{ "type": "module" }\n');
   built = join(BUILD_DIR, 'bench', 'lib', 'child.js');
   return built;
+}
+
+/** Removes this run's copy, and copies whose run is gone. */
+export function removeBuilds(): void {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(CACHE);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const pid = Number(name);
+    if (pid === process.pid || !alive(pid)) rmSync(join(CACHE, name), { recursive: true, force: true });
+  }
+  built = undefined;
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

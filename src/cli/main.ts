@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import { registerApi } from './commands/api.js';
+import { registerBench } from './commands/bench.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerChaos } from './commands/chaos.js';
 import { registerDemo } from './commands/demo.js';
@@ -52,6 +53,7 @@ Try it: syncrelay demo`,
   registerTokens(program);
   registerChaos(program);
   registerSchedules(program);
+  registerBench(program);
   return program;
 }
 

@@ -1,0 +1,89 @@
+/**
+ * The CI smoke run of the benchmarks: `npm run bench -- --quick` completes, and every scenario
+ * prints its one JSON line with a ratio and a target, and the results file and chart are written.
+ * Benchmarks are not tests: nothing here looks at a time or at whether a target was met.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SCENARIOS = [
+  'relay_throughput',
+  'e2e_units',
+  'worker_memory',
+  'latency_trigger_to_dispatch',
+  'latency_unit_to_finalize',
+  'recovery',
+  'history_scale',
+];
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The bench talks to the servers the tests use. */
+const env: Record<string, string> = {
+  ...(process.env.SYNCRELAY_TEST_PG ? { SYNCRELAY_BENCH_PG: process.env.SYNCRELAY_TEST_PG } : {}),
+  ...(process.env.SYNCRELAY_TEST_REDIS ? { SYNCRELAY_BENCH_REDIS: process.env.SYNCRELAY_TEST_REDIS } : {}),
+};
+
+describe('npm run bench -- --quick', () => {
+  let out: string;
+  let result: Run;
+
+  beforeAll(async () => {
+    out = await mkdtemp(join(tmpdir(), 'syncrelay-bench-'));
+    result = await run(['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], env);
+  }, 150_000);
+
+  afterAll(async () => {
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('completes, and every scenario prints one JSON line with its figures, ratio and target', () => {
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.scenario)).toEqual(SCENARIOS);
+    for (const line of lines) {
+      expect(line.error, String(line.scenario)).toBeUndefined();
+      expect(typeof line.ratio, String(line.scenario)).toBe('number');
+      expect(Number.isFinite(line.ratio), String(line.scenario)).toBe(true);
+      expect(typeof line.target).toBe('string');
+      expect(typeof line.met).toBe('boolean');
+    }
+  });
+
+  it('writes the results file and the chart of the ratios', async () => {
+    const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as { quick: boolean; results: { scenario: string }[] };
+    expect(report.quick).toBe(true);
+    expect(report.results.map((r) => r.scenario)).toEqual(SCENARIOS);
+    const svg = await readFile(join(out, 'ratios.svg'), 'utf8');
+    expect(svg).toMatch(/^<svg /);
+    for (const name of SCENARIOS) expect(svg).toContain(name);
+  });
+
+  it('syncrelay bench --help describes the command', async () => {
+    const r = await run(['--import', 'tsx', 'src/cli/main.ts', 'bench', '--help'], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: syncrelay bench');
+    expect(r.stdout).toContain('--quick');
+  });
+});
