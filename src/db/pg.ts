@@ -69,6 +69,12 @@ export class PgDb implements Db {
 
   private async transactionOnce<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // While a client is checked out the pool does not listen for its errors: a connection that
+    // dies between two statements (pg_terminate_backend, a reset) would otherwise be an unhandled
+    // 'error' event that ends the process. The next statement fails instead; the client is discarded.
+    let lost: Error | undefined;
+    const onLost = (err: Error) => (lost = err);
+    client.on('error', onLost);
     const tx: Tx = {
       query: async <R>(text: string, values?: readonly unknown[]) => {
         try {
@@ -101,7 +107,8 @@ export class PgDb implements Db {
       }
       throw err;
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      client.off('error', onLost);
+      client.release(broken instanceof Error ? broken : lost);
     }
   }
 
