@@ -169,20 +169,24 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
  * ends at the furthest such window end.
  */
 export async function checkWatermarks(db: Db): Promise<InvariantResult> {
-  const { rows: changes } = await db.query<{ id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; modes: string[] | null; writers: number }>(
+  // Unit ends may share a transaction (group commit): a change is attributed to the units of its
+  // transaction that ended successfully on that source and dataset with that window end.
+  const { rows: changes } = await db.query<{ id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; writers: number; backfills: string[] | null }>(
     `SELECT w.id::text, w.source_id, w.dataset_key, w.old_at, w.new_at,
-            (SELECT array_agg(DISTINCT e.mode) FROM chaos_unit_events e WHERE e.tx = w.tx AND e.new_status = 'success') AS modes,
-            (SELECT count(*)::int FROM chaos_unit_events e JOIN sync_run_units u ON u.id = e.unit_id
-              WHERE e.tx = w.tx AND e.new_status = 'success' AND u.mode <> 'backfill' AND u.source_id = w.source_id
-                AND u.dataset_key = w.dataset_key AND u.before_at = w.new_at) AS writers
-       FROM chaos_watermark_events w ORDER BY w.id`,
+            count(u.id) FILTER (WHERE u.mode <> 'backfill')::int AS writers,
+            array_agg(u.id::text) FILTER (WHERE u.mode = 'backfill') AS backfills
+       FROM chaos_watermark_events w
+       LEFT JOIN chaos_unit_events e ON e.tx = w.tx AND e.new_status = 'success'
+       LEFT JOIN sync_run_units u ON u.id = e.unit_id AND u.source_id = w.source_id AND u.dataset_key = w.dataset_key
+                                 AND u.before_at = w.new_at
+      GROUP BY w.id ORDER BY w.id`,
   );
   const examples: string[] = [];
   for (const c of changes) {
     const what = `watermark of source ${c.source_id} / ${c.dataset_key} (change ${c.id})`;
     if (c.old_at && c.new_at.getTime() <= c.old_at.getTime()) examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
-    if (c.modes?.includes('backfill')) examples.push(`${what} moved in a backfill unit's transaction`);
-    if (c.writers === 0) examples.push(`${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`);
+    if (c.writers === 0 && c.backfills?.length) examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${c.backfills[0]}`);
+    else if (c.writers === 0) examples.push(`${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`);
   }
   const { rows: finals } = await db.query<{ source_id: string; dataset_key: string; watermark_at: Date; furthest: Date | null }>(
     `SELECT w.source_id, w.dataset_key, w.watermark_at,

@@ -19,6 +19,8 @@ export interface ClusterConfig {
   postSync: string;
   concurrency: number;
   seed: number;
+  /** Where each child's stderr goes (`<name>.log`), if anywhere. */
+  logDir?: string;
   /** Runs a command inside the partition namespace, for the partitioned worker. */
   partitioned?: { wrap: (command: string, args: string[]) => { command: string; args: string[] }; databaseUrl: (name: string) => string; redisUrl: string };
 }
@@ -141,9 +143,9 @@ export class Cluster {
       REDIS_URL: redisUrl,
       SYNCRELAY_QUEUE_PREFIX: this.config.queuePrefix,
       SYNC_POST_SYNC_DELIVERY: this.config.postSync,
-      SYNCRELAY_LOG_LEVEL: process.env.SYNCRELAY_CHAOS_CHILD_LOG_LEVEL || 'error',
+      SYNCRELAY_LOG_LEVEL: this.config.logDir ? 'warn' : 'error',
     };
-    const child = new ChaosChild({ role, name, command, args, env }, this.onEvent);
+    const child = new ChaosChild({ role, name, command, args, env, logDir: this.config.logDir }, this.onEvent);
     this.all.push(child);
     void child.exited.then((exit) => this.onExit(child, exit));
     return child;

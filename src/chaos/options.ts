@@ -42,6 +42,8 @@ export interface ChaosOptions {
   keep: boolean;
   /** Worker concurrency (messages each worker handles at once). @default 4 */
   concurrency: number;
+  /** Write each engine process's logs (stderr, level warn) to `<dir>/<name>.log`. */
+  logDir?: string;
 }
 
 /**

@@ -3,6 +3,8 @@
  * signalled by pid only (never by name). A child exits when its stdin ends, so none outlives us.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { formatCommand, parseChildLine, type ChildCommand, type ChildEvent } from './protocol.js';
 import type { ChaosRole } from './role.js';
@@ -23,6 +25,8 @@ export interface SpawnSpec {
   command: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** Directory to write the child's stderr (its logs) to, as `<name>.log`. */
+  logDir?: string;
 }
 
 /** One child: state, the units it announced and has not finished, and its stderr tail. */
@@ -53,9 +57,13 @@ export class ChaosChild {
         resolve({ code, signal });
       }),
     );
+    const log: WriteStream | null = spec.logDir ? createWriteStream(join(spec.logDir, `${spec.name}.log`)) : null;
+    log?.on('error', () => undefined);
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
+      log?.write(chunk);
     });
+    this.child.stderr!.once('end', () => log?.end());
     let markReady!: () => void;
     this.ready = new Promise<void>((resolve, reject) => {
       markReady = resolve;
@@ -141,8 +149,9 @@ export class ChaosChild {
     return exit;
   }
 
-  tail(): string {
-    return this.stderrTail.trim().split('\n').slice(-5).join(' | ');
+  /** The last lines of its stderr: for an uncaught error, the error and the top of its stack. */
+  tail(lines = 12): string {
+    return this.stderrTail.trim().split('\n').slice(-lines).map((l) => l.trim()).join(' | ');
   }
 }
 

@@ -2,6 +2,7 @@
  * One chaos run: set up, start the engine processes, trigger runs and inject faults on the seeded
  * schedule, stop the faults, wait for quiescence, stop the processes, check the invariants, report.
  */
+import { mkdir } from 'node:fs/promises';
 import type { Db } from '../db/types.js';
 import { Cluster } from './cluster.js';
 import { databaseUrl } from './database.js';
@@ -75,6 +76,7 @@ export class ChaosRun {
     };
     for (const [k, why] of Object.entries(skipped)) this.io.note(`chaos: skipping ${k}: ${why}`);
     let progress: ChaosProgress | null = null;
+    if (this.opts.logDir) await mkdir(this.opts.logDir, { recursive: true });
     try {
       await setUp(r, this.opts, kinds.includes('net-partition'));
       const engine = r.control!;
@@ -132,6 +134,7 @@ export class ChaosRun {
         postSync: this.opts.postSync,
         concurrency: this.opts.concurrency,
         seed: this.opts.seed,
+        logDir: this.opts.logDir,
         partitioned: net && netUrls
           ? { wrap: (c, a) => net.wrap(c, a), databaseUrl: (name) => databaseUrl(netUrls.database, names.database, appName(name)), redisUrl: netUrls.redis }
           : undefined,

@@ -28,6 +28,7 @@ interface ChaosFlags {
   slack: number;
   concurrency: number;
   keep?: boolean;
+  logDir?: string;
   json?: boolean;
 }
 
@@ -63,6 +64,7 @@ export function registerChaos(program: Command): void {
     .option('--redis-server <path>', 'start a private redis-server from this binary on a free 127.0.0.1 port (needed for the Redis faults)')
     .option('--slack <seconds>', 'slack on top of lease + reconcile interval for every run to be terminal after the faults stop', seconds, 20)
     .option('--keep', 'keep the chaos database instead of dropping it')
+    .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
     .option('--json', 'print the report as one JSON object')
     .addHelpText(
       'after',
@@ -111,6 +113,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         slackS: flags.slack,
         keep: flags.keep ?? false,
         concurrency: flags.concurrency,
+        logDir: flags.logDir,
       };
       const shutdown = new Shutdown(cliLogger(false));
       const run = new ChaosRun(opts, { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() }, {
