@@ -20,7 +20,9 @@ export class ChildProc {
   private alive = true;
 
   constructor(mode: 'worker' | 'peer', env: Record<string, string>) {
-    this.child = spawn(process.execPath, [buildChildEntry(), mode], {
+    // SYNCRELAY_BENCH_CHILD_ARGS: extra node flags for the children, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+    const nodeArgs = (process.env.SYNCRELAY_BENCH_CHILD_ARGS ?? '').split(/\s+/).filter(Boolean);
+    this.child = spawn(process.execPath, [...nodeArgs, buildChildEntry(), mode], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -21,6 +21,9 @@ import { after, type EngineContext } from './context.js';
 import { finalizeInTx } from './finalizeSyncRun.js';
 import { unitMessage } from './messages.js';
 
+/** run_sync_unit messages per publish. */
+const PUBLISH_CHUNK = 250;
+
 export type DispatchOutcome =
   | { kind: 'skipped'; reason: 'missing' | 'terminal' }
   | { kind: 'denied'; deniedUnits: number; runFailed: boolean }
@@ -106,15 +109,19 @@ async function denyRun(
 }
 
 /**
- * After commit: one run_sync_unit per claimed unit, carrying the run's trace; on failure re-arm the
- * dispatch row with backoff and its last_error (a parked row, due as soon as the broker takes
- * messages again — see relayDue).
+ * After commit: one run_sync_unit per claimed unit, carrying the run's trace, in chunks so workers
+ * start on the first while the rest is published; on failure re-arm the dispatch row with backoff
+ * and its last_error (a parked row, due as soon as the broker takes messages again — see relayDue).
+ * Units of chunks already published are marked unpublished too: if still unclaimed they are
+ * published again, and the claim CAS makes the duplicate harmless.
  */
 async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): Promise<boolean> {
   if (units.length === 0) return true;
   const trace = runTrace(run);
   try {
-    await ctx.broker.publish(units.map((u) => unitMessage(u, trace)));
+    for (let i = 0; i < units.length; i += PUBLISH_CHUNK) {
+      await ctx.broker.publish(units.slice(i, i + PUBLISH_CHUNK).map((u) => unitMessage(u, trace)));
+    }
     return true;
   } catch (err) {
     const now = ctx.clock.now();
