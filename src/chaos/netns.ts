@@ -29,6 +29,29 @@ export async function probeNetns(): Promise<{ ok: true } | { ok: false; reason: 
   return { ok: true };
 }
 
+/**
+ * Namespaces an earlier chaos run created and could not remove (it was killed): named
+ * `srchaos-<its pid>-<tag>`, removed when that pid is gone (their veth pair goes with them).
+ */
+export async function removeStaleNamespaces(): Promise<string[]> {
+  const removed: string[] = [];
+  for (const line of (await ip('netns', 'list').catch(() => '')).split('\n')) {
+    const m = /^(srchaos-(\d+)-[0-9a-f]{6})\b/.exec(line.trim());
+    if (!m || pidAlive(Number(m[2]))) continue;
+    await ip('netns', 'del', m[1]!).then(() => removed.push(m[1]!), () => undefined);
+  }
+  return removed;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Forwards every connection accepted on `host:port` to `target`; `sockets` are ended on close. */
 class TcpForwarder {
   private readonly sockets = new Set<Socket>();

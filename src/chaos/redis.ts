@@ -4,6 +4,7 @@
  * or flushed, by its own pid and port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 export class PrivateRedis {
   private proc: ChildProcess | null = null;
+  private serverPid: number | undefined;
   private exited: Promise<void> = Promise.resolve();
   private stderr = '';
 
@@ -50,25 +52,32 @@ export class PrivateRedis {
   }
 
   get pid(): number | undefined {
-    return this.proc?.pid;
+    return this.serverPid;
   }
 
+  /**
+   * Starts redis-server under a small `sh` that kills it (by its pid) when our end of its stdin
+   * closes — so a private Redis never outlives this process, even one that is SIGKILLed.
+   */
   private async launch(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir,
       '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--loglevel', 'warning'];
-    const proc = spawn(this.binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const watchdog = 'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
+    const proc = spawn('sh', ['-c', watchdog, 'sh', this.binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc = proc;
-    this.exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    proc.stdin!.on('error', () => undefined);
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-2000)));
-    const spawned = await new Promise<Error | null>((resolve) => {
-      proc.once('spawn', () => resolve(null));
-      proc.once('error', resolve);
+    const pid = await new Promise<number>((resolve, reject) => {
+      proc.once('error', reject);
+      proc.stdout!.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
+      proc.once('exit', () => reject(new Error(`could not start ${this.binary}: ${this.stderr.trim()}`)));
     });
-    if (spawned) throw new Error(`could not start ${this.binary}: ${spawned.message}`, { cause: spawned });
+    this.serverPid = pid;
+    this.exited = waitForExit(pid);
     const deadline = Date.now() + 10_000;
     for (;;) {
       if (await this.ping()) return;
-      if (proc.exitCode !== null || Date.now() > deadline) {
+      if (!isAlive(pid) || Date.now() > deadline) {
         throw new Error(`private redis-server on port ${this.port} did not come up: ${this.stderr.trim()}`);
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -106,15 +115,37 @@ export class PrivateRedis {
     }
   }
 
+  /** SIGKILL to the redis-server's own pid, then the watchdog's stdin ends and it exits too. */
   private async kill(): Promise<void> {
-    const proc = this.proc;
-    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    if (this.serverPid !== undefined && isAlive(this.serverPid)) process.kill(this.serverPid, 'SIGKILL');
     await this.exited;
+    this.proc?.stdin?.end();
     this.proc = null;
+    this.serverPid = undefined;
   }
 
   async stop(): Promise<void> {
     await this.kill();
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Running (a zombie waiting to be reaped counts as gone). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Resolves once `pid` is gone (polled: it is the watchdog's child, not ours). */
+async function waitForExit(pid: number): Promise<void> {
+  while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
 }

@@ -26,22 +26,22 @@ const PROFILES: readonly Profile[] = [
   {
     key: 'linear-backfill', name: 'Chaos Linear (backfills)', linear: true, modes: ['backfill'],
     datasets: ['teams', 'work-items', 'work-item-comments'], windowDays: 14,
-    config: { impersonate: 'linear', latencyMs: 350, itemsPerDay: 40, ...TROUBLE }, weight: 0.4,
+    config: { impersonate: 'linear', latencyMs: 250, itemsPerDay: 12, ...TROUBLE }, weight: 0.4,
   },
   {
     key: 'linear-incremental', name: 'Chaos Linear (incremental)', linear: true, modes: ['incremental', 'incremental', 'full_resync'],
     datasets: ['teams', 'work-items', 'work-item-comments'], windowDays: 14,
-    config: { impersonate: 'linear', latencyMs: 300, itemsPerDay: 6, ...TROUBLE }, weight: 0.2,
+    config: { impersonate: 'linear', latencyMs: 200, itemsPerDay: 4, ...TROUBLE }, weight: 0.2,
   },
   {
     key: 'plain-backfill', name: 'Chaos synthetic (backfills)', linear: false, modes: ['backfill'],
     datasets: ['teams', 'work-items', 'work-item-history'], windowDays: 7,
-    config: { latencyMs: 250, itemsPerDay: 30, ...TROUBLE }, weight: 0.2,
+    config: { latencyMs: 200, itemsPerDay: 10, ...TROUBLE }, weight: 0.2,
   },
   {
     key: 'plain-incremental', name: 'Chaos synthetic (incremental)', linear: false, modes: ['incremental', 'incremental', 'full_resync'],
     datasets: ['teams', 'work-items', 'work-item-labels'], windowDays: 7,
-    config: { latencyMs: 250, itemsPerDay: 6, ...TROUBLE }, weight: 0.2,
+    config: { latencyMs: 200, itemsPerDay: 4, ...TROUBLE }, weight: 0.2,
   },
 ];
 
@@ -85,9 +85,13 @@ export async function createIntegrations(engine: Engine, orgId: string, unitsPer
   return out;
 }
 
-/** N runs spread over the first 90 % of the duration; a few are cancelled by a user shortly after. */
+/**
+ * N runs spread over the first three quarters of the duration (the faults go on to its end, so the
+ * last runs still meet them, and what is open when the faults stop is recovery, not a fresh queue);
+ * a few are cancelled by a user shortly after they are triggered.
+ */
 export function planRuns(integrations: readonly ChaosIntegration[], n: number, unitsPerRun: number, durationMs: number, rng: Rng): PlannedRun[] {
-  const span = durationMs * 0.9;
+  const span = durationMs * 0.75;
   const runs: PlannedRun[] = [];
   for (let i = 0; i < n; i++) {
     const at = Math.max(0, Math.min(span, ((i + rng.next()) / n) * span));

@@ -11,7 +11,7 @@ import { Engine } from '../engine.js';
 import { ValidationError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { createDatabase, databaseUrl, dropDatabase, prepareDatabase } from './database.js';
-import { PartitionableNetwork, probeNetns } from './netns.js';
+import { PartitionableNetwork, probeNetns, removeStaleNamespaces } from './netns.js';
 import { CHILD_SETTINGS, REDIS_FAULTS, type ChaosOptions, type FaultKind } from './options.js';
 import { PrivateRedis } from './redis.js';
 
@@ -80,6 +80,7 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
   r.databaseCreated = true;
   await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`));
   if (withNet) {
+    await removeStaleNamespaces();
     const pg = new URL(r.serverUrl);
     const redis = new URL(r.redisUrl);
     const { net, ports } = await PartitionableNetwork.create([

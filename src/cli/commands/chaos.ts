@@ -94,10 +94,10 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     .action(async (flags: ChaosFlags) => {
       const settings = resolveSettings();
       if (!settings.databaseUrl) {
-        throw new CliError('chaos needs PostgreSQL: set DATABASE_URL (the embedded database cannot be shared by separate worker and reconciler processes)');
+        throw new CliError('chaos refuses the embedded mode: it runs separate worker and reconciler processes, which need PostgreSQL — set DATABASE_URL');
       }
       if (!settings.redisUrl && !flags.redisServer) {
-        throw new CliError('chaos needs Redis: set REDIS_URL, or pass --redis-server PATH to start a private one (the in-process broker cannot be shared by separate processes)');
+        throw new CliError('chaos refuses the in-process broker: its worker and reconciler processes need Redis — set REDIS_URL, or pass --redis-server PATH to start a private one');
       }
       const opts: ChaosOptions = {
         runs: flags.runs,

@@ -1,0 +1,95 @@
+/**
+ * The bounded chaos run of CI: `syncrelay chaos` as a real child process, once per post_sync delivery
+ * mode, on PostgreSQL and a private redis-server — together ≥ 40 runs and ≥ 800 units, every fault
+ * kind at least once (the network partition where `ip netns` is permitted), each invariant PASS.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { ChaosReport } from '../../src/chaos/report.js';
+import { FAULT_KINDS } from '../../src/chaos/options.js';
+import { runCli } from '../cli/helpers.js';
+import { PG_BASE } from '../helpers/pg.js';
+
+const SEED = 20_260_301;
+const RUNS_PER_MODE = 21;
+const UNITS_PER_RUN = 20;
+
+function redisServerBinary(): string | null {
+  for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
+  try {
+    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): Promise<ChaosReport> {
+  const redis = redisServerBinary();
+  const args = ['chaos', '--runs', String(RUNS_PER_MODE), '--units-per-run', String(UNITS_PER_RUN), '--duration', '35',
+    '--workers', '3', '--reconcilers', '2', '--post-sync', postSync, '--seed', String(seed), '--json',
+    ...(redis ? ['--redis-server', redis] : [])];
+  const r = await runCli(args, { env: { DATABASE_URL: `${PG_BASE}/postgres` }, timeoutMs: 170_000 });
+  const report = (() => {
+    try {
+      return JSON.parse(r.stdout) as ChaosReport;
+    } catch {
+      return null;
+    }
+  })();
+  const failed = report?.invariants.filter((i) => !i.ok) ?? [];
+  expect(
+    { code: r.code, signal: r.signal, failed },
+    `syncrelay chaos --post-sync ${postSync} --seed ${seed}\n${r.stderr.slice(-4000)}\n${JSON.stringify(failed, null, 2)}`,
+  ).toEqual({ code: 0, signal: null, failed: [] });
+  return report!;
+}
+
+describe('syncrelay chaos (bounded)', () => {
+  it('keeps every invariant under every fault, in both post_sync modes', { timeout: 360_000 }, async () => {
+    const reports = [await chaos('at-most-once', SEED), await chaos('exactly-once', SEED + 1)];
+
+    for (const r of reports) {
+      expect(r.ok).toBe(true);
+      expect(r.invariants.map((i) => i.id)).toEqual([
+        'runs_terminal_within_bound',
+        'no_overlapping_live_leases',
+        'no_fenced_out_writes',
+        'run_terminal_once_job_run_agrees',
+        r.config.post_sync === 'exactly-once' ? 'post_sync_exactly_once' : 'post_sync_at_most_once',
+        'unit_counts_match',
+        'watermarks_forward_never_backfill',
+      ]);
+      expect(r.invariants.every((i) => i.ok && i.violations === 0)).toBe(true);
+      expect(r.runs.total).toBe(RUNS_PER_MODE);
+      expect(r.runs.by_status.planned ?? 0).toBe(0);
+      expect(r.runs.by_status.dispatching ?? 0).toBe(0);
+      expect(r.processes.unexpected_exits).toEqual([]);
+      expect(r.recovery.after_last_fault.max_ms ?? 0).toBeLessThanOrEqual(r.config.terminal_bound_s * 1000);
+    }
+    expect(reports.map((r) => r.config.post_sync)).toEqual(['at-most-once', 'exactly-once']);
+    expect(reports.reduce((a, r) => a + r.runs.total, 0)).toBeGreaterThanOrEqual(40);
+    expect(reports.reduce((a, r) => a + r.units.total, 0)).toBeGreaterThanOrEqual(800);
+
+    // Every kind injected at least once over both runs; a kind that could not run says why.
+    const skipped = { ...reports[0]!.faults.skipped, ...reports[1]!.faults.skipped };
+    for (const kind of FAULT_KINDS) {
+      const injected = reports.reduce((a, r) => a + (r.faults.injected[kind] ?? 0), 0);
+      if (kind === 'net-partition' && skipped[kind]) {
+        expect(skipped[kind]).toMatch(/not permitted/);
+        continue;
+      }
+      expect(injected, `${kind} injected (skipped: ${skipped[kind] ?? 'no'})`).toBeGreaterThanOrEqual(1);
+    }
+    // Faults really took work away from workers, and the retry policy was exercised.
+    expect(reports.reduce((a, r) => a + r.faults.units_held_by_killed_or_cut_off_workers, 0)).toBeGreaterThan(0);
+    const figures = reports.map((r) => ({
+      mode: r.config.post_sync,
+      runs: r.runs.by_status,
+      units: r.units.total,
+      faults: r.faults.injected,
+      recovery: r.recovery.after_last_fault,
+    }));
+    console.info(`chaos (bounded): ${JSON.stringify(figures)}`);
+  });
+});
