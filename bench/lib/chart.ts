@@ -9,9 +9,10 @@ interface Report {
 }
 
 const ROW = 34;
-const LEFT = 260;
-const WIDTH = 820;
-const BAR_MAX = WIDTH - LEFT - 120;
+const LEFT = 250;
+const BAR_MAX = 420;
+const TEXT_X = LEFT + BAR_MAX + 30;
+const WIDTH = 1180;
 
 function escape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -41,7 +42,7 @@ export function renderChart(report: Report): string {
     parts.push(
       `<text x="16" y="${y + 17}">${escape(r.scenario)}</text>`,
       `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" fill="${colour}" opacity="0.85"/>`,
-      `<text x="${x(r.ratio) + 6}" y="${y + 17}">${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} (target ${escape(r.target)})</text>`,
+      `<text x="${TEXT_X}" y="${y + 17}"><tspan font-weight="bold" fill="${colour}">${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} ${r.met ? 'met' : 'not met'}</tspan> · target ${escape(r.target)}</text>`,
     );
     if (Number.isFinite(t)) parts.push(`<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`);
   });

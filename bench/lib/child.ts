@@ -16,6 +16,7 @@
  *
  * Exits when stdin ends or on SIGTERM (gracefully), so a dead runner leaves nothing behind.
  */
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Logger as GraphileLogger, run as runGraphile } from 'graphile-worker';
 import { loadSettings } from '../../src/config.js';
@@ -34,9 +35,20 @@ function positiveInt(name: string, def: number): number {
   return n;
 }
 
-/** Peak RSS from the kernel (getrusage ru_maxrss, KiB → bytes) and the current RSS. */
+/**
+ * Peak RSS from the kernel and the current RSS, in bytes. The peak is VmHWM of /proc/self/status:
+ * getrusage's ru_maxrss would report the parent's RSS at fork time when that was larger (Linux
+ * carries it over exec).
+ */
 function rssLine(): string {
-  return `rss ${process.resourceUsage().maxRSS * 1024} ${process.memoryUsage.rss()}`;
+  let peak = process.resourceUsage().maxRSS * 1024;
+  try {
+    const kib = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (kib) peak = Number(kib) * 1024;
+  } catch {
+    // not Linux: keep getrusage's figure
+  }
+  return `rss ${peak} ${process.memoryUsage.rss()}`;
 }
 
 async function startWorker(): Promise<() => Promise<void>> {
