@@ -86,25 +86,42 @@ async function relayRound(ctx: EngineContext, counters: RelayCounters, published
   const base = ctx.settings.reconcileBatch;
   let size = base;
   let rows = await claimBatch(ctx, size);
+  // The previous batch's marks run while this batch is published (the rows are disjoint).
+  let marking: { rows: ClaimedOutboxRow[]; done: Promise<void> } | null = null;
   while (rows.length > 0) {
     await ctx.faults.hit('relay.afterClaim.beforePublish');
     const full = rows.length >= size;
     size = full ? Math.min(size * 2, base * MAX_BATCH_GROWTH) : size;
     const next = full ? claimBatch(ctx, size) : null;
     next?.catch(() => undefined);
+    const previous: typeof marking = marking;
     try {
-      await relayBatch(ctx, rows, counters, published);
+      const stage = await relayBatch(ctx, rows, counters, published);
+      stage.marked.catch(() => undefined);
+      marking = { rows, done: stage.marked };
+      await previous?.done;
     } catch (err) {
-      // An error, not a crash (an injected fault stands for a dead process): give back what is
-      // still claimed so the next relay need not wait for the claim to expire.
-      const claimed = [...rows, ...((await next?.catch(() => [])) ?? [])];
-      if (!(err instanceof InjectedFault)) {
-        await releaseOutboxClaims(ctx.db, claimed.map(ref), ctx.clock.now()).catch(() => undefined);
-      }
+      await previous?.done.catch(() => undefined);
+      await releaseUnlessCrash(ctx, err, [...(previous?.rows ?? []), ...rows, ...((await next?.catch(() => [])) ?? [])]);
       throw err;
     }
     rows = next ? await next : [];
   }
+  const last: typeof marking = marking;
+  await last?.done.catch(async (err: unknown) => {
+    await releaseUnlessCrash(ctx, err, last.rows);
+    throw err;
+  });
+}
+
+/**
+ * An error, not a crash (an injected fault stands for a dead process): give back what is still
+ * claimed so the next relay need not wait for the claim to expire (rows already marked are left
+ * alone by the release's guard).
+ */
+async function releaseUnlessCrash(ctx: EngineContext, err: unknown, rows: ClaimedOutboxRow[]): Promise<void> {
+  if (err instanceof InjectedFault) return;
+  await releaseOutboxClaims(ctx.db, rows.map(ref), ctx.clock.now()).catch(() => undefined);
 }
 
 /** Claims a batch with the facts the re-check needs (read in the claim's own statement). */
@@ -113,7 +130,13 @@ function claimBatch(ctx: EngineContext, batch: number): Promise<ClaimedOutboxRow
   return claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch, after(now, -ctx.settings.dispatchStaleMs));
 }
 
-async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: RelayCounters, published: Published): Promise<void> {
+/** Relays one claimed batch; resolves once published, with the marks of what it published still running. */
+async function relayBatch(
+  ctx: EngineContext,
+  rows: ClaimedOutboxRow[],
+  c: RelayCounters,
+  published: Published,
+): Promise<{ marked: Promise<void> }> {
   const atMostOncePostSync = ctx.settings.postSyncDelivery === 'at-most-once';
   const skip: OutboxRow[] = [];
   const publish: OutboxRow[] = [];
@@ -132,12 +155,17 @@ async function relayBatch(ctx: EngineContext, rows: ClaimedOutboxRow[], c: Relay
   }
   await failRows(ctx, unknown, new Error('unknown outbox kind'), c);
   await relayPostSyncAtMostOnce(ctx, postSyncFirst, c, published);
-  await publishThenMark(ctx, publish, c, published);
+  return publishThenMark(ctx, publish, c, published);
 }
 
-/** dispatch / finalize (and exactly-once post_sync): publish while claimed, then mark. */
-async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters, published: Published): Promise<void> {
-  if (rows.length === 0) return;
+/** dispatch / finalize (and exactly-once post_sync): publish while claimed, then mark (resolving once published). */
+async function publishThenMark(
+  ctx: EngineContext,
+  rows: OutboxRow[],
+  c: RelayCounters,
+  published: Published,
+): Promise<{ marked: Promise<void> }> {
+  if (rows.length === 0) return { marked: Promise.resolve() };
   const spans = new PublishSpans(tracerOf(ctx), rows);
   const startedAt = ctx.clock.now();
   try {
@@ -145,11 +173,16 @@ async function publishThenMark(ctx: EngineContext, rows: OutboxRow[], c: RelayCo
   } catch (err) {
     spans.failed(err);
     await failRows(ctx, rows, err, c);
-    return;
+    return { marked: Promise.resolve() };
   }
   published.since ??= startedAt;
   spans.ok();
   await ctx.faults.hit('relay.afterPublish.beforeMark');
+  return { marked: markPublished(ctx, rows, c) };
+}
+
+/** Marks published rows dispatched (exactly-once post_sync rows: awaiting their ack). */
+async function markPublished(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters): Promise<void> {
   const now = ctx.clock.now();
   const acks = rows.filter((r) => r.kind === 'post_sync');
   const marks = rows.filter((r) => r.kind !== 'post_sync');
