@@ -33,8 +33,11 @@ interface EndRequest {
   trace: TraceCarrier | null | undefined;
 }
 
-/** 'lease_lost', or the unit's terminal status and whether it saw other open units. */
-type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean };
+/**
+ * 'lease_lost'; the unit's terminal status and whether it saw other open units; or the error that
+ * ended this unit alone (after its batch failed and it was ended again on its own).
+ */
+type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean } | { error: unknown };
 
 /** Group commit of one engine's unit ends and re-checks (never shared between engines). */
 const enders = new WeakMap<EngineContext, { ends: Coalescer<EndRequest, Ended>; rechecks: Coalescer<RunRef, void> }>();
@@ -71,6 +74,7 @@ export async function endUnit(
 ): Promise<EndOutcome> {
   const ended = await batchesOf(ctx).ends.submit({ unit, owner, t, dataset, trace });
   if (ended === 'lease_lost') return 'lease_lost';
+  if ('error' in ended) throw ended.error;
   await ctx.faults.hit('unit.afterComplete.beforeRecheck');
   if (ended.sawOthers) await recheckFinalizable(ctx, unit, trace);
   return ended.status;
@@ -85,7 +89,7 @@ async function endBatch(ctx: EngineContext, reqs: EndRequest[]): Promise<Ended[]
     return await ctx.db.transaction((tx) => endInTx(ctx, tx, reqs));
   } catch (err) {
     if (reqs.length === 1 || err instanceof InjectedFault) throw err;
-    return Promise.all(reqs.map(async (r) => (await endBatch(ctx, [r]))[0]!));
+    return Promise.all(reqs.map((r) => endBatch(ctx, [r]).then((e) => e[0]!, (error: unknown) => ({ error }))));
   }
 }
 
