@@ -18,12 +18,12 @@ const LEDGER_SLICE_BATCHES = 3;
 const ledgerCursors = new WeakMap<EngineContext, LedgerCursor | null>();
 
 export async function materialize(ctx: EngineContext): Promise<MaterializeCounters> {
-  const { reconcileBatch: batch, dispatchStaleMs, outboxRetentionDays } = ctx.settings;
+  const { reconcileBatch: batch, dispatchStaleMs, outboxRetentionDays, concurrencyPerBucket } = ctx.settings;
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
     const finalize = await runsNeedingFinalize(tx, batch);
     const finalizable = new Set(finalize.map((r) => r.sync_run_id));
-    const dispatch = (await runsNeedingDispatch(tx, now, after(now, -dispatchStaleMs), batch)).filter(
+    const dispatch = (await runsNeedingDispatch(tx, now, after(now, -dispatchStaleMs), batch, concurrencyPerBucket)).filter(
       (r) => !finalizable.has(r.sync_run_id),
     );
     const ledgerSince = after(now, -Math.min(outboxRetentionDays * DAY_MS, DAY_MS));

@@ -84,21 +84,43 @@ export async function runsNeedingFinalize(tx: Tx, batch: number): Promise<RunRef
 }
 
 /**
- * Live runs with a planned, stale dispatching or due retrying unit and no pending dispatch row.
- * Locks nothing.
+ * Live runs with a planned, stale dispatching or due retrying unit and no pending dispatch row,
+ * whose dispatch would do something now: its last dispatch message went out before `staleBefore`
+ * (presumed lost, as for a dispatching unit; or there never was one), or such a unit sits in a
+ * bucket with free capacity — then, oldest runs first, at most as many runs per bucket as it has
+ * free slots. A run whose bucket is full and whose dispatch message is merely still queued is left
+ * alone: arming it on every pass would queue a duplicate each time, and behind a backlog the
+ * duplicates outgrow what the workers can take. Locks nothing.
  */
-export async function runsNeedingDispatch(tx: Tx, now: Date, staleBefore: Date, batch: number): Promise<RunRef[]> {
+export async function runsNeedingDispatch(tx: Tx, now: Date, staleBefore: Date, batch: number, cap: number): Promise<RunRef[]> {
   const { rows } = await tx.query<RunRef>(
-    `SELECT r.org_id, r.id AS sync_run_id FROM sync_runs r
-      WHERE r.status IN ('planned', 'dispatching')
-        AND EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id
-                      AND (u.status = 'planned'
-                        OR (u.status = 'dispatching' AND (u.updated_at <= $2 OR u.dispatched_at IS NULL))
-                        OR (u.status = 'retrying' AND u.available_at <= $1)))
-        AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o
-                         WHERE o.sync_run_id = r.id AND o.kind = 'dispatch_sync_run' AND o.status = 'pending')
-      ORDER BY r.created_at LIMIT $3`,
-    [now, staleBefore, batch],
+    `WITH busy AS (
+       SELECT org_id, provider, cost_class, count(*)::int AS n FROM sync_run_units
+        WHERE (status = 'dispatching' AND updated_at > $2 AND dispatched_at IS NOT NULL)
+           OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > $1))
+        GROUP BY org_id, provider, cost_class),
+     waiting AS (
+       SELECT DISTINCT r.org_id AS run_org, r.id, r.created_at, u.org_id, u.provider, u.cost_class,
+              EXISTS (SELECT 1 FROM sync_dispatch_outbox d WHERE d.sync_run_id = r.id AND d.kind = 'dispatch_sync_run'
+                        AND d.status = 'dispatched' AND d.dispatched_at > $2) AS queued
+         FROM sync_runs r JOIN sync_run_units u ON u.sync_run_id = r.id
+        WHERE r.status IN ('planned', 'dispatching')
+          AND (u.status = 'planned'
+            OR (u.status = 'dispatching' AND (u.updated_at <= $2 OR u.dispatched_at IS NULL))
+            OR (u.status = 'retrying' AND u.available_at <= $1))
+          AND NOT EXISTS (SELECT 1 FROM sync_dispatch_outbox o
+                           WHERE o.sync_run_id = r.id AND o.kind = 'dispatch_sync_run' AND o.status = 'pending')),
+     ranked AS (
+       SELECT w.*, row_number() OVER (PARTITION BY w.org_id, w.provider, w.cost_class ORDER BY w.created_at, w.id) AS k,
+              $4::int - COALESCE(b.n, 0) AS free
+         FROM waiting w LEFT JOIN busy b ON b.org_id = w.org_id AND b.provider = w.provider AND b.cost_class = w.cost_class
+        WHERE w.queued)
+     SELECT run_org AS org_id, id AS sync_run_id FROM (
+       SELECT run_org, id, created_at FROM waiting WHERE NOT queued
+       UNION
+       SELECT run_org, id, created_at FROM ranked WHERE k <= free
+     ) x ORDER BY created_at, id LIMIT $3`,
+    [now, staleBefore, batch, cap],
   );
   return rows;
 }
