@@ -129,7 +129,7 @@ const reconcilerKill: Injector = async ({ cluster, rng }) => {
   const r = rng.pick(candidates);
   const point = rng.pick(RELAY_PAUSE_POINTS);
   r.busy = true;
-  const reached = r.waitFor((e) => e.kind === 'paused-at', 8000);
+  const reached = r.waitFor((e) => e.kind === 'paused-at', 15_000);
   r.send({ kind: 'pause-at', point });
   if (!(await reached)) {
     r.send({ kind: 'disarm', point });
