@@ -157,6 +157,11 @@ export class Cluster {
     this.replace(child);
   }
 
+  /** From now on exits are expected and nothing is replaced (the run is ending or interrupted). */
+  beginClosing(): void {
+    this.closing = true;
+  }
+
   /** Stops every child: SIGTERM (resumed first if stopped), SIGKILL after `graceMs`. */
   async stopAll(graceMs = 5000): Promise<void> {
     this.closing = true;

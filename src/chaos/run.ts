@@ -84,6 +84,8 @@ export class ChaosRun {
       const rng = new Rng(this.opts.seed);
       const integrations = await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
       const cluster = this.startCluster(r);
+      // A terminal's Ctrl-C reaches the children too: their exits are then expected, not replaced.
+      this.io.signal.addEventListener('abort', () => cluster.beginClosing(), { once: true });
       await cluster.start(r.net !== null);
       this.io.note(`chaos: ${cluster.live().length} engine processes ready`);
       progress = new ChaosProgress(engine.db, names.orgId, () => this.progressState(), this.io.out);
@@ -102,9 +104,9 @@ export class ChaosRun {
       const boundMs = terminalBoundMs(this.opts);
       await this.settle(engine.db, names.orgId, faultsStoppedAt, boundMs);
       this.phase = 'stopping';
+      if (this.io.signal.aborted) throw new Error('interrupted'); // the finally SIGKILLs the processes
       await cluster.stopAll();
       this.cluster = null;
-      if (this.io.signal.aborted) throw new Error('interrupted');
       this.phase = 'checking';
       const invariants = await checkInvariants(engine.db, { orgId: names.orgId, runs: this.runs, faultsStoppedAt, boundMs, postSync: this.opts.postSync });
       progress.stop();
