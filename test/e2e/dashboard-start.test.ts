@@ -14,21 +14,25 @@ afterAll(async () => {
 });
 
 describe('syncrelay start serves the dashboard', () => {
-  it('serves /, its assets and the API on --port, then stops on SIGTERM', async () => {
+  it('serves /, its assets and the API on --port, then stops on SIGTERM', { timeout: 240_000 }, async () => {
     const env = { SYNCRELAY_DATA_DIR: `${dir}/data` };
     // The embedded database admits one process: the token is made before `start`.
-    const created = await runCli(['tokens', 'create', '--org', 'acme', '--scopes', 'read', '--json'], { env, cwd: dir });
+    const created = await runCli(['tokens', 'create', '--org', 'acme', '--scopes', 'read', '--json'], {
+      env,
+      cwd: dir,
+      timeoutMs: 120_000, // a fresh embedded database is created and migrated first: slow on a loaded machine
+    });
     expect(created.code, created.stderr).toBe(0);
     const token = parseJson<{ token: string }>(created.stdout).token;
 
-    const svc = startCli(['start', '--port', '0', '--concurrency', '2'], { env, cwd: dir, timeoutMs: 60_000 });
+    const svc = startCli(['start', '--port', '0', '--concurrency', '2'], { env, cwd: dir, timeoutMs: 180_000 });
     let url = '';
     try {
       await until(() => {
         const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*"msg":"syncrelay started"/.exec(svc.stderr());
         if (m) url = m[1]!;
         return url !== '';
-      }, 30_000, 'syncrelay started');
+      }, 120_000, 'syncrelay started');
 
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(200);
