@@ -46,7 +46,10 @@ export class Cluster {
   readonly workers: (ChaosChild | null)[];
   readonly reconcilers: (ChaosChild | null)[];
   partitioned: ChaosChild | null = null;
+  /** Ready processes that exited without being killed: an engine must survive the faults. */
   readonly unexpectedExits: UnexpectedExit[] = [];
+  /** Processes that exited while starting (e.g. a connection terminated under them): replaced. */
+  readonly startFailures: UnexpectedExit[] = [];
   private readonly killing = new Set<ChaosChild>();
   private readonly all: ChaosChild[] = [];
   private spawned = 0;
@@ -153,7 +156,8 @@ export class Cluster {
 
   private onExit(child: ChaosChild, exit: Exit): void {
     if (this.killing.has(child) || this.closing) return;
-    this.unexpectedExits.push({ name: child.name, pid: child.pid, exit: describeExit(exit), stderr: child.tail() });
+    const record = { name: child.name, pid: child.pid, exit: describeExit(exit), stderr: child.tail() };
+    (child.wasReady ? this.unexpectedExits : this.startFailures).push(record);
     this.replace(child);
   }
 

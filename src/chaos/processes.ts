@@ -40,6 +40,8 @@ export class ChaosChild {
   /** Set while a fault holds this child (frozen, partitioned, paused): other faults leave it alone. */
   busy = false;
   state: ChildState = 'starting';
+  /** It announced `ready` at some point. */
+  wasReady = false;
   private stderrTail = '';
   private readonly listeners = new Set<(e: ChildEvent) => void>();
 
@@ -75,6 +77,7 @@ export class ChaosChild {
       if (!e) return;
       if (e.kind === 'ready' && this.state === 'starting') {
         this.state = 'ready';
+        this.wasReady = true;
         markReady();
       }
       if (e.kind === 'unit-start') this.inFlight.set(e.unitId, e.owner);

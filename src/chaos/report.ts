@@ -41,7 +41,7 @@ export interface ChaosReport {
     by_kind: Partial<Record<FaultKind, Recovery>>;
   };
   post_sync: { mode: PostSyncDelivery; runs_with_successful_units: number; delivered: number; not_delivered: number };
-  processes: { started: number; unexpected_exits: UnexpectedExit[] };
+  processes: { started: number; start_failures: UnexpectedExit[]; unexpected_exits: UnexpectedExit[] };
   invariants: InvariantResult[];
   elapsed_ms: number;
 }
@@ -105,7 +105,7 @@ export function formatReport(r: ChaosReport): string {
   }
   lines.push(
     `post_sync ${r.post_sync.mode}: ${r.post_sync.delivered} of ${r.post_sync.runs_with_successful_units} runs with successful units delivered (${r.post_sync.not_delivered} not)`,
-    `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly`,
+    `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly · ${r.processes.start_failures.length} failed while starting (replaced)`,
   );
   for (const e of r.processes.unexpected_exits.slice(0, 5)) lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);
   lines.push('', 'invariants');

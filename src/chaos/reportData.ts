@@ -85,7 +85,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       by_kind: await recoveryByKind(db, x.run.records),
     },
     post_sync: { mode: x.opts.postSync, runs_with_successful_units: withSuccess.length, delivered, not_delivered: withSuccess.length - delivered },
-    processes: { started: x.cluster.started, unexpected_exits: x.cluster.unexpectedExits },
+    processes: { started: x.cluster.started, start_failures: x.cluster.startFailures, unexpected_exits: x.cluster.unexpectedExits },
     invariants: x.invariants,
     elapsed_ms: x.elapsedMs,
   };
