@@ -57,6 +57,7 @@ CREATE TABLE chaos_unit_events (
   lease_expires_at timestamptz, mode text NOT NULL);
 CREATE INDEX chaos_unit_events_unit_idx ON chaos_unit_events (unit_id, id);
 CREATE INDEX chaos_unit_events_tx_idx ON chaos_unit_events (tx);
+CREATE INDEX chaos_unit_events_at_idx ON chaos_unit_events (at);
 
 CREATE TABLE chaos_run_events (
   id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),

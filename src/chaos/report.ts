@@ -5,13 +5,8 @@ import type { UnexpectedExit } from './cluster.js';
 import type { FaultRecord } from './injectors.js';
 import type { InvariantResult } from './invariants.js';
 import type { FaultKind } from './options.js';
-import { quantile } from './random.js';
+import type { Recovery } from './recovery.js';
 
-export interface Recovery {
-  events: number;
-  p50_ms: number | null;
-  max_ms: number | null;
-}
 
 export interface ChaosReport {
   ok: boolean;
@@ -35,9 +30,12 @@ export interface ChaosReport {
   };
   recovery: {
     faults_stopped_at: string;
+    /** When the last run became terminal, after the last fault ended (0: all were terminal by then). */
+    quiescent_after_ms: number;
     /** Runs still open when the last fault ended: how long after it each became terminal. */
     after_last_fault: Recovery & { open_runs: number };
-    /** Per fault that took units away: from the moment it hit until every unit it held was terminal (retries included). */
+    /** Each fault, until the work it took away was done again (see ./recovery.ts), over all faults measured. */
+    per_fault: Recovery;
     by_kind: Partial<Record<FaultKind, Recovery>>;
   };
   post_sync: { mode: PostSyncDelivery; runs_with_successful_units: number; delivered: number; not_delivered: number };
@@ -49,30 +47,6 @@ export interface ChaosReport {
 export async function countBy(db: Db, sql: string, params: unknown[]): Promise<Record<string, number>> {
   const { rows } = await db.query<{ k: string; n: number }>(sql, params);
   return Object.fromEntries(rows.map((r) => [r.k ?? 'null', r.n]));
-}
-
-/** Per fault with held units: the time from the moment it hit until the last of its units was terminal. */
-export async function recoveryByKind(db: Db, records: FaultRecord[]): Promise<Partial<Record<FaultKind, Recovery>>> {
-  const out: Partial<Record<FaultKind, number[]>> = {};
-  for (const r of records) {
-    if (r.units.length === 0) continue;
-    const { rows } = await db.query<{ done: Date | null; open: number }>(
-      `SELECT max(e.at) AS done, count(*) FILTER (WHERE u.status NOT IN ('success', 'failed', 'cancelled'))::int AS open
-         FROM sync_run_units u
-         LEFT JOIN LATERAL (SELECT at FROM chaos_unit_events e WHERE e.unit_id = u.id AND e.new_status IN ('success', 'failed', 'cancelled')
-                             ORDER BY e.id DESC LIMIT 1) e ON true
-        WHERE u.id = ANY($1::uuid[])`,
-      [r.units.map((u) => u.unitId)],
-    );
-    const done = rows[0]?.done;
-    if (!done || rows[0]!.open > 0) continue;
-    (out[r.kind] ??= []).push(Math.max(0, done.getTime() - r.startedAt));
-  }
-  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, summarize(v)])) as Partial<Record<FaultKind, Recovery>>;
-}
-
-export function summarize(values: number[]): Recovery {
-  return { events: values.length, p50_ms: quantile(values, 0.5), max_ms: values.length ? Math.max(...values) : null };
 }
 
 const secs = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
@@ -97,12 +71,16 @@ export function formatReport(r: ChaosReport): string {
   if (Object.keys(r.faults.missed).length > 0) lines.push(`                  missed (nothing to act on at the time): ${pairs(r.faults.missed)}`);
   for (const [k, why] of Object.entries(r.faults.skipped)) lines.push(`                  skipped ${k}: ${why}`);
   const a = r.recovery.after_last_fault;
+  const f = r.recovery.per_fault;
   lines.push(
-    `recovery after the last fault: ${a.open_runs} runs still open, terminal after p50 ${secs(a.p50_ms)}, max ${secs(a.max_ms)} (bound ${c.terminal_bound_s} s)`,
+    `recovery  each fault's work done again after p50 ${secs(f.p50_ms)}, max ${secs(f.max_ms)} (${f.events} faults measured)`,
   );
   for (const [k, v] of Object.entries(r.recovery.by_kind)) {
-    lines.push(`                  ${k}: held units terminal p50 ${secs(v!.p50_ms)}, max ${secs(v!.max_ms)} after it hit (${v!.events} faults)`);
+    lines.push(`                  ${k.padEnd(15)} p50 ${secs(v!.p50_ms)}, max ${secs(v!.max_ms)} (${v!.events} faults)`);
   }
+  lines.push(
+    `          after the last fault: ${a.open_runs} runs still open, terminal after p50 ${secs(a.p50_ms)}, max ${secs(a.max_ms)}; all quiescent after ${secs(r.recovery.quiescent_after_ms)} (bound ${c.terminal_bound_s} s)`,
+  );
   lines.push(
     `post_sync ${r.post_sync.mode}: ${r.post_sync.delivered} of ${r.post_sync.runs_with_successful_units} runs with successful units delivered (${r.post_sync.not_delivered} not)`,
     `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly · ${r.processes.start_failures.length} failed while starting (replaced)`,

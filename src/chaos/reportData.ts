@@ -3,7 +3,8 @@ import type { Db } from '../db/types.js';
 import type { Cluster } from './cluster.js';
 import type { InvariantResult } from './invariants.js';
 import { LEASE_MS, RECONCILE_INTERVAL_MS, type ChaosOptions, type FaultKind } from './options.js';
-import { countBy, recoveryByKind, summarize, type ChaosReport } from './report.js';
+import { recoveryByKind, summarize } from './recovery.js';
+import { countBy, type ChaosReport } from './report.js';
 import type { ChaosRun } from './run.js';
 import type { Names } from './setup.js';
 
@@ -45,6 +46,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
   );
   const open = runs.filter((r) => !r.completed_at || r.completed_at.getTime() > x.faultsStoppedAt);
   const after = open.filter((r) => r.completed_at).map((r) => r.completed_at!.getTime() - x.faultsStoppedAt);
+  const recovery = await recoveryByKind(db, x.run.records);
   const injected: Partial<Record<FaultKind, number>> = {};
   for (const rec of x.run.records) injected[rec.kind] = (injected[rec.kind] ?? 0) + 1;
   const withSuccess = runs.filter((r) => r.successes > 0);
@@ -81,8 +83,10 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
     },
     recovery: {
       faults_stopped_at: new Date(x.faultsStoppedAt).toISOString(),
+      quiescent_after_ms: Math.max(0, ...after),
       after_last_fault: { ...summarize(after), open_runs: open.length },
-      by_kind: await recoveryByKind(db, x.run.records),
+      per_fault: recovery.all,
+      by_kind: recovery.byKind,
     },
     post_sync: { mode: x.opts.postSync, runs_with_successful_units: withSuccess.length, delivered, not_delivered: withSuccess.length - delivered },
     processes: { started: x.cluster.started, start_failures: x.cluster.startFailures, unexpected_exits: x.cluster.unexpectedExits },
