@@ -20,6 +20,7 @@
 import { runMigrations } from 'graphile-worker';
 import { Logger as GraphileLogger } from 'graphile-worker';
 import { commitsPerSecond, CEILING_CONNECTIONS } from '../lib/ceiling.js';
+import { cpuProbe, perItem, type CpuParts } from '../lib/cpu.js';
 import { benchSettings, childEnv, openBenchEngine } from '../lib/engine.js';
 import { benchPrefix, createBenchDatabase, type BenchDatabase } from '../lib/pg.js';
 import { startChildren, stopAll, type ChildProc } from '../lib/procs.js';
@@ -49,6 +50,9 @@ interface Measured {
   rssPeak: number;
   rssIdle: number;
   peerRssPeak: number;
+  /** CPU ms per unit (syncrelay) and per job (peer), one entry per measured round. */
+  cpu: (CpuParts & { total: number })[];
+  peerCpu: (CpuParts & { total: number })[];
 }
 
 async function syncrelayOnce(
@@ -124,7 +128,7 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     throw err;
   });
   const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, prefix, env) });
-  const m: Measured = { syncrelay: [], peer: [], ceiling: [], rssPeak: 0, rssIdle: 0, peerRssPeak: 0 };
+  const m: Measured = { syncrelay: [], peer: [], ceiling: [], rssPeak: 0, rssIdle: 0, peerRssPeak: 0, cpu: [], peerCpu: [] };
   try {
     await engine.startReconciler({ id: 'bench' });
     m.rssIdle = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.now));
@@ -133,12 +137,18 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     await syncrelayOnce(engine, workers, integrationId, n);
     await b.db.query('VACUUM ANALYZE');
     const ceilingMs = opts.quick ? 300 : 2000;
+    const syncrelayCpu = await cpuProbe(b.db, b.name, workers.map((w) => w.pid));
+    const peerCpu = await cpuProbe(b.db, b.name, peers.map((p) => p.pid));
     for (let rep = 0; rep < opts.reps; rep++) {
       m.ceiling.push(await commitsPerSecond(b.url, ceilingMs));
+      const p0 = await peerCpu.snapshot();
       m.peer.push(await peerOnce(b, peers, n));
+      m.peerCpu.push(perItem(p0, await peerCpu.snapshot(), n));
+      const s0 = await syncrelayCpu.snapshot();
       m.syncrelay.push(await syncrelayOnce(engine, workers, integrationId, n));
+      m.cpu.push(perItem(s0, await syncrelayCpu.snapshot(), n));
       opts.note(
-        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, syncrelay ${round(m.syncrelay.at(-1)!)} units/s`,
+        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, syncrelay ${round(m.syncrelay.at(-1)!)} units/s; CPU ms per job/unit: peer ${fmtCpu(m.peerCpu.at(-1)!)}, syncrelay ${fmtCpu(m.cpu.at(-1)!)}`,
       );
     }
     m.rssPeak = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.peak));
@@ -184,6 +194,8 @@ export const e2eScenario: Scenario = {
         commits_per_unit: COMMITS_PER_UNIT,
         ceiling_units_per_s: round(ceilingUnits),
         ratio_vs_ceiling: ratio(units, ceilingUnits),
+        cpu_ms_per_unit: medianParts(m.cpu),
+        peer_cpu_ms_per_job: medianParts(m.peerCpu),
         syncrelay_samples: m.syncrelay.map(round),
         peer_samples: m.peer.map(round),
         ratio: vsPeer,
@@ -216,3 +228,13 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+
+/** Median of each part over the rounds (CPU ms per unit or job; "bench" holds syncrelay's reconciler). */
+function medianParts(rounds: (CpuParts & { total: number })[]): Record<string, number> {
+  const keys = ['workers', 'bench', 'postgres', 'redis', 'total'] as const;
+  return Object.fromEntries(keys.map((k) => [k, round(median(rounds.map((r) => r[k])))]));
+}
+
+function fmtCpu(c: CpuParts & { total: number }): string {
+  return `${round(c.total)} (workers ${round(c.workers)}, bench ${round(c.bench)}, pg ${round(c.postgres)}, redis ${round(c.redis)})`;
+}

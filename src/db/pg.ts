@@ -92,10 +92,20 @@ export class PgDb implements Db {
     };
     let broken: unknown = undefined;
     try {
-      // Pipelined: the transaction's first statement is written right behind BEGIN.
-      const begun = client.query('BEGIN');
-      begun.catch(() => undefined);
-      const result = await fn(tx);
+      // Pipelined: the transaction's first statement is written right behind BEGIN, in the same
+      // write when `fn` sends it before its first await (one syscall, one wake-up of the backend).
+      const stream = socketOf(client);
+      stream?.cork();
+      let begun: Promise<unknown>;
+      let pending: Promise<T>;
+      try {
+        begun = client.query('BEGIN');
+        begun.catch(() => undefined);
+        pending = fn(tx);
+      } finally {
+        stream?.uncork();
+      }
+      const result = await pending;
       await begun;
       await client.query('COMMIT');
       return result;
@@ -172,6 +182,12 @@ export class PgDb implements Db {
     this.listener = null;
     await Promise.allSettled([l?.end(), this.pool.end()]);
   }
+}
+
+/** The client's socket, to batch several messages into one write (node-postgres keeps it on `connection.stream`). */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : undefined;
 }
 
 /** A named (prepared) statement where the text allows it; see ./prepared.ts. */

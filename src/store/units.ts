@@ -163,13 +163,16 @@ export interface EndFacts {
   waiting_runs: { org_id: string; sync_run_id: string }[];
 }
 
+/** What the terminal CAS returns of a unit it ended: what its wake-ups need, not the whole row. */
+export type EndedUnit = Pick<UnitRow, 'id' | 'org_id' | 'sync_run_id' | 'provider' | 'cost_class' | 'status' | 'lease_owner'>;
+
 /**
  * Terminal CAS by the lease holder: running → success/failed while the lease is live and its own
  * and the run non-terminal; also reads the end facts (as hasOtherOpenUnit and
- * runsWaitingForCapacity would), saving two round trips. Locks: the unit row. Returns the unit
- * with its end facts, or null if the lease was lost.
+ * runsWaitingForCapacity would), saving two round trips. Locks: the unit row. Returns the ended
+ * unit's keys with its end facts, or null if the lease was lost.
  */
-export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise<(UnitRow & EndFacts) | null> {
+export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise<(EndedUnit & EndFacts) | null> {
   const [row] = await finishUnits(tx, [a], a.now, wakeLimit);
   return row ?? null;
 }
@@ -178,17 +181,17 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise
  * The terminal CAS of finishUnit for several units in one statement: each row is its own CAS
  * (owner, running, live lease, live run), so a unit whose lease was lost is simply not returned.
  * Units finished by the same statement see each other as still open (its snapshot precedes it).
- * Locks: the finished unit rows. Returns them with their end facts; match them to the requests by
- * id AND lease_owner.
+ * Locks: the finished unit rows. Returns their keys (EndedUnit) with their end facts; match them
+ * to the requests by id AND lease_owner.
  */
 export async function finishUnits(
   tx: Tx,
   items: readonly Omit<FinishArgs, 'now'>[],
   now: Date,
   wakeLimit = 16,
-): Promise<(UnitRow & EndFacts)[]> {
+): Promise<(EndedUnit & EndFacts)[]> {
   if (items.length === 0) return [];
-  const { rows } = await tx.query<UnitRow & EndFacts>(
+  const { rows } = await tx.query<EndedUnit & EndFacts>(
     `UPDATE sync_run_units u
         SET status = f.status, result = f.result, error = f.error,
             touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
@@ -198,7 +201,7 @@ export async function finishUnits(
             AS f(id, owner, status, result, error, surfaces)
       WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner AND u.status = 'running' AND u.lease_expires_at > $3
         AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
-      RETURNING u.*,
+      RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner,
         EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
                   AND o.id <> u.id) AS others_open,
         ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (

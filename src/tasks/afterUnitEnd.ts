@@ -1,8 +1,7 @@
 /** What every unit end (terminal, deferred, expired) arms in the same transaction. */
 import type { Tx } from '../db/types.js';
 import { armOutboxRows, type Wake } from '../store/outbox.js';
-import type { UnitRow } from '../store/rows.js';
-import { hasOtherOpenUnit, runsWaitingForCapacity, type EndFacts } from '../store/units.js';
+import { hasOtherOpenUnit, runsWaitingForCapacity, type EndedUnit, type EndFacts } from '../store/units.js';
 
 export const MAX_RUNS_WOKEN = 16;
 
@@ -15,7 +14,7 @@ export const MAX_RUNS_WOKEN = 16;
  */
 export async function wakesAfterUnitEnd(
   tx: Tx,
-  unit: UnitRow,
+  unit: EndedUnit,
   now: Date,
   trace?: Record<string, string> | null,
   facts?: EndFacts,
@@ -35,7 +34,7 @@ export async function wakesAfterUnitEnd(
  */
 export async function armAfterUnitEnd(
   tx: Tx,
-  unit: UnitRow,
+  unit: EndedUnit,
   now: Date,
   trace?: Record<string, string> | null,
   facts?: EndFacts,

@@ -8,6 +8,12 @@ interface Claim {
   owner: string;
 }
 
+/**
+ * One claim statement at a time: a claim is a single autocommit statement, so while one is in
+ * flight the next batch fills up (an idle worker's claim still goes out at once).
+ */
+const CLAIMS_IN_FLIGHT = 1;
+
 /** One coalescer per engine context (never shared between engines). */
 const claimers = new WeakMap<EngineContext, Coalescer<Claim, ClaimedUnit | null>>();
 
@@ -22,7 +28,7 @@ export function claimForRun(ctx: EngineContext, unitId: string, owner: string): 
       const { settings, clock } = ctx;
       const rows = await claimUnits(ctx.db, batch, { now: clock.now(), leaseMs: settings.leaseMs, maxLifetimeMs: settings.maxLifetimeMs });
       return batch.map((c) => rows.find((r) => r.id === c.unitId && r.lease_owner === c.owner) ?? null);
-    });
+    }, CLAIMS_IN_FLIGHT);
     claimers.set(ctx, claimer);
   }
   return claimer.submit({ unitId, owner });

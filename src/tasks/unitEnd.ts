@@ -12,6 +12,7 @@ import { finishUnits, retryOwnUnit, runsWithoutOpenUnits } from '../store/units.
 import { advanceWatermark } from '../store/watermarks.js';
 import { armAfterUnitEnd, MAX_RUNS_WOKEN, wakesAfterUnitEnd } from './afterUnitEnd.js';
 import { Coalescer } from './coalesce.js';
+import { EndRechecks, type RunRef } from './endRechecks.js';
 import { after, type EngineContext } from './context.js';
 
 export type EndOutcome = 'success' | 'failed' | 'retrying' | 'lease_lost';
@@ -39,19 +40,21 @@ interface EndRequest {
  */
 type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean } | { error: unknown };
 
-/** Group commit of one engine's unit ends and re-checks (never shared between engines). */
-const enders = new WeakMap<EngineContext, { ends: Coalescer<EndRequest, Ended>; rechecks: Coalescer<RunRef, void> }>();
-
-interface RunRef {
-  orgId: string;
-  runId: string;
-  trace: TraceCarrier | null | undefined;
+/** An end and the sequence number of the commit that made it (see ./endRechecks.ts). */
+interface Committed {
+  ended: Ended;
+  commit: number;
 }
+
+/** Group commit of one engine's unit ends, and their re-checks (never shared between engines). */
+const enders = new WeakMap<EngineContext, { ends: Coalescer<EndRequest, Committed>; rechecks: EndRechecks }>();
 
 function batchesOf(ctx: EngineContext) {
   let b = enders.get(ctx);
   if (!b) {
-    b = { ends: new Coalescer((reqs) => endBatch(ctx, reqs)), rechecks: new Coalescer((runs) => recheckBatch(ctx, runs), 1) };
+    const reads = new Coalescer((runs: RunRef[]) => recheckBatch(ctx, runs), 1);
+    const rechecks = new EndRechecks((ref) => reads.submit(ref));
+    b = { ends: new Coalescer((reqs) => endAndCount(ctx, rechecks, reqs)), rechecks };
     enders.set(ctx, b);
   }
   return b;
@@ -60,7 +63,8 @@ function batchesOf(ctx: EngineContext) {
 /**
  * Success or failure in ONE transaction: the CAS on our own live lease, the watermark, and the
  * finalize / freed-capacity wake-ups. A lost lease writes nothing. After commit, a unit that saw
- * other open units re-checks with a fresh snapshot and arms finalize if the run became finalizable.
+ * other open units re-checks with a fresh snapshot and arms finalize if the run became finalizable
+ * (or a later end batch of this engine stands in for that re-check, see ./endRechecks.ts).
  * Ends that happen at the same time in one engine share that transaction (each unit its own CAS,
  * its own watermark and wake-ups), so under load a commit finishes many units.
  */
@@ -72,12 +76,33 @@ export async function endUnit(
   dataset: DatasetSpec | undefined,
   trace?: TraceCarrier | null,
 ): Promise<EndOutcome> {
-  const ended = await batchesOf(ctx).ends.submit({ unit, owner, t, dataset, trace });
+  const b = batchesOf(ctx);
+  b.rechecks.queuedEnd(unit.sync_run_id);
+  const { ended, commit } = await b.ends.submit({ unit, owner, t, dataset, trace });
   if (ended === 'lease_lost') return 'lease_lost';
   if ('error' in ended) throw ended.error;
   await ctx.faults.hit('unit.afterComplete.beforeRecheck');
-  if (ended.sawOthers) await recheckFinalizable(ctx, unit, trace);
+  if (ended.sawOthers) await b.rechecks.after({ orgId: unit.org_id, runId: unit.sync_run_id, trace }, commit);
   return ended.status;
+}
+
+/** One batch of ends, told to the re-checks: when it started, whether it committed, which runs it finished units of. */
+async function endAndCount(ctx: EngineContext, rechecks: EndRechecks, reqs: EndRequest[]): Promise<Committed[]> {
+  const batch = rechecks.begin(reqs.map((r) => r.unit.sync_run_id));
+  let ended: Ended[];
+  try {
+    ended = await endBatch(ctx, reqs);
+  } catch (err) {
+    rechecks.failed(batch);
+    throw err;
+  }
+  const finished = new Set(reqs.filter((_, i) => isFinished(ended[i]!)).map((r) => r.unit.sync_run_id));
+  const commit = rechecks.committed(batch, finished);
+  return ended.map((e) => ({ ended: e, commit }));
+}
+
+function isFinished(e: Ended): boolean {
+  return e !== 'lease_lost' && !('error' in e);
 }
 
 /**
@@ -120,12 +145,7 @@ async function endInTx(ctx: EngineContext, tx: Tx, reqs: EndRequest[]): Promise<
   return ended;
 }
 
-/** Of two "last" units racing, the later one sees the run finalizable here and arms finalize. */
-export async function recheckFinalizable(ctx: EngineContext, unit: UnitRow, trace?: TraceCarrier | null): Promise<void> {
-  await batchesOf(ctx).rechecks.submit({ orgId: unit.org_id, runId: unit.sync_run_id, trace });
-}
-
-/** Re-checks of one batch, each made after its unit's commit: one read, one transaction if needed. */
+/** Re-checks, each made after its unit's commit: one read, one transaction if needed. */
 async function recheckBatch(ctx: EngineContext, runs: RunRef[]): Promise<void[]> {
   const done = new Set(await runsWithoutOpenUnits(ctx.db, [...new Set(runs.map((r) => r.runId))]));
   const finalize = runs.filter((r) => done.has(r.runId));

@@ -148,7 +148,8 @@ describe('finishUnit (running → success / failed)', () => {
   it('the owner of a live lease ends the unit once', async () => {
     const { ids } = await runWith([running(NOW, at(NOW, LEASE))]);
     const row = await finish(ids[0]!, at(NOW, 1500));
-    expect(row).toMatchObject({
+    expect(row).toMatchObject({ id: ids[0], status: 'success', lease_owner: OWNER, others_open: false });
+    expect(await unit(db, ids[0]!)).toMatchObject({
       status: 'success',
       lease_owner: OWNER,
       lease_expires_at: null,
