@@ -31,7 +31,7 @@ export async function outboxGroups(tx: Tx): Promise<OutboxGroup[]> {
   return rows;
 }
 
-/** Non-terminal units by status: reads the partial index of open units (sync_run_units_bucket_idx). */
+/** Non-terminal units by status: reads the partial index of open units (sync_run_units_bucket_id_idx). */
 export async function openUnitCounts(tx: Tx): Promise<StatusCount[]> {
   const { rows } = await tx.query<StatusCount>(
     `SELECT status, count(*)::int AS n FROM sync_run_units WHERE status IN ${UNIT_OPEN_SQL} GROUP BY status`,

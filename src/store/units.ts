@@ -159,7 +159,7 @@ export interface FinishArgs {
 export interface EndFacts {
   /** Another unit of the run is non-terminal (at the statement's snapshot). */
   others_open: boolean;
-  /** Runs with planned units in the unit's bucket (at most `wakeLimit`) or in its own run. */
+  /** The runs of the oldest `wakeLimit` planned units in the unit's bucket, and its own run if it has planned units. */
   waiting_runs: { org_id: string; sync_run_id: string }[];
 }
 
@@ -207,7 +207,7 @@ export async function finishUnits(
         ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
           (SELECT p.org_id, p.sync_run_id FROM sync_run_units p
             WHERE p.org_id = u.org_id AND p.provider = u.provider AND p.cost_class = u.cost_class
-              AND p.status = 'planned' LIMIT $8)
+              AND p.status = 'planned' ORDER BY p.id LIMIT $8)
           UNION ALL
           (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
         ) w) AS waiting_runs`,
@@ -276,7 +276,10 @@ export async function expireOwnLease(tx: Tx, unitId: string, owner: string, now:
   return rowCount > 0;
 }
 
-/** Runs with `planned` units in these buckets or runs (capacity freed). Locks nothing. */
+/**
+ * Capacity freed in a bucket: the runs of its oldest `limit` planned units, and the given run if it
+ * has planned units (work items waiting for the reference tier). Locks nothing.
+ */
 export async function runsWaitingForCapacity(
   tx: Tx,
   bucket: { org_id: string; provider: string; cost_class: string },
@@ -286,7 +289,7 @@ export async function runsWaitingForCapacity(
   const { rows } = await tx.query<{ org_id: string; sync_run_id: string }>(
     `SELECT DISTINCT org_id, sync_run_id FROM (
        (SELECT org_id, sync_run_id FROM sync_run_units
-         WHERE org_id = $1 AND provider = $2 AND cost_class = $3 AND status = 'planned' LIMIT $5)
+         WHERE org_id = $1 AND provider = $2 AND cost_class = $3 AND status = 'planned' ORDER BY id LIMIT $5)
        UNION ALL
        (SELECT org_id, sync_run_id FROM sync_run_units WHERE sync_run_id = $4 AND status = 'planned' LIMIT 1)
      ) w`,

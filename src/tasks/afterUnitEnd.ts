@@ -3,12 +3,17 @@ import type { Tx } from '../db/types.js';
 import { armOutboxRows, type Wake } from '../store/outbox.js';
 import { hasOtherOpenUnit, runsWaitingForCapacity, type EndedUnit, type EndFacts } from '../store/units.js';
 
-export const MAX_RUNS_WOKEN = 16;
+/**
+ * Runs woken per freed slot: the run of the oldest planned unit in the bucket (its dispatch
+ * claims up to the free capacity from its own units). More would only queue dispatch tasks on the
+ * bucket's lock to find the slot taken; slots still free after that are the materializer's.
+ */
+export const MAX_RUNS_WOKEN = 1;
 
 /**
  * What a unit's end wakes: finalize when this unit was the run's last open one, and the dispatch
- * rows of runs whose planned units wait for the capacity it freed (its bucket, or its own run —
- * work items wait for the reference tier). `othersOpen`: other open units were seen (the caller
+ * rows of runs whose planned units wait for the capacity it freed (the oldest in its bucket, and
+ * its own run — work items wait for the reference tier). `othersOpen`: other open units were seen (the caller
  * then re-checks after commit: of two "last" units racing, the later one arms finalize). `facts`,
  * when the caller's terminal CAS already read them (finishUnit), spare the two reads.
  */

@@ -15,7 +15,7 @@ import {
 import { runTrace } from '../observability/trace.js';
 import { markJobRunRunning } from '../store/jobRuns.js';
 import { armOutbox, recordOutboxError } from '../store/outbox.js';
-import type { RunRow, UnitRow } from '../store/rows.js';
+import type { Bucket, RunRow, UnitRow } from '../store/rows.js';
 import { lockRun, markRunDispatching } from '../store/runs.js';
 import { after, type EngineContext } from './context.js';
 import { finalizeInTx } from './finalizeSyncRun.js';
@@ -55,7 +55,12 @@ async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date
   return { kind: 'claimed', run, units };
 }
 
-/** Per bucket, under sorted advisory locks: claim at most cap − active candidates. */
+/**
+ * Per bucket, under sorted advisory locks: claim at most cap − active candidates. A bucket already
+ * full is passed over without its lock: behind a backlog many runs' dispatches find no room, and
+ * they must not queue on the lock that dispatches which can claim need (a slot freed just after
+ * the look wakes the oldest waiting run, see afterUnitEnd.ts; the countdown re-arm stays).
+ */
 async function claimWithinCaps(
   ctx: EngineContext,
   tx: Tx,
@@ -64,12 +69,16 @@ async function claimWithinCaps(
   now: Date,
   staleBefore: Date,
 ): Promise<UnitRow[]> {
-  const buckets = await candidateBuckets(tx, runId);
+  const cap = ctx.settings.concurrencyPerBucket;
+  const buckets: Bucket[] = [];
+  for (const bucket of await candidateBuckets(tx, runId)) {
+    if ((await countActiveInBucket(tx, bucket, now, staleBefore)) < cap) buckets.push(bucket);
+  }
   await lockBuckets(tx, buckets);
   const claimed: UnitRow[] = [];
   for (const bucket of buckets) {
     const active = await countActiveInBucket(tx, bucket, now, staleBefore);
-    const limit = ctx.settings.concurrencyPerBucket - active;
+    const limit = cap - active;
     claimed.push(...(await claimDispatchCandidates(tx, { runId, bucket, limit, now, staleBefore, includeWorkItems })));
   }
   return claimed;

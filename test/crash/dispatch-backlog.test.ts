@@ -8,6 +8,7 @@
  * longer ago than the stale threshold (presumed lost, as for a dispatching unit).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { bucketKey } from '../../src/store/rows.js';
 import { Harness, SECOND, T0, within } from './harness.js';
 
 let h: Harness | undefined;
@@ -79,5 +80,66 @@ describe('dispatch behind a backlog', () => {
     h.advance(1 * SECOND);
     expect(await h.pass()).toMatchObject({ materialized_dispatch: 1, relayed_dispatch: 1 });
     expect((await h.settle(runId)).status).toBe('success');
+  });
+
+  it('a unit that ends wakes one waiting run, the one with the oldest planned unit in its bucket', async () => {
+    // Found by a soak: every end woke up to 16 runs with planned units in the bucket; behind a
+    // backlog of capped runs each end set off a crowd of dispatch tasks for one free slot.
+    h = await Harness.open({ settings: { concurrencyPerBucket: 1, redispatchCountdownMs: 60 * SECOND } });
+    const integ = await h.integration();
+    const [a, b, c] = [(await h.backfill(integ, 14)).syncRunId, (await h.backfill(integ, 14)).syncRunId, (await h.backfill(integ, 14)).syncRunId];
+    expect((await h.pass()).relayed_dispatch).toBe(3);
+    const dispatches = await h.take('dispatch_sync_run');
+    const of = (run: string) => dispatches.find((m) => m.payload.runId === run)!;
+    expect(await h.deliver(of(a))).toMatchObject({ kind: 'dispatched', units: 1 });
+    expect(await h.deliver(of(b))).toMatchObject({ kind: 'dispatched', units: 0 }); // the bucket is full
+    expect(await h.deliver(of(c))).toMatchObject({ kind: 'dispatched', units: 0 });
+    const countdown = h.now().getTime() + 60 * SECOND;
+    const dueAt = async (run: string) => (await h!.outbox(run, 'dispatch_sync_run'))!.available_at.getTime();
+
+    // A's first unit ends: the oldest planned unit of the bucket is A's second one.
+    const [first] = await h.take('run_sync_unit');
+    expect(await h.deliver(first!)).toBe('success');
+    expect(await dueAt(a)).toBe(h.now().getTime());
+    expect([await dueAt(b), await dueAt(c)]).toEqual([countdown, countdown]);
+
+    // A's second unit ends: now B holds the oldest planned unit; C still waits for its turn.
+    expect((await h.pass()).relayed_dispatch).toBe(1);
+    expect(await h.deliver((await h.take('dispatch_sync_run'))[0]!)).toMatchObject({ kind: 'dispatched', units: 1 });
+    expect(await h.deliver((await h.take('run_sync_unit'))[0]!)).toBe('success');
+    expect(await dueAt(b)).toBe(h.now().getTime());
+    expect(await dueAt(c)).toBe(countdown);
+    for (const id of [a, b, c]) expect((await h.settle(id)).status).toBe('success');
+  });
+
+  it('a dispatch that finds its bucket full does not wait for the bucket lock', async () => {
+    h = await Harness.open({ settings: { concurrencyPerBucket: 1, redispatchCountdownMs: 60 * SECOND } });
+    const integ = await h.integration();
+    const a = (await h.backfill(integ, 14)).syncRunId;
+    const b = (await h.backfill(integ, 14)).syncRunId;
+    expect((await h.pass()).relayed_dispatch).toBe(2);
+    const dispatches = await h.take('dispatch_sync_run');
+    expect(await h.deliver(dispatches.find((m) => m.payload.runId === a)!)).toMatchObject({ kind: 'dispatched', units: 1 });
+    const [unit] = await h.units(a);
+    const key = bucketKey({ org_id: unit!.org_id, provider: unit!.provider, cost_class: unit!.cost_class });
+    // Another dispatcher holds the bucket's lock (as one with room would, while it claims).
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockedNow = new Promise<void>((r) => (locked = r));
+    const holder = h.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`syncrelay.bucket:${key}`]);
+      locked();
+      await released;
+    });
+    try {
+      await lockedNow;
+      const full = h.deliver(dispatches.find((m) => m.payload.runId === b)!);
+      expect(await within(full, 5000, 'the dispatch of a run whose bucket is full')).toMatchObject({ kind: 'dispatched', units: 0 });
+    } finally {
+      release();
+      await holder;
+    }
+    for (const id of [a, b]) expect((await h.settle(id)).status).toBe('success');
   });
 });
