@@ -68,13 +68,12 @@ export class PgDb implements Db {
   }
 
   private async transactionOnce<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
     // While a client is checked out the pool does not listen for its errors: a connection that
     // dies between two statements (pg_terminate_backend, a reset) would otherwise be an unhandled
     // 'error' event that ends the process. The next statement fails instead; the client is discarded.
     let lost: Error | undefined;
     const onLost = (err: Error) => (lost = err);
-    client.on('error', onLost);
+    const client = await this.checkOut(onLost);
     const tx: Tx = {
       query: async <R>(text: string, values?: readonly unknown[]) => {
         try {
@@ -120,6 +119,22 @@ export class PgDb implements Db {
       client.off('error', onLost);
       client.release(broken instanceof Error ? broken : lost);
     }
+  }
+
+  /**
+   * A pooled client with `onError` listening from the moment the pool hands it over: in the
+   * callback, not after an await — the message that tells a new connection is ready and one that
+   * says it was terminated can arrive in the same read, and the driver emits the second before a
+   * promise continuation could listen.
+   */
+  private checkOut(onError: (err: Error) => void): Promise<pg.PoolClient> {
+    return new Promise((resolve, reject) => {
+      this.pool.connect((err, client) => {
+        if (err || !client) return reject(err ?? new Error('the pool handed over no client'));
+        client.on('error', onError);
+        resolve(client);
+      });
+    });
   }
 
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
