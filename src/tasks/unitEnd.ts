@@ -46,6 +46,12 @@ interface Committed {
   commit: number;
 }
 
+/**
+ * One end transaction of an engine at a time: while it commits, the ends that arrive fill the
+ * next one (an idle worker's end still goes out at once). Two workers' ends still run side by side.
+ */
+const ENDS_IN_FLIGHT = 1;
+
 /** Group commit of one engine's unit ends, and their re-checks (never shared between engines). */
 const enders = new WeakMap<EngineContext, { ends: Coalescer<EndRequest, Committed>; rechecks: EndRechecks }>();
 
@@ -54,7 +60,7 @@ function batchesOf(ctx: EngineContext) {
   if (!b) {
     const reads = new Coalescer((runs: RunRef[]) => recheckBatch(ctx, runs), 1);
     const rechecks = new EndRechecks((ref) => reads.submit(ref));
-    b = { ends: new Coalescer((reqs) => endAndCount(ctx, rechecks, reqs)), rechecks };
+    b = { ends: new Coalescer((reqs) => endAndCount(ctx, rechecks, reqs), ENDS_IN_FLIGHT), rechecks };
     enders.set(ctx, b);
   }
   return b;

@@ -358,7 +358,8 @@ describe('the finalize hot row: two last units finishing together', () => {
       armedInTx = (await h!.outbox(runId, 'finalize_sync_run'))?.status ?? null;
     });
     h.faults.arm('unit.afterComplete.beforeRecheck', afterCommit, 2);
-    expect((await Promise.all([h.deliver(a), h.deliver(b)])).sort()).toEqual(['success', 'success']);
+    // Two workers (two engine contexts): one worker's concurrent ends share one transaction.
+    expect((await Promise.all([h.deliver(a), h.deliver(b, { ...h.ctx })])).sort()).toEqual(['success', 'success']);
     expect(armedInTx).toBeNull();
     expect((await h.outbox(runId, 'finalize_sync_run'))!.status).toBe('pending'); // the re-check armed it
     await expectFinalizedOnce(h, runId);
@@ -369,7 +370,7 @@ describe('the finalize hot row: two last units finishing together', () => {
     const { runId, a, b } = await twoDispatchedUnits(h);
     h.faults.arm('unit.complete.beforeCommit', barrier(2), 2);
     h.faults.arm('unit.afterComplete.beforeRecheck', 'throw', 2);
-    const ends = await Promise.allSettled([h.deliver(a), h.deliver(b)]);
+    const ends = await Promise.allSettled([h.deliver(a), h.deliver(b, { ...h.ctx })]);
     expect(ends.map((e) => e.status)).toEqual(['rejected', 'rejected']);
     expect((await h.units(runId)).map((u) => u.status)).toEqual(['success', 'success']);
     expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();

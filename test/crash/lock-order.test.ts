@@ -29,7 +29,7 @@ describe('lock order: outbox rows', () => {
   it('a rate-limit retry and a unit end waking the same runs do not deadlock', async () => {
     h = await Harness.open({ settings: { concurrencyPerBucket: 2 } });
     const integ = await h.integration();
-    // Three runs of three units each, all in one bucket; B (the highest run id) runs two of its units.
+    // Three runs of three units each, all in one bucket; B (the highest run id, the last one) runs two of its units.
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await h.backfill(integ, 21)).syncRunId);
     const b = [...ids].sort().at(-1)!;
@@ -47,7 +47,8 @@ describe('lock order: outbox rows', () => {
     const retry = h.deliver(retried!, { ...h.ctx, db: retryDb });
     await within(parked.reached, 5000, 'the retry reaching its outbox write');
 
-    // The unit end wakes every run with planned units: A, B and C, in run id order.
+    // The unit end wakes the run of the bucket's oldest planned unit (the first run) and its own
+    // run B, in run id order; the retry arms B's row and the first run's too (its freed slot).
     const endDb = new GatedDb(h.db);
     const end = h.deliver(ended!, { ...h.ctx, db: endDb });
     await untilBlockedOrDone(h.db, end);
@@ -56,12 +57,16 @@ describe('lock order: outbox rows', () => {
     expect(await within(retry, 10_000, 'the retry')).toBe('retrying');
     expect(await within(end, 10_000, 'the unit end')).toBe('success');
     expect(retryDb.deadlocks + endDb.deadlocks).toBe(0);
-    // Both wake-ups landed: every run's dispatch row is pending and due now.
-    for (const id of ids) {
+    // Both wake-ups landed: the first run's and B's dispatch rows are pending and due now; the
+    // middle run waits its turn.
+    const [first, middle] = ids;
+    expect(b).toBe(ids[2]);
+    for (const id of [first!, b]) {
       const row = (await h.outbox(id, 'dispatch_sync_run'))!;
       expect(row.status).toBe('pending');
       expect(row.available_at.getTime()).toBe(h.now().getTime());
     }
+    expect((await h.outbox(middle!, 'dispatch_sync_run'))!.status).toBe('dispatched');
   });
 });
 
