@@ -24,6 +24,7 @@ import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js
 import { reconcilePass } from './reconciler/pass.js';
 import { recoverAfterEmbeddedRestart } from './store/units.js';
 import type { EngineContext } from './tasks/context.js';
+import { settleRechecks } from './tasks/unitEnd.js';
 import { Worker, type WorkerOptions } from './worker/worker.js';
 
 export interface EngineOptions {
@@ -164,6 +165,7 @@ export class Engine {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.close()));
+    await settleRechecks(this.ctx).catch(() => undefined);
     await Promise.all([...this.loops.map((l) => l.close()), this.scheduler?.close()]);
     if (this.owned.broker) await this.ctx.broker.close();
     if (this.owned.db) await this.ctx.db.close();

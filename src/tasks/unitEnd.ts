@@ -88,8 +88,32 @@ export async function endUnit(
   if (ended === 'lease_lost') return 'lease_lost';
   if ('error' in ended) throw ended.error;
   await ctx.faults.hit('unit.afterComplete.beforeRecheck');
-  if (ended.sawOthers) await b.rechecks.after({ orgId: unit.org_id, runId: unit.sync_run_id, trace }, commit);
+  if (ended.sawOthers) inBackground(ctx, b.rechecks.after({ orgId: unit.org_id, runId: unit.sync_run_id, trace }, commit), unit.sync_run_id);
   return ended.status;
+}
+
+/** Re-checks still running after their units' tasks returned, per engine. */
+const background = new WeakMap<EngineContext, Set<Promise<void>>>();
+
+/**
+ * The unit's task does not wait for its re-check: the worker slot goes to the next message while
+ * the re-check waits for a later batch or runs. A re-check that fails, or dies with its process,
+ * is the materializer's finalizable scan's (as a crash between commit and re-check always was).
+ */
+function inBackground(ctx: EngineContext, recheck: Promise<void>, runId: string): void {
+  let set = background.get(ctx);
+  if (!set) background.set(ctx, (set = new Set()));
+  const tracked = recheck.catch((err: unknown) =>
+    ctx.logger.warn({ runId, err: describeError(err) }, 'finalize re-check failed; the materializer arms finalize'),
+  );
+  set.add(tracked);
+  void tracked.finally(() => set.delete(tracked));
+}
+
+/** Resolves once every re-check this engine started has been made (a graceful stop waits for it). */
+export async function settleRechecks(ctx: EngineContext): Promise<void> {
+  const set = background.get(ctx);
+  while (set && set.size > 0) await Promise.all([...set]);
 }
 
 /** One batch of ends, told to the re-checks: when it started, whether it committed, which runs it finished units of. */

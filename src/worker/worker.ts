@@ -16,6 +16,7 @@ import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
 import { outboxIdOf } from '../tasks/messages.js';
 import { postSync } from '../tasks/postSync.js';
 import { runSyncUnit } from '../tasks/runSyncUnit.js';
+import { settleRechecks } from '../tasks/unitEnd.js';
 
 export interface WorkerOptions {
   /** Messages handled at once. @default 4 */
@@ -112,6 +113,7 @@ export class Worker {
       grace.unref();
       await consumer.close();
       clearTimeout(grace);
+      await settleRechecks(this.ctx);
     }
     this.state = 'stopped';
   }

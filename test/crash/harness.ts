@@ -32,6 +32,7 @@ import type { EngineContext } from '../../src/tasks/context.js';
 import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { postSync } from '../../src/tasks/postSync.js';
+import { settleRechecks } from '../../src/tasks/unitEnd.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
 import { testSettings } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
@@ -450,6 +451,7 @@ export class Harness {
           break;
         case 'run_sync_unit':
           outcome = await runSyncUnit(ctx, unitId!);
+          await settleRechecks(ctx); // the unit's finalize re-check, which its task does not wait for
           break;
         case 'finalize_sync_run':
           outcome = await finalizeSyncRun(ctx, runId);
