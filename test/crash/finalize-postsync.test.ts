@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskMessage } from '../../src/broker/types.js';
 import { InjectedFault } from '../../src/errors.js';
 import { METRICS_ROLLUP } from '../../src/providers/synthetic.js';
+import type { Db } from '../../src/db/types.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
+import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
+import { settleRechecks } from '../../src/tasks/unitEnd.js';
 import { Harness, SECOND } from './harness.js';
 
 let h: Harness | undefined;
@@ -362,6 +365,43 @@ describe('the finalize hot row: two last units finishing together', () => {
     expect((await Promise.all([h.deliver(a), h.deliver(b, { ...h.ctx })])).sort()).toEqual(['success', 'success']);
     expect(armedInTx).toBeNull();
     expect((await h.outbox(runId, 'finalize_sync_run'))!.status).toBe('pending'); // the re-check armed it
+    await expectFinalizedOnce(h, runId);
+  });
+
+  it('a unit’s task returns before its re-check is made; a graceful stop (settleRechecks) waits for it', async () => {
+    h = await Harness.open();
+    const { runId, a, b } = await twoDispatchedUnits(h);
+    // The re-check's read is held at the database until the test lets it through.
+    let reached!: () => void;
+    const reachedRead = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const inner = h.db;
+    const held: Db = {
+      kind: inner.kind,
+      query: async (text, values) => {
+        if (/NOT EXISTS \(SELECT 1 FROM sync_run_units/.test(text)) {
+          reached();
+          await released;
+        }
+        return inner.query(text, values);
+      },
+      exec: (script) => inner.exec(script),
+      transaction: (fn) => inner.transaction(fn),
+      listen: (channel, onNotify) => inner.listen(channel, onNotify),
+      close: () => Promise.resolve(),
+    };
+    const ctx = { ...h.ctx, db: held };
+    expect(await runSyncUnit(ctx, a.payload.unitId!)).toBe('success'); // B was open: a re-check is due
+    await reachedRead;
+    let settled = false;
+    const settling = settleRechecks(ctx).then(() => (settled = true));
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(settled).toBe(false);
+    release();
+    await settling;
+    expect(settled).toBe(true);
+    expect(await h.deliver(b)).toBe('success');
     await expectFinalizedOnce(h, runId);
   });
 
