@@ -48,7 +48,7 @@ export async function cpuProbe(db: Db, database: string, workerPids: readonly nu
   return {
     async snapshot() {
       const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
-      for (const { pid } of rows) lastSeen.set(pid, processCpuMs(pid));
+      for (const { pid } of rows) if (!lastSeen.has(pid)) lastSeen.set(pid, 0);
       for (const pid of lastSeen.keys()) {
         const now = processCpuMs(pid);
         if (now > 0) lastSeen.set(pid, now);

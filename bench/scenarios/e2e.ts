@@ -228,7 +228,6 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-
 /** Median of each part over the rounds (CPU ms per unit or job; "bench" holds syncrelay's reconciler). */
 function medianParts(rounds: (CpuParts & { total: number })[]): Record<string, number> {
   const keys = ['workers', 'bench', 'postgres', 'redis', 'total'] as const;

@@ -31,6 +31,8 @@ export function summarize(values: number[]): Recovery {
 type Measure = (db: Db, r: FaultRecord) => Promise<number | null>;
 
 const TERMINAL = "('success', 'failed', 'cancelled')";
+/** An outbox event `e` showing its row published: marked dispatched, or awaiting its ack (exactly-once post_sync). */
+const PUBLISHED_AGAIN = "(e.status = 'dispatched' OR (NOT e.claimed AND e.last_error IS NULL AND e.available_at > e.at))";
 
 /** The latest of `at` over the things a query returns; null if one of them never recovered. */
 async function latest(db: Db, sql: string, params: unknown[]): Promise<Date | null> {
@@ -77,7 +79,7 @@ const claimedRows: Measure = async (db, r) => {
      SELECT max(n.at) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM held h
        LEFT JOIN LATERAL (SELECT at FROM chaos_outbox_events e WHERE e.run_id = h.run_id AND e.kind = h.kind AND e.at > h.at
-                             AND (e.status = 'dispatched' OR (NOT e.claimed AND e.last_error IS NULL AND e.available_at > e.at))
+                             AND ${PUBLISHED_AGAIN}
                            ORDER BY e.id LIMIT 1) n ON true
       WHERE h.claimed AND h.at <= $1`,
     [new Date(r.startedAt)],
@@ -94,7 +96,7 @@ const failedPublishes: Measure = async (db, r) => {
      SELECT max(GREATEST(n.at, $2)) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM failed f
        LEFT JOIN LATERAL (SELECT at FROM chaos_outbox_events e WHERE e.run_id = f.run_id AND e.kind = f.kind AND e.id > f.id
-                             AND (e.status = 'dispatched' OR (NOT e.claimed AND e.last_error IS NULL AND e.available_at > e.at))
+                             AND ${PUBLISHED_AGAIN}
                            ORDER BY e.id LIMIT 1) n ON true`,
     [new Date(r.startedAt), new Date(r.endedAt)],
   );

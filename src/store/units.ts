@@ -172,7 +172,7 @@ export type EndedUnit = Pick<UnitRow, 'id' | 'org_id' | 'sync_run_id' | 'provide
  * runsWaitingForCapacity would), saving two round trips. Locks: the unit row. Returns the ended
  * unit's keys with its end facts, or null if the lease was lost.
  */
-export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 16): Promise<(EndedUnit & EndFacts) | null> {
+export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<(EndedUnit & EndFacts) | null> {
   const [row] = await finishUnits(tx, [a], a.now, wakeLimit);
   return row ?? null;
 }
@@ -188,7 +188,7 @@ export async function finishUnits(
   tx: Tx,
   items: readonly Omit<FinishArgs, 'now'>[],
   now: Date,
-  wakeLimit = 16,
+  wakeLimit = 1,
 ): Promise<(EndedUnit & EndFacts)[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<EndedUnit & EndFacts>(
