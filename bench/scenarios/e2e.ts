@@ -53,14 +53,30 @@ interface Measured {
   /** CPU ms per unit (syncrelay) and per job (peer), one entry per measured round. */
   cpu: (CpuParts & { total: number })[];
   peerCpu: (CpuParts & { total: number })[];
+  phases: Phases[];
 }
+
+/** Where a syncrelay round's time goes, in ms (wall clock; the engine stamps rows with it too). */
+interface Phases {
+  /** the trigger call: planning the units, the commit */
+  trigger: number;
+  /** trigger returned → the first unit starts: relay, dispatch_sync_run, first publish, first claim */
+  to_first_unit: number;
+  /** first unit started → last unit ended */
+  units: number;
+  /** last unit ended → the run's terminal CAS (its finalize) */
+  finalize: number;
+  /** the terminal CAS → the post_sync handler running */
+  post_sync: number;
+}
+const PHASES: readonly (keyof Phases)[] = ['trigger', 'to_first_unit', 'units', 'finalize', 'post_sync'];
 
 async function syncrelayOnce(
   engine: Awaited<ReturnType<typeof openBenchEngine>>,
   workers: ChildProc[],
   integrationId: string,
   n: number,
-): Promise<number> {
+): Promise<{ rate: number; phases: Phases }> {
   const before = new Date(Date.UTC(2020, 0, 1));
   const since = new Date(before.getTime() - n * DAY_MS);
   let runId = '';
@@ -77,13 +93,24 @@ async function syncrelayOnce(
     );
   });
   const start = performance.now();
+  const wallStart = Date.now();
   const t = await engine.trigger({ orgId: BENCH_ORG, integrationId, mode: 'backfill', triggeredBy: 'api', since, before, force: true });
   runId = t.syncRunId;
+  const triggered = Date.now();
   if (t.units !== n) throw new Error(`planned ${t.units} units, expected ${n}`);
   await withTimeout(done, 300_000, 'the run to reach post_sync');
   const { rows } = await engine.db.query<{ status: string; completed_units: number }>('SELECT status, completed_units FROM sync_runs WHERE id = $1', [runId]);
   if (rows[0]?.status !== 'success' || rows[0].completed_units !== n) throw new Error(`run ended ${JSON.stringify(rows[0])}`);
-  return (n / (doneAt - start)) * 1000;
+  const doneWall = wallStart + (doneAt - start);
+  const { rows: at } = await engine.db.query<{ first: number; last: number; completed: number }>(
+    `SELECT extract(epoch FROM min(u.started_at)) * 1000 AS first, extract(epoch FROM max(u.updated_at)) * 1000 AS last,
+            extract(epoch FROM r.completed_at) * 1000 AS completed
+       FROM sync_runs r JOIN sync_run_units u ON u.sync_run_id = r.id WHERE r.id = $1 GROUP BY r.id`,
+    [runId],
+  );
+  const { first, last, completed } = at[0]!;
+  const phases = { trigger: triggered - wallStart, to_first_unit: first - triggered, units: last - first, finalize: completed - last, post_sync: doneWall - completed };
+  return { rate: (n / (doneAt - start)) * 1000, phases };
 }
 
 async function peerOnce(b: BenchDatabase, peers: ChildProc[], n: number): Promise<number> {
@@ -128,7 +155,7 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     throw err;
   });
   const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, prefix, env) });
-  const m: Measured = { syncrelay: [], peer: [], ceiling: [], rssPeak: 0, rssIdle: 0, peerRssPeak: 0, cpu: [], peerCpu: [] };
+  const m: Measured = { syncrelay: [], peer: [], ceiling: [], rssPeak: 0, rssIdle: 0, peerRssPeak: 0, cpu: [], peerCpu: [], phases: [] };
   try {
     await engine.startReconciler({ id: 'bench' });
     m.rssIdle = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.now));
@@ -145,10 +172,12 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
       m.peer.push(await peerOnce(b, peers, n));
       m.peerCpu.push(perItem(p0, await peerCpu.snapshot(), n));
       const s0 = await syncrelayCpu.snapshot();
-      m.syncrelay.push(await syncrelayOnce(engine, workers, integrationId, n));
+      const one = await syncrelayOnce(engine, workers, integrationId, n);
+      m.syncrelay.push(one.rate);
+      m.phases.push(one.phases);
       m.cpu.push(perItem(s0, await syncrelayCpu.snapshot(), n));
       opts.note(
-        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, syncrelay ${round(m.syncrelay.at(-1)!)} units/s; CPU ms per job/unit: peer ${fmtCpu(m.peerCpu.at(-1)!)}, syncrelay ${fmtCpu(m.cpu.at(-1)!)}`,
+        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, syncrelay ${round(m.syncrelay.at(-1)!)} units/s; CPU ms per job/unit: peer ${fmtCpu(m.peerCpu.at(-1)!)}, syncrelay ${fmtCpu(m.cpu.at(-1)!)}; phases ms ${PHASES.map((k) => `${k} ${round(one.phases[k])}`).join(', ')}`,
       );
     }
     m.rssPeak = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.peak));
@@ -194,6 +223,7 @@ export const e2eScenario: Scenario = {
         commits_per_unit: COMMITS_PER_UNIT,
         ceiling_units_per_s: round(ceilingUnits),
         ratio_vs_ceiling: ratio(units, ceilingUnits),
+        syncrelay_phases_ms: Object.fromEntries(PHASES.map((k) => [k, round(median(m.phases.map((p) => p[k])))])),
         cpu_ms_per_unit: medianParts(m.cpu),
         peer_cpu_ms_per_job: medianParts(m.peerCpu),
         syncrelay_samples: m.syncrelay.map(round),

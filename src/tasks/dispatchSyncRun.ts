@@ -23,24 +23,41 @@ import { unitMessage } from './messages.js';
 
 /** run_sync_unit messages per publish. */
 const PUBLISH_CHUNK = 250;
+/**
+ * Units the first dispatch transaction claims: workers start on them while a second transaction
+ * claims the rest of a large run (claiming 2,000 units takes 50–100 ms). Each is committed, then
+ * published. More slices would not start anything sooner, and every unit ending while planned
+ * units remain wakes the run's dispatch row again.
+ */
+export const FIRST_SLICE = 64;
 
 export type DispatchOutcome =
   | { kind: 'skipped'; reason: 'missing' | 'terminal' }
   | { kind: 'denied'; deniedUnits: number; runFailed: boolean }
   | { kind: 'dispatched'; units: number; published: boolean };
 
+/**
+ * Claims and publishes up to FIRST_SLICE of the run's dispatchable units, then, if that slice came
+ * back full, everything else the caps allow; the transaction that ends short re-arms what is left.
+ * A crash between the two leaves planned units and no pending dispatch row: the materializer's
+ * next pass arms it (its last message went out, and the bucket has room).
+ */
 export async function dispatchSyncRun(ctx: EngineContext, runId: string): Promise<DispatchOutcome> {
-  const now = ctx.clock.now();
-  const result = await ctx.db.transaction((tx) => dispatchInTx(ctx, tx, runId, now));
-  if (result.kind !== 'claimed') return result.outcome;
-  await ctx.faults.hit('dispatch.afterCommit.beforePublish');
-  const published = await publishUnits(ctx, result.run, result.units);
-  return { kind: 'dispatched', units: result.units.length, published };
+  let units = 0;
+  for (let slice = FIRST_SLICE; ; slice = Infinity) {
+    const now = ctx.clock.now();
+    const result = await ctx.db.transaction((tx) => dispatchInTx(ctx, tx, runId, now, slice));
+    if (result.kind !== 'claimed') return units > 0 ? { kind: 'dispatched', units, published: true } : result.outcome;
+    await ctx.faults.hit('dispatch.afterCommit.beforePublish');
+    const published = await publishUnits(ctx, result.run, result.units);
+    units += result.units.length;
+    if (!published || result.units.length < slice) return { kind: 'dispatched', units, published };
+  }
 }
 
 type TxResult = { kind: 'done'; outcome: DispatchOutcome } | { kind: 'claimed'; run: RunRow; units: UnitRow[] };
 
-async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date): Promise<TxResult> {
+async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date, slice: number): Promise<TxResult> {
   const run = await lockRun(tx, runId);
   if (!run) return { kind: 'done', outcome: { kind: 'skipped', reason: 'missing' } };
   if (isTerminalRun(run.status)) return { kind: 'done', outcome: { kind: 'skipped', reason: 'terminal' } };
@@ -49,23 +66,25 @@ async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date
   if (before.total > ctx.settings.runMaxUnits) {
     return { kind: 'done', outcome: await denyRun(ctx, tx, run, before.inFlight, now, staleBefore) };
   }
-  const units = await claimWithinCaps(ctx, tx, runId, before.openReference === 0, now, staleBefore);
+  const units = await claimWithinCaps(ctx, tx, runId, before.openReference === 0, slice, now, staleBefore);
   if (units.length > 0 && (await markRunDispatching(tx, runId, now))) await markJobRunRunning(tx, runId, now);
-  await rearm(ctx, tx, run, now, staleBefore);
+  if (units.length < slice) await rearm(ctx, tx, run, now, staleBefore);
   return { kind: 'claimed', run, units };
 }
 
 /**
- * Per bucket, under sorted advisory locks: claim at most cap − active candidates. A bucket already
- * full is passed over without its lock: behind a backlog many runs' dispatches find no room, and
- * they must not queue on the lock that dispatches which can claim need (a slot freed just after
- * the look wakes the oldest waiting run, see afterUnitEnd.ts; the countdown re-arm stays).
+ * Per bucket, under sorted advisory locks: claim at most cap − active candidates, and at most
+ * `slice` in all. A bucket already full is passed over without its lock: behind a backlog many
+ * runs' dispatches find no room, and they must not queue on the lock that dispatches which can
+ * claim need (a slot freed just after the look wakes the oldest waiting run, see afterUnitEnd.ts;
+ * the countdown re-arm stays).
  */
 async function claimWithinCaps(
   ctx: EngineContext,
   tx: Tx,
   runId: string,
   includeWorkItems: boolean,
+  slice: number,
   now: Date,
   staleBefore: Date,
 ): Promise<UnitRow[]> {
@@ -77,8 +96,9 @@ async function claimWithinCaps(
   await lockBuckets(tx, buckets);
   const claimed: UnitRow[] = [];
   for (const bucket of buckets) {
+    if (claimed.length >= slice) break;
     const active = await countActiveInBucket(tx, bucket, now, staleBefore);
-    const limit = cap - active;
+    const limit = Math.min(cap - active, slice - claimed.length);
     claimed.push(...(await claimDispatchCandidates(tx, { runId, bucket, limit, now, staleBefore, includeWorkItems })));
   }
   return claimed;

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskMessage } from '../../src/broker/types.js';
 import { InjectedFault } from '../../src/errors.js';
-import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
+import { dispatchSyncRun, FIRST_SLICE } from '../../src/tasks/dispatchSyncRun.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
 import type { UnitRow } from '../../src/store/rows.js';
 import { CHUNK_ROWS, Harness, SECOND, T0, within, type NewTestIntegration } from './harness.js';
@@ -321,6 +321,54 @@ describe('window 10: stale dispatching', () => {
       expect(u.attempts).toBe(1);
       expect(await h.executions(u.id)).toHaveLength(1);
     }
+  });
+  it('dispatch crashing after its first slice commits: the rest of the run is re-armed at the next pass, the slice once stale', async () => {
+    h = await Harness.open({ settings: { dispatchStaleMs: 900 * SECOND, concurrencyPerBucket: 1000 } });
+    // 2 one-week windows per source: more units than the first slice holds.
+    const sources = Array.from({ length: FIRST_SLICE / 2 + 8 }, (_, i) => `s${i}`);
+    const { syncRunId: runId, units: total } = await h.backfill(await h.integration({ sources }), 14);
+    expect(total).toBe(FIRST_SLICE + 16);
+    await h.pass();
+    const [dispatch] = await h.take('dispatch_sync_run');
+    h.faults.arm('dispatch.afterCommit.beforePublish', 'throw');
+    await expect(h.deliver(dispatch!)).rejects.toBeInstanceOf(InjectedFault);
+    const count = async (status: string) => (await h!.units(runId)).filter((u) => u.status === status).length;
+    expect([await count('dispatching'), await count('planned')]).toEqual([FIRST_SLICE, 16]);
+    expect(h.broker.published('run_sync_unit')).toEqual([]);
+    // The first slice did not re-arm the run (the slices after it would have): nothing is pending.
+    expect((await h.outbox(runId, 'dispatch_sync_run'))!.status).toBe('dispatched');
+
+    expect(await h.pass()).toMatchObject({ materialized_dispatch: 1, relayed_dispatch: 1 });
+    const [rest] = await h.take('dispatch_sync_run');
+    expect(await h.deliver(rest!)).toMatchObject({ kind: 'dispatched', units: 16, published: true });
+    expect(h.broker.published('run_sync_unit')).toHaveLength(16);
+    for (const m of await h.take('run_sync_unit')) expect(await h.deliver(m)).toBe('success');
+
+    h.advance(900 * SECOND);
+    expect(await h.pass()).toMatchObject({ materialized_dispatch: 1, relayed_dispatch: 1 });
+    const [stale] = await h.take('dispatch_sync_run');
+    expect(await h.deliver(stale!)).toMatchObject({ kind: 'dispatched', units: FIRST_SLICE, published: true });
+    const run = await h.settle(runId);
+    expect(run).toMatchObject({ status: 'success', completed_units: total });
+    for (const u of await h.units(runId)) {
+      expect(u.attempts).toBe(1);
+      expect(await h.executions(u.id)).toHaveLength(1);
+    }
+  });
+
+  it('a large run is dispatched in two slices, each committed then published: a small first one, then the rest', async () => {
+    h = await Harness.open({ settings: { concurrencyPerBucket: 1000 } });
+    const sources = Array.from({ length: FIRST_SLICE / 2 + 8 }, (_, i) => `s${i}`);
+    const { syncRunId: runId } = await h.backfill(await h.integration({ sources }), 14);
+    await h.pass();
+    const [dispatch] = await h.take('dispatch_sync_run');
+    const seen: number[] = [];
+    h.faults.arm('dispatch.afterCommit.beforePublish', async () => {
+      seen.push((await h!.units(runId)).filter((u) => u.status === 'dispatching').length);
+    }, 2);
+    expect(await h.deliver(dispatch!)).toMatchObject({ kind: 'dispatched', units: FIRST_SLICE + 16, published: true });
+    expect(seen).toEqual([FIRST_SLICE, FIRST_SLICE + 16]);
+    expect(h.broker.published('run_sync_unit')).toHaveLength(FIRST_SLICE + 16);
   });
 });
 
