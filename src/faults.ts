@@ -29,6 +29,11 @@ export class Faults {
     this.armed.set(point, { action, times });
   }
 
+  /** Whether `point` is armed (code that needs a moment for it keeps one while it is). */
+  isArmed(point: FaultPoint): boolean {
+    return this.armed.has(point);
+  }
+
   disarm(point: FaultPoint): void {
     this.armed.delete(point);
   }

@@ -12,7 +12,7 @@ export interface MaterializeCounters {
 
 const DAY_MS = 86_400_000;
 /** Ledger rows each pass examines, in SYNC_RECONCILE_BATCH: the scan moves on from pass to pass. */
-const LEDGER_SLICE_BATCHES = 3;
+export const LEDGER_SLICE_BATCHES = 1;
 
 /** Where each engine's ledger repair scan goes on from (per engine, never shared). */
 const ledgerCursors = new WeakMap<EngineContext, LedgerCursor | null>();

@@ -20,6 +20,27 @@ export interface Wake {
   trace?: Record<string, string> | null;
 }
 
+/**
+ * The upsert's conflict rule, shared by every statement that arms rows (`o` is the outbox row,
+ * `now` the parameter holding the time): earliest wins among pending, unclaimed rows; a dispatched
+ * row, or one being published under a live claim, takes the new time; an expired claim is cleared
+ * and `arm_seq` bumps so a mark made under the old arm leaves the row pending.
+ */
+export function armConflictSql(now: string): string {
+  return `ON CONFLICT (sync_run_id, kind) DO UPDATE SET
+         available_at = CASE
+           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= ${now})
+             THEN LEAST(o.available_at, EXCLUDED.available_at)
+           ELSE EXCLUDED.available_at END,
+         status = 'pending',
+         dispatched_at = NULL,
+         claim_token = CASE WHEN o.claim_expires_at > ${now} THEN o.claim_token END,
+         claim_expires_at = CASE WHEN o.claim_expires_at > ${now} THEN o.claim_expires_at END,
+         arm_seq = o.arm_seq + 1,
+         trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
+         updated_at = ${now}`;
+}
+
 /** The one order every writer locks outbox rows in: by run id, then kind (as the relay's marks do). */
 function byRunThenKind(a: Wake, b: Wake): number {
   if (a.runId !== b.runId) return a.runId < b.runId ? -1 : 1;
@@ -55,18 +76,7 @@ export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): 
          FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
               WITH ORDINALITY AS t(org_id, run_id, kind, available_at, trace, n)
         ORDER BY t.n
-       ON CONFLICT (sync_run_id, kind) DO UPDATE SET
-         available_at = CASE
-           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= $6)
-             THEN LEAST(o.available_at, EXCLUDED.available_at)
-           ELSE EXCLUDED.available_at END,
-         status = 'pending',
-         dispatched_at = NULL,
-         claim_token = CASE WHEN o.claim_expires_at > $6 THEN o.claim_token END,
-         claim_expires_at = CASE WHEN o.claim_expires_at > $6 THEN o.claim_expires_at END,
-         arm_seq = o.arm_seq + 1,
-         trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
-         updated_at = $6
+       ${armConflictSql('$6')}
        RETURNING o.id, o.kind, o.available_at
      )
      SELECT id, CASE WHEN available_at <= $6 THEN pg_notify('${OUTBOX_CHANNEL}', kind) END AS notified FROM armed`,

@@ -3,6 +3,7 @@ import type { Tx } from '../db/types.js';
 import type { UnitCounts } from '../domain/aggregate.js';
 import type { UnitStatus } from '../domain/statuses.js';
 import type { UnitRow } from './rows.js';
+import { armConflictSql, OUTBOX_CHANNEL } from './outbox.js';
 import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
 
 /** A unit to plan: the identifying columns of a unit row, with the window as ISO text. */
@@ -155,22 +156,20 @@ export interface FinishArgs {
   touchedSurfaces: readonly string[];
 }
 
-/** What a unit's end arms depends on, read in the terminal CAS's own statement. */
+/** What the terminal CAS statement read and did about a unit's end. */
 export interface EndFacts {
-  /** Another unit of the run is non-terminal (at the statement's snapshot). */
+  /** Another unit of the run is non-terminal (at the statement's snapshot): the caller re-checks after commit. */
   others_open: boolean;
-  /** The runs of the oldest `wakeLimit` planned units in the unit's bucket, and its own run if it has planned units. */
-  waiting_runs: { org_id: string; sync_run_id: string }[];
+  /** Outbox rows the statement armed (for all its units together). */
+  armed: number;
 }
 
 /** What the terminal CAS returns of a unit it ended: what its wake-ups need, not the whole row. */
 export type EndedUnit = Pick<UnitRow, 'id' | 'org_id' | 'sync_run_id' | 'provider' | 'cost_class' | 'status' | 'lease_owner'>;
 
 /**
- * Terminal CAS by the lease holder: running → success/failed while the lease is live and its own
- * and the run non-terminal; also reads the end facts (as hasOtherOpenUnit and
- * runsWaitingForCapacity would), saving two round trips. Locks: the unit row. Returns the ended
- * unit's keys with its end facts, or null if the lease was lost.
+ * Terminal CAS by the lease holder, and what its end wakes, in one statement (see finishUnits).
+ * Returns the ended unit's keys and whether it saw other open units, or null if the lease was lost.
  */
 export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<(EndedUnit & EndFacts) | null> {
   const [row] = await finishUnits(tx, [a], a.now, wakeLimit);
@@ -178,39 +177,59 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<
 }
 
 /**
- * The terminal CAS of finishUnit for several units in one statement: each row is its own CAS
- * (owner, running, live lease, live run), so a unit whose lease was lost is simply not returned.
- * Units finished by the same statement see each other as still open (its snapshot precedes it).
- * Locks: the finished unit rows. Returns their keys (EndedUnit) with their end facts; match them
- * to the requests by id AND lease_owner.
+ * The terminal CAS for several units, and every wake-up their ends arm, in ONE statement — so it
+ * is atomic even outside a transaction. Each unit is its own CAS (owner, running, live lease, live
+ * run): a unit whose lease was lost is simply not returned. Units finished by the same statement
+ * see each other as still open (its snapshot precedes it). Wake-ups, due at `now`: finalize for a
+ * unit that saw no other open unit of its run (with the unit's trace), and dispatch for the runs
+ * of the oldest `wakeLimit` planned units in its bucket and for its own run if it has planned
+ * units (the capacity it freed; work items waiting for the reference tier). Duplicates merge.
+ * Locks: the finished unit rows, then the armed outbox rows in (run id, kind) order, as every
+ * writer of outbox rows does (upserted by armConflictSql's rule; NOTIFYs the relay on commit).
+ * Returns the ended units' keys and end facts; match them to the requests by id AND lease_owner.
  */
 export async function finishUnits(
   tx: Tx,
-  items: readonly Omit<FinishArgs, 'now'>[],
+  items: readonly (Omit<FinishArgs, 'now'> & { trace?: Record<string, string> | null })[],
   now: Date,
   wakeLimit = 1,
 ): Promise<(EndedUnit & EndFacts)[]> {
   if (items.length === 0) return [];
   const { rows } = await tx.query<EndedUnit & EndFacts>(
-    `UPDATE sync_run_units u
-        SET status = f.status, result = f.result, error = f.error,
-            touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
-            duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
-            lease_expires_at = NULL, updated_at = $3
-       FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[])
-            AS f(id, owner, status, result, error, surfaces)
-      WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner AND u.status = 'running' AND u.lease_expires_at > $3
-        AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
-      RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner,
-        EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
-                  AND o.id <> u.id) AS others_open,
-        ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
-          (SELECT p.org_id, p.sync_run_id FROM sync_run_units p
-            WHERE p.org_id = u.org_id AND p.provider = u.provider AND p.cost_class = u.cost_class
-              AND p.status = 'planned' ORDER BY p.id LIMIT $8)
-          UNION ALL
-          (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
-        ) w) AS waiting_runs`,
+    `WITH ended AS (
+       UPDATE sync_run_units u
+          SET status = f.status, result = f.result, error = f.error,
+              touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
+              duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
+              lease_expires_at = NULL, updated_at = $3
+         FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $9::jsonb[])
+              AS f(id, owner, status, result, error, surfaces, trace)
+        WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner AND u.status = 'running' AND u.lease_expires_at > $3
+          AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
+        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner, f.trace,
+          EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
+                    AND o.id <> u.id) AS others_open,
+          ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
+            (SELECT p.org_id, p.sync_run_id FROM sync_run_units p
+              WHERE p.org_id = u.org_id AND p.provider = u.provider AND p.cost_class = u.cost_class
+                AND p.status = 'planned' ORDER BY p.id LIMIT $8)
+            UNION ALL
+            (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
+          ) w) AS waiting_runs),
+     wakes AS (
+       SELECT e.org_id, e.sync_run_id AS run_id, 'finalize_sync_run' AS kind, e.trace FROM ended e WHERE NOT e.others_open
+       UNION ALL
+       SELECT w ->> 'org_id', (w ->> 'sync_run_id')::uuid, 'dispatch_sync_run', NULL::jsonb
+         FROM ended e CROSS JOIN LATERAL unnest(e.waiting_runs) AS w),
+     armed AS (
+       INSERT INTO sync_dispatch_outbox AS o (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
+       SELECT DISTINCT ON (run_id, kind COLLATE "C") org_id, run_id, kind, 'pending', $3::timestamptz, trace, $3::timestamptz, $3::timestamptz
+         FROM wakes ORDER BY run_id, kind COLLATE "C", trace IS NULL
+       ${armConflictSql('$3')}
+       RETURNING o.kind)
+     SELECT e.id, e.org_id, e.sync_run_id, e.provider, e.cost_class, e.status, e.lease_owner, e.others_open,
+            (SELECT count(pg_notify('${OUTBOX_CHANNEL}', a.kind))::int FROM armed a) AS armed
+       FROM ended e`,
     [
       items.map((a) => a.unitId),
       items.map((a) => a.owner),
@@ -220,6 +239,7 @@ export async function finishUnits(
       items.map((a) => a.error),
       items.map((a) => JSON.stringify(a.touchedSurfaces)),
       wakeLimit,
+      items.map((a) => (a.trace ? JSON.stringify(a.trace) : null)),
     ],
   );
   return rows;

@@ -1,7 +1,7 @@
 /** What every unit end (terminal, deferred, expired) arms in the same transaction. */
 import type { Tx } from '../db/types.js';
 import { armOutboxRows, type Wake } from '../store/outbox.js';
-import { hasOtherOpenUnit, runsWaitingForCapacity, type EndedUnit, type EndFacts } from '../store/units.js';
+import { hasOtherOpenUnit, runsWaitingForCapacity, type EndedUnit } from '../store/units.js';
 
 /**
  * Runs woken per freed slot: the run of the oldest planned unit in the bucket (its dispatch
@@ -14,21 +14,20 @@ export const MAX_RUNS_WOKEN = 1;
  * What a unit's end wakes: finalize when this unit was the run's last open one, and the dispatch
  * rows of runs whose planned units wait for the capacity it freed (the oldest in its bucket, and
  * its own run — work items wait for the reference tier). `othersOpen`: other open units were seen (the caller
- * then re-checks after commit: of two "last" units racing, the later one arms finalize). `facts`,
- * when the caller's terminal CAS already read them (finishUnit), spare the two reads.
+ * then re-checks after commit: of two "last" units racing, the later one arms finalize). A
+ * terminal end does all of this in its CAS statement (finishUnits); this is the other ends'.
  */
 export async function wakesAfterUnitEnd(
   tx: Tx,
   unit: EndedUnit,
   now: Date,
   trace?: Record<string, string> | null,
-  facts?: EndFacts,
 ): Promise<{ wakes: Wake[]; othersOpen: boolean }> {
   const selfOpen = unit.status === 'retrying';
-  const othersOpen = selfOpen || (facts ? facts.others_open : await hasOtherOpenUnit(tx, unit.sync_run_id, unit.id));
+  const othersOpen = selfOpen || (await hasOtherOpenUnit(tx, unit.sync_run_id, unit.id));
   const wakes: Wake[] = [];
   if (!othersOpen) wakes.push({ kind: 'finalize_sync_run', orgId: unit.org_id, runId: unit.sync_run_id, availableAt: now, trace });
-  const waiting = facts ? facts.waiting_runs : await runsWaitingForCapacity(tx, unit, unit.sync_run_id, MAX_RUNS_WOKEN);
+  const waiting = await runsWaitingForCapacity(tx, unit, unit.sync_run_id, MAX_RUNS_WOKEN);
   for (const w of waiting) wakes.push({ kind: 'dispatch_sync_run', orgId: w.org_id, runId: w.sync_run_id, availableAt: now });
   return { wakes, othersOpen };
 }
@@ -42,10 +41,9 @@ export async function armAfterUnitEnd(
   unit: EndedUnit,
   now: Date,
   trace?: Record<string, string> | null,
-  facts?: EndFacts,
   extra: readonly Wake[] = [],
 ): Promise<boolean> {
-  const { wakes, othersOpen } = await wakesAfterUnitEnd(tx, unit, now, trace, facts);
+  const { wakes, othersOpen } = await wakesAfterUnitEnd(tx, unit, now, trace);
   await armOutboxRows(tx, [...extra, ...wakes], now);
   return othersOpen;
 }

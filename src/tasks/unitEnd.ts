@@ -4,13 +4,12 @@ import { rateLimitBudgetExceeded, rateLimitDelayMs } from '../domain/backoff.js'
 import type { ErrorCategory } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
 import { describeError, InjectedFault } from '../errors.js';
-import type { Tx } from '../db/types.js';
 import type { DatasetSpec } from '../providers/types.js';
-import { armOutboxRows, type Wake } from '../store/outbox.js';
+import { armOutboxRows } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
-import { finishUnits, retryOwnUnit, runsWithoutOpenUnits } from '../store/units.js';
+import { finishUnits, retryOwnUnit, runsWithoutOpenUnits, type EndedUnit, type EndFacts } from '../store/units.js';
 import { advanceWatermark } from '../store/watermarks.js';
-import { armAfterUnitEnd, MAX_RUNS_WOKEN, wakesAfterUnitEnd } from './afterUnitEnd.js';
+import { armAfterUnitEnd, MAX_RUNS_WOKEN } from './afterUnitEnd.js';
 import { Coalescer } from './coalesce.js';
 import { EndRechecks, type RunRef } from './endRechecks.js';
 import { after, type EngineContext } from './context.js';
@@ -136,43 +135,54 @@ function isFinished(e: Ended): boolean {
 }
 
 /**
- * One transaction for a batch of ends. If it fails (other than by an injected crash) and held more
- * than one unit, every unit is ended again on its own, so one unit's error never fails another.
+ * One batch of ends. If it fails (other than by an injected crash) and held more than one unit,
+ * every unit is ended again on its own, so one unit's error never fails another.
  */
 async function endBatch(ctx: EngineContext, reqs: EndRequest[]): Promise<Ended[]> {
   try {
-    return await ctx.db.transaction((tx) => endInTx(ctx, tx, reqs));
+    return await endOnce(ctx, reqs);
   } catch (err) {
     if (reqs.length === 1 || err instanceof InjectedFault) throw err;
     return Promise.all(reqs.map((r) => endBatch(ctx, [r]).then((e) => e[0]!, (error: unknown) => ({ error }))));
   }
 }
 
-async function endInTx(ctx: EngineContext, tx: Tx, reqs: EndRequest[]): Promise<Ended[]> {
-  const now = ctx.clock.now();
-  const rows = await finishUnits(tx, reqs.map((r) => ({ unitId: r.unit.id, owner: r.owner, ...r.t })), now, MAX_RUNS_WOKEN);
-  const wakes: Wake[] = [];
-  const ended: Ended[] = [];
-  for (const { unit, owner, t, dataset, trace } of reqs) {
-    const row = rows.find((r) => r.id === unit.id && r.lease_owner === owner);
-    if (!row) {
-      ended.push('lease_lost');
-      continue;
-    }
-    if (t.status === 'success' && t.watermark && unit.source_id && unit.mode !== 'backfill' && dataset?.keepsWatermark) {
-      await advanceWatermark(
-        tx,
-        { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id, datasetKey: unit.dataset_key, at: t.watermark },
-        now,
-      );
-    }
-    const woken = await wakesAfterUnitEnd(tx, row, now, trace, row);
-    wakes.push(...woken.wakes);
-    ended.push({ status: t.status, sawOthers: woken.othersOpen });
+/**
+ * The terminal CAS statement arms everything the batch's ends wake (finishUnits), so a batch that
+ * moves no watermark commits it on its own: one statement, one round trip. A batch that moves one
+ * (incremental and full_resync successes) adds the watermark upserts in the same transaction; so
+ * does a batch while the `unit.complete.beforeCommit` fault point is armed (tests hold ends there,
+ * between their writes and their commits).
+ */
+async function endOnce(ctx: EngineContext, reqs: EndRequest[]): Promise<Ended[]> {
+  const items = reqs.map((r) => ({ unitId: r.unit.id, owner: r.owner, ...r.t, trace: r.trace }));
+  if (!reqs.some(movesWatermark) && !ctx.faults.isArmed('unit.complete.beforeCommit')) {
+    return endedOf(reqs, await finishUnits(ctx.db, items, ctx.clock.now(), MAX_RUNS_WOKEN));
   }
-  await armOutboxRows(tx, wakes, now);
-  for (const e of ended) if (e !== 'lease_lost') await ctx.faults.hit('unit.complete.beforeCommit');
-  return ended;
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now();
+    const ended = endedOf(reqs, await finishUnits(tx, items, now, MAX_RUNS_WOKEN));
+    for (const [i, { unit, t }] of reqs.entries()) {
+      if (ended[i] === 'lease_lost' || !movesWatermark(reqs[i]!)) continue;
+      const at = t.watermark!;
+      await advanceWatermark(tx, { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id!, datasetKey: unit.dataset_key, at }, now);
+    }
+    for (const e of ended) if (e !== 'lease_lost') await ctx.faults.hit('unit.complete.beforeCommit');
+    return ended;
+  });
+}
+
+/** A success that moves its source's watermark (incremental / full_resync of a dataset that keeps one). */
+function movesWatermark({ unit, t, dataset }: EndRequest): boolean {
+  return t.status === 'success' && t.watermark !== null && unit.source_id !== null && unit.mode !== 'backfill' && dataset?.keepsWatermark === true;
+}
+
+/** Each request's end: its row came back from the CAS (same id and owner), or its lease was lost. */
+function endedOf(reqs: EndRequest[], rows: (EndedUnit & EndFacts)[]): Ended[] {
+  return reqs.map(({ unit, owner, t }) => {
+    const row = rows.find((r) => r.id === unit.id && r.lease_owner === owner);
+    return row ? { status: t.status, sawOthers: row.others_open } : 'lease_lost';
+  });
 }
 
 /** Re-checks, each made after its unit's commit: one read, one transaction if needed. */
@@ -204,7 +214,7 @@ async function retryUnit(
     const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
     if (!row) return 'lease_lost' as const;
     const own = { kind: 'dispatch_sync_run' as const, orgId: unit.org_id, runId: unit.sync_run_id, availableAt, trace };
-    await armAfterUnitEnd(tx, row, now, trace, undefined, [own]);
+    await armAfterUnitEnd(tx, row, now, trace, [own]);
     return 'retrying' as const;
   });
   if (outcome === 'retrying') ctx.metrics?.unitRetried(reason);

@@ -11,6 +11,7 @@ import type { Db } from '../../src/db/types.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
 import { settleRechecks } from '../../src/tasks/unitEnd.js';
+import { LEDGER_SLICE_BATCHES } from '../../src/reconciler/materialize.js';
 import { Harness, SECOND } from './harness.js';
 
 let h: Harness | undefined;
@@ -419,5 +420,66 @@ describe('the finalize hot row: two last units finishing together', () => {
     expect(c.materialized_finalize).toBe(1);
     expect(c.relayed_finalize).toBe(1);
     await expectFinalizedOnce(h, runId);
+  });
+});
+
+describe('the ledger repair scan: a ledger row whose post_sync outbox row is gone', () => {
+  /** Terminal runs with a ledger row each, `minutesAgo` apart; returns their ids, newest first. */
+  async function finishedRuns(h: Harness, minutesAgo: number[]): Promise<string[]> {
+    const integ = await h.integration();
+    const ids: string[] = [];
+    for (const m of minutesAgo) {
+      const at = new Date(h.now().getTime() - m * 60 * SECOND);
+      const { rows } = await h.db.query<{ id: string }>(
+        `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status, completed_at, created_at, updated_at)
+         VALUES ($1, $2, 'api', 'backfill', 'success', $3, $3, $3) RETURNING id`,
+        [integ.orgId, integ.id, at],
+      );
+      await h.db.query(`INSERT INTO sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`, [
+        integ.orgId,
+        rows[0]!.id,
+        at,
+      ]);
+      ids.push(rows[0]!.id);
+    }
+    return ids;
+  }
+
+  it('is re-armed once; the scan reads a bounded slice per pass, goes on from where it stopped, and skips the day before', async () => {
+    const batch = 2;
+    h = await Harness.open({ settings: { reconcileBatch: batch } });
+    const examined = batch * LEDGER_SLICE_BATCHES;
+    // More ledger rows than one slice holds, then one older than the scan's one-day window.
+    const recent = await finishedRuns(h, Array.from({ length: examined + 1 }, (_, i) => i + 1));
+    const [old] = await finishedRuns(h, [25 * 60]);
+    // One recent row keeps its outbox row: nothing to repair there.
+    const kept = recent[1]!;
+    await h.db.query(
+      `INSERT INTO sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, dispatched_at)
+       SELECT org_id, sync_run_id, kind, 'dispatched', dispatched_at, dispatched_at FROM sync_run_post_dispatches WHERE sync_run_id = $1`,
+      [kept],
+    );
+
+    const postSyncRows = async () =>
+      (await h!.db.query<{ sync_run_id: string }>(`SELECT sync_run_id FROM sync_dispatch_outbox WHERE kind = 'post_sync'`)).rows.map((r) => r.sync_run_id);
+    const missing = recent.filter((id) => id !== kept);
+    const armed: string[][] = [];
+    while (armed.flat().length < missing.length && armed.length < 10) {
+      const before = new Set(await postSyncRows());
+      const c = await h.pass();
+      armed.push((await postSyncRows()).filter((id) => !before.has(id)));
+      expect(c.materialized_post_sync).toBe(armed.at(-1)!.length);
+      expect(c.materialized_post_sync).toBeLessThanOrEqual(batch);
+    }
+    // The first pass repairs the missing rows among the newest it examines; every missing row is
+    // repaired once, within the passes a bounded slice per pass needs; the row older than a day never is.
+    const firstSlice = recent.slice(0, examined).filter((id) => id !== kept);
+    expect(armed[0]!.sort()).toEqual(firstSlice.slice(0, batch).sort());
+    expect(armed.flat().sort()).toEqual([...missing].sort());
+    expect(armed.length).toBeGreaterThanOrEqual(Math.ceil(missing.length / batch));
+    expect(await h.pass()).toMatchObject({ materialized_post_sync: 0 });
+    expect(await h.outbox(old!, 'post_sync')).toBeNull();
+    // Each repaired row is relayed once (post_sync, at most once).
+    expect(h.broker.published('post_sync').map((m) => m.payload.runId).sort()).toEqual([...missing].sort());
   });
 });

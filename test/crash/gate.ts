@@ -10,7 +10,7 @@ import { Hold } from './harness.js';
 
 export class GatedDb implements Db {
   readonly kind: Db['kind'];
-  /** Deadlock errors raised inside this Db's transactions (before the adapter retried them). */
+  /** Deadlock errors raised by this Db's statements (before the adapter retried them). */
   deadlocks = 0;
   private gate: { pattern: RegExp; when: 'before' | 'after'; hold: Hold } | null = null;
 
@@ -25,8 +25,13 @@ export class GatedDb implements Db {
     return hold;
   }
 
-  query<R>(text: string, values?: readonly unknown[]) {
-    return this.inner.query<R>(text, values);
+  async query<R>(text: string, values?: readonly unknown[]) {
+    try {
+      return await this.inner.query<R>(text, values);
+    } catch (err) {
+      if ((err as { code?: string }).code === '40P01') this.deadlocks += 1;
+      throw err;
+    }
   }
 
   exec(script: string) {

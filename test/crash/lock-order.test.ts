@@ -8,8 +8,8 @@
  *    retry used to arm its own run's dispatch row first and the waiting runs' rows after, so it
  *    could hold run B's row while a unit end holding run A's row waited for it — and then wait for A.
  * 2. The run row is locked FOR NO KEY UPDATE. FOR UPDATE also blocks the FOR KEY SHARE lock the
- *    foreign key takes when another transaction inserts the run's first finalize row; a
- *    cancellation holding the run and waiting for that unit's row then closed a cycle.
+ *    foreign key takes when a unit's end (holding its unit row) inserts the run's first finalize
+ *    row; a cancellation holding the run and waiting for that unit's row then closed a cycle.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../src/errors.js';
@@ -71,7 +71,7 @@ describe('lock order: outbox rows', () => {
 });
 
 describe('lock order: the run row', () => {
-  it("a cancellation and the run's last unit end (which inserts the finalize row) do not deadlock", async () => {
+  it("a cancellation holding the run row and the run's last unit end (which inserts the finalize row) do not deadlock", async () => {
     h = await Harness.open();
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 7); // one unit
@@ -79,21 +79,20 @@ describe('lock order: the run row', () => {
     for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
     const [msg] = await h.take('run_sync_unit');
 
-    // The unit end parks after its terminal CAS (the unit row locked), before it inserts the
-    // run's first finalize row.
-    const endDb = new GatedDb(h.db);
-    const parked = endDb.park(OUTBOX_WRITE, 'before');
-    const end = h.deliver(msg!, { ...h.ctx, db: endDb });
-    await within(parked.reached, 5000, 'the unit end reaching its outbox write');
-    expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();
-
-    // The cancellation locks the run row, then waits for the unit row.
+    // The cancellation locks the run row and parks there, before it goes for the unit rows.
     const cancelDb = new GatedDb(h.db);
+    const parked = cancelDb.park(/FOR (NO KEY )?UPDATE/, 'after');
     const cancel = cancelRun(cancelDb, h.clock, runId);
-    expect(await untilBlockedOrDone(h.db, cancel)).toBe('blocked');
+    await within(parked.reached, 5000, 'the cancellation holding the run row');
+
+    // The unit's end statement locks the unit row, then inserts the run's first finalize row:
+    // the foreign key's FOR KEY SHARE on the run row must not wait for the cancellation, which
+    // would then wait for the unit row.
+    const endDb = new GatedDb(h.db);
+    expect(await within(h.deliver(msg!, { ...h.ctx, db: endDb }), 10_000, 'the unit end')).toBe('success');
+    expect((await h.outbox(runId, 'finalize_sync_run'))!.status).toBe('pending');
     parked.release();
 
-    expect(await within(end, 10_000, 'the unit end')).toBe('success');
     expect(await within(cancel, 10_000, 'the cancellation')).toBe('cancelled');
     expect(endDb.deadlocks + cancelDb.deadlocks).toBe(0);
     // The unit's success stands; the cancellation came after it.

@@ -7,7 +7,7 @@ import type { Db } from '../../src/db/types.js';
 import type { UnitStatus } from '../../src/domain/statuses.js';
 import { claimDispatchCandidates, countActiveInBucket, lockBuckets } from '../../src/store/dispatch.js';
 import type { Bucket } from '../../src/store/rows.js';
-import { claimUnit, extendLease, finishUnit, lockLeaseIfHeld, type ClaimArgs } from '../../src/store/units.js';
+import { claimUnit, extendLease, finishUnit, finishUnits, lockLeaseIfHeld, type ClaimArgs } from '../../src/store/units.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { at, SEC, seedIntegration, seedRun, seedUnits, setRunStatus, unit, type UnitSpec } from './seed.js';
 
@@ -170,6 +170,63 @@ describe('finishUnit (running → success / failed)', () => {
     await setRunStatus(db, runId, 'cancelled', NOW);
     expect(await finish(ids[1]!, at(NOW, 500))).toBeNull();
     expect((await unit(db, ids[1]!)).status).toBe('running');
+  });
+});
+
+describe('finishUnits: the terminal CAS arms what the ends wake, in the same statement', () => {
+  const outboxOf = async (runId: string) =>
+    (
+      await db.query<{ kind: string; status: string; available_at: Date; trace_context: unknown }>(
+        'SELECT kind, status, available_at, trace_context FROM sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+        [runId],
+      )
+    ).rows;
+  const end = (unitId: string, trace: Record<string, string> | null = null) => ({
+    unitId,
+    owner: OWNER,
+    status: 'success' as const,
+    result: {},
+    error: null,
+    touchedSurfaces: [],
+    trace,
+  });
+  const now = at(NOW, 500);
+
+  it("the run's last open unit arms its finalize row (with the unit's trace); one that sees another open arms nothing", async () => {
+    const i = await seedIntegration(db, 'org-finish-last');
+    const runId = await seedRun(db, i, { status: 'dispatching' });
+    const ids = await seedUnits(db, i, runId, [running(NOW, at(NOW, LEASE)), running(NOW, at(NOW, LEASE))]);
+    expect(await finishUnits(db, [end(ids[0]!)], now)).toMatchObject([{ id: ids[0], others_open: true, armed: 0 }]);
+    expect(await outboxOf(runId)).toEqual([]);
+    const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+    expect(await finishUnits(db, [end(ids[1]!, trace)], now)).toMatchObject([{ id: ids[1], others_open: false, armed: 1 }]);
+    expect(await outboxOf(runId)).toEqual([{ kind: 'finalize_sync_run', status: 'pending', available_at: now, trace_context: trace }]);
+  });
+
+  it("wakes the run of its bucket's oldest planned unit and its own run; a batch's duplicate wake-ups arm each row once", async () => {
+    const i = await seedIntegration(db, 'org-finish-wake');
+    const older = await seedRun(db, i, { status: 'dispatching' });
+    await seedUnits(db, i, older, [{}]);
+    const own = await seedRun(db, i, { status: 'dispatching' });
+    const ids = await seedUnits(db, i, own, [running(NOW, at(NOW, LEASE)), running(NOW, at(NOW, LEASE)), {}]);
+    const rows = await finishUnits(db, [end(ids[0]!), end(ids[1]!)], now);
+    // Four wake-ups (two per unit), two rows; each saw the other (and the planned unit) open.
+    expect(rows.map((r) => [r.others_open, r.armed])).toEqual([
+      [true, 2],
+      [true, 2],
+    ]);
+    for (const runId of [older, own]) {
+      expect(await outboxOf(runId)).toEqual([{ kind: 'dispatch_sync_run', status: 'pending', available_at: now, trace_context: null }]);
+    }
+  });
+
+  it('a lost lease writes and arms nothing', async () => {
+    const i = await seedIntegration(db, 'org-finish-lost');
+    const runId = await seedRun(db, i, { status: 'dispatching' });
+    const ids = await seedUnits(db, i, runId, [running(NOW, at(NOW, LEASE), OTHER)]);
+    expect(await finishUnits(db, [end(ids[0]!)], now)).toEqual([]);
+    expect((await unit(db, ids[0]!)).status).toBe('running');
+    expect(await outboxOf(runId)).toEqual([]);
   });
 });
 
