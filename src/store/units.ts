@@ -249,10 +249,13 @@ export async function finishUnits(
   return rows;
 }
 
-/** Of these runs, those with no non-terminal unit (the post-commit re-check). Locks nothing. */
+/**
+ * Of these runs, those with no non-terminal unit (the post-commit re-check). Locks nothing. The
+ * array is read through a scalar subquery so the generic plan is kept (see claimUnits).
+ */
 export async function runsWithoutOpenUnits(tx: Tx, runIds: readonly string[]): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
-    `SELECT r.id FROM unnest($1::uuid[]) AS r(id)
+    `SELECT r.id FROM unnest((SELECT $1::uuid[])) AS r(id)
       WHERE NOT EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status IN ${UNIT_OPEN_SQL})`,
     [runIds],
   );
