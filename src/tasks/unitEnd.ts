@@ -1,4 +1,4 @@
-/** The one transaction that ends a unit's attempt: terminal write or retry, plus what it arms. */
+/** The one commit that ends a unit's attempt: terminal write or retry, plus what it arms. */
 import { decideExpiry } from '../domain/retryPolicy.js';
 import { rateLimitBudgetExceeded, rateLimitDelayMs } from '../domain/backoff.js';
 import type { ErrorCategory } from '../errors.js';
@@ -46,7 +46,7 @@ interface Committed {
 }
 
 /**
- * One end transaction of an engine at a time: while it commits, the ends that arrive fill the
+ * One end statement of an engine at a time: while it commits, the ends that arrive fill the
  * next one (an idle worker's end still goes out at once). Two workers' ends still run side by side.
  */
 const ENDS_IN_FLIGHT = 1;
@@ -66,12 +66,12 @@ function batchesOf(ctx: EngineContext) {
 }
 
 /**
- * Success or failure in ONE transaction: the CAS on our own live lease, the watermark, and the
- * finalize / freed-capacity wake-ups. A lost lease writes nothing. After commit, a unit that saw
- * other open units re-checks with a fresh snapshot and arms finalize if the run became finalizable
- * (or a later end batch of this engine stands in for that re-check, see ./endRechecks.ts).
- * Ends that happen at the same time in one engine share that transaction (each unit its own CAS,
- * its own watermark and wake-ups), so under load a commit finishes many units.
+ * Success or failure in ONE commit: the CAS on our own live lease, the finalize / freed-capacity
+ * wake-ups (one statement), and the watermark when one moves. A lost lease writes nothing. After
+ * commit, a unit that saw other open units re-checks with a fresh snapshot and arms finalize if
+ * the run became finalizable (or a later end batch of this engine stands in for that re-check, see
+ * ./endRechecks.ts). Ends that happen at the same time in one engine share that commit (each unit
+ * its own CAS, its own watermark and wake-ups), so under load a commit finishes many units.
  */
 export async function endUnit(
   ctx: EngineContext,
