@@ -1,5 +1,6 @@
--- syncrelay schema, version 1: the tables of SPEC §2 plus the reconciler's pass log,
--- post-sync receipts and the synthetic provider's tables.
+-- syncrelay schema, version 1: the tables of SPEC §2 plus the reconciler's pass log and
+-- post-sync receipts. (The synthetic provider's tables, first created here, are its own migration
+-- track's now: src/providers/synthetic/migrations/. A database this file built with them keeps them.)
 
 CREATE TABLE integrations (
   id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -196,40 +197,3 @@ CREATE TABLE reconciler_passes (
   error        text
 );
 CREATE INDEX reconciler_passes_time_idx ON reconciler_passes (started_at DESC);
-
--- The synthetic provider's execution log and its items (written through the fenced sink).
-CREATE TABLE synthetic_executions (
-  id           bigserial PRIMARY KEY,
-  org_id       text NOT NULL,
-  unit_id      uuid NOT NULL,
-  lease_owner  text NOT NULL,
-  started_at   timestamptz NOT NULL,
-  ended_at     timestamptz,
-  outcome      text NOT NULL DEFAULT 'running'
-);
-CREATE INDEX synthetic_executions_unit_idx ON synthetic_executions (unit_id);
-
-CREATE TABLE synthetic_items (
-  org_id          text NOT NULL,
-  integration_id  uuid NOT NULL,
-  source_key      text NOT NULL,
-  dataset_key     text NOT NULL,
-  item_key        text NOT NULL,
-  item_day        date NOT NULL,
-  payload         jsonb NOT NULL,
-  unit_id         uuid NOT NULL,
-  lease_owner     text NOT NULL,
-  written_at      timestamptz NOT NULL,
-  PRIMARY KEY (integration_id, source_key, dataset_key, item_key)
-);
-
-CREATE TABLE synthetic_metrics_daily (
-  id              bigserial PRIMARY KEY,
-  org_id          text NOT NULL,
-  integration_id  uuid NOT NULL,
-  sync_run_id     uuid NOT NULL,
-  day             date NOT NULL,
-  items           integer NOT NULL,
-  computed_at     timestamptz NOT NULL
-);
-CREATE INDEX synthetic_metrics_daily_run_idx ON synthetic_metrics_daily (sync_run_id);

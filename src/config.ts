@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA, validateSchemaName } from './db/schema.js';
 import { ValidationError } from './errors.js';
 
 export type PostSyncDelivery = 'at-most-once' | 'exactly-once';
@@ -38,7 +39,9 @@ export interface ResolvedSettings {
   postSyncDelivery: PostSyncDelivery;
   /** @default 30 */
   outboxRetentionDays: number;
-  /** Queue name prefix in the broker. @default syncrelay */
+  /** The PostgreSQL schema of syncrelay's tables (SYNCRELAY_SCHEMA). @default syncrelay */
+  schema: string;
+  /** Queue name prefix in the broker. @default the schema's name */
   queuePrefix: string;
 }
 
@@ -111,9 +114,13 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     reconcileBatch: integer(env, 'SYNC_RECONCILE_BATCH', 100, 1),
     postSyncDelivery: delivery(env),
     outboxRetentionDays: integer(env, 'SYNC_OUTBOX_RETENTION_DAYS', 30, 0),
-    queuePrefix: env.SYNCRELAY_QUEUE_PREFIX || 'syncrelay',
+    schema: validateSchemaName(env.SYNCRELAY_SCHEMA || DEFAULT_SCHEMA),
+    queuePrefix: '',
     ...overrides,
   };
+  // Two installs in one Redis never share queues: the prefix follows the schema unless set.
+  if (!settings.queuePrefix) settings.queuePrefix = env.SYNCRELAY_QUEUE_PREFIX || settings.schema;
+  validateSchemaName(settings.schema);
   if (settings.leaseMs > settings.maxLifetimeMs) {
     throw new ValidationError('SYNC_UNIT_RUNNING_LEASE_SECONDS', 'must not exceed SYNC_UNIT_MAX_LIFETIME_SECONDS');
   }

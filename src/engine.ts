@@ -74,7 +74,8 @@ export class Engine {
     const logger = opts.logger ?? createLogger();
     const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize }));
     try {
-      if (opts.migrate !== false) await migrate(db);
+      const registry = opts.registry ?? defaultRegistry(db);
+      if (opts.migrate !== false) await migrate(db, { providers: registry.list() });
       const broker = opts.broker ?? openBroker(settings);
       const clock = opts.clock ?? systemClock;
       const ctx: EngineContext = {
@@ -82,7 +83,7 @@ export class Engine {
         broker,
         clock,
         settings,
-        registry: opts.registry ?? defaultRegistry(db),
+        registry,
         logger,
         faults: opts.faults ?? new Faults(),
         retryEligibility: opts.retryEligibility ?? linearBackfillEligibility,

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { forgetIfStalePlan, statementName } from './prepared.js';
 import { isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
+import { defaultSchema, type DbSchema } from './schema.js';
 import type { Db, QueryResult, Tx } from './types.js';
 
 // timestamptz and int8 come back as Date / string by default; counts are cast to int in SQL.
@@ -10,17 +11,21 @@ export interface PgDbOptions {
   /** Pool size. @default 10 */
   max?: number;
   applicationName?: string;
+  /** The schema syncrelay's tables are in. @default syncrelay */
+  schema?: DbSchema;
 }
 
 /** node-postgres adapter: a Pool for statements and transactions, one dedicated client for LISTEN. */
 export class PgDb implements Db {
   readonly kind = 'pg' as const;
   readonly pool: pg.Pool;
+  readonly schema: DbSchema;
   private listener: pg.Client | null = null;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
 
   constructor(private readonly options: PgDbOptions) {
+    this.schema = options.schema ?? defaultSchema;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max ?? 10,
@@ -75,6 +80,7 @@ export class PgDb implements Db {
     const onLost = (err: Error) => (lost = err);
     const client = await this.checkOut(onLost);
     const tx: Tx = {
+      schema: this.schema,
       query: async <R>(text: string, values?: readonly unknown[]) => {
         try {
           const res = await client.query(config(text, values));

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { defaultSchema, type DbSchema } from './schema.js';
 import type { Db, QueryResult, Tx } from './types.js';
 
 /**
@@ -10,12 +11,15 @@ export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   private closed = false;
 
-  private constructor(readonly pglite: PGlite) {}
+  private constructor(
+    readonly pglite: PGlite,
+    readonly schema: DbSchema,
+  ) {}
 
   /** Opens (creating if needed) the database in `dataDir`; `undefined` keeps it in memory. */
-  static async open(dataDir?: string): Promise<PgliteDb> {
+  static async open(dataDir?: string, schema: DbSchema = defaultSchema): Promise<PgliteDb> {
     const pglite = await PGlite.create(dataDir);
-    return new PgliteDb(pglite);
+    return new PgliteDb(pglite, schema);
   }
 
   async query<R>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>> {
@@ -30,6 +34,7 @@ export class PgliteDb implements Db {
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.pglite.transaction(async (t) =>
       fn({
+        schema: this.schema,
         query: async <R>(text: string, values?: readonly unknown[]) => {
           const res = await t.query<R>(text, values as unknown[] | undefined);
           return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };

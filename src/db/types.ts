@@ -1,4 +1,5 @@
 /** The one small database interface both adapters implement. */
+import type { DbSchema } from './schema.js';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -7,6 +8,8 @@ export interface QueryResult<R> {
 
 /** Anything that runs one statement: a pool, a connection, or an open transaction. */
 export interface Tx {
+  /** The schema this install's statements name their tables in (see ./schema.ts). */
+  readonly schema: DbSchema;
   query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
   /** Runs a multi-statement script with no parameters (migrations only). */
   exec(script: string): Promise<void>;
@@ -23,7 +26,4 @@ export interface Db extends Tx {
   close(): Promise<void>;
 }
 
-/** Quotes an identifier (a schema or table name) for SQL text. Values are always bound. */
-export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
+export { quoteIdent } from './schema.js';

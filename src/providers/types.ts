@@ -1,4 +1,5 @@
 /** The plug-in SDK (SPEC §9): providers declare datasets and run units; sinks write surfaces. */
+import type { Migration } from '../db/migrator.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
@@ -121,4 +122,10 @@ export interface Provider {
   validateConfig?(config: Record<string, unknown>): void;
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
+  /**
+   * The provider's own tables: numbered migrations (e.g. `loadMigrations(dir)` of a folder of
+   * `NNNN_name.sql` files, which name no schema), applied by `syncrelay migrate` and on start into
+   * the install's schema after the core's, versioned in a track of the provider's name.
+   */
+  migrations?: () => Promise<readonly Migration[]>;
 }

@@ -4,7 +4,7 @@
  * idle → running → draining → stopped. Several loops (processes or replicas) may run at once.
  */
 import { describeError } from '../errors.js';
-import { nextDueAt, OUTBOX_CHANNEL } from '../store/outbox.js';
+import { nextDueAt } from '../store/outbox.js';
 import type { EngineContext } from '../tasks/context.js';
 import { reconcilePass, type PassCounters } from './pass.js';
 import { relayDue } from './relay.js';
@@ -39,7 +39,7 @@ export class ReconcilerLoop {
   async start(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'running';
-    this.unlisten = await this.ctx.db.listen(OUTBOX_CHANNEL, () => this.requestRelay());
+    this.unlisten = await this.ctx.db.listen(this.ctx.db.schema.channel, () => this.requestRelay());
     this.requestPass();
   }
 

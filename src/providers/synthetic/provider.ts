@@ -2,6 +2,8 @@
  * The built-in synthetic provider (SPEC §9): deterministic items per source × dataset × window,
  * with configurable latency, failures, rate limits and hangs — a stand-in for Linear, GitHub, Jira.
  */
+import { fileURLToPath } from 'node:url';
+import { loadMigrations } from '../../db/migrator.js';
 import { LeaseLostError, RateLimitError } from '../../errors.js';
 import type { Db } from '../../db/types.js';
 import { PostgresSink } from '../../sinks/postgres.js';
@@ -31,8 +33,12 @@ export function createSyntheticProvider(): Provider {
     validateConfig: (config) => void parseSyntheticConfig(config),
     runUnit: runSyntheticUnit,
     postSyncHandlers: [metricsRollupHandler],
+    migrations: () => loadMigrations(SYNTHETIC_MIGRATIONS_DIR),
   };
 }
+
+/** The synthetic provider's own migrations (copied beside the compiled module by the build). */
+const SYNTHETIC_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /** A Postgres sink with the `synthetic_items` surface: idempotent upserts, so retry-safe. */
 export function syntheticSink(db: Db): PostgresSink {
