@@ -21,3 +21,8 @@ export class ManualClock implements Clock {
     this.ms = typeof at === 'number' ? at : at.getTime();
   }
 }
+
+/** `now` plus `ms` milliseconds. */
+export function after(now: Date, ms: number): Date {
+  return new Date(now.getTime() + ms);
+}

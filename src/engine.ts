@@ -21,10 +21,10 @@ import { SchedulerLoop, type SchedulerLoopOptions } from './planning/schedulerLo
 import { triggerSync, type TriggerArgs } from './planning/triggers.js';
 import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
 import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
-import { reconcilePass } from './reconciler/pass.js';
+import { reconcilePass, type PassCounters } from './reconciler/pass.js';
 import { recoverAfterEmbeddedRestart } from './store/units.js';
-import type { EngineContext } from './tasks/context.js';
-import { settleRechecks } from './tasks/unitEnd.js';
+import type { EngineContext } from './context.js';
+import { UnitEnds } from './tasks/unitEnds.js';
 import { Worker, type WorkerOptions } from './worker/worker.js';
 
 export interface EngineOptions {
@@ -78,6 +78,8 @@ export class Engine {
       if (opts.migrate !== false) await migrate(db, { providers: registry.list() });
       const broker = opts.broker ?? openBroker(settings);
       const clock = opts.clock ?? systemClock;
+      const faults = opts.faults ?? new Faults();
+      const metrics = new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry });
       const ctx: EngineContext = {
         db,
         broker,
@@ -85,11 +87,12 @@ export class Engine {
         settings,
         registry,
         logger,
-        faults: opts.faults ?? new Faults(),
+        faults,
         retryEligibility: opts.retryEligibility ?? linearBackfillEligibility,
         random: Math.random,
-        metrics: new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry }),
+        metrics,
         tracer: opts.tracer ?? trace.getTracer(TRACER_NAME),
+        unitEnds: new UnitEnds({ db, clock, faults, logger, metrics }),
       };
       if (db.kind === 'pglite' && broker.kind === 'inprocess' && opts.recoverEmbedded !== false) {
         // One process owns an embedded database: whatever the last one left in flight is lost.
@@ -124,7 +127,7 @@ export class Engine {
     return cancelRun(this.ctx.db, this.ctx.clock, runId, orgId);
   }
 
-  reconcileOnce(id?: string) {
+  reconcileOnce(id?: string): Promise<PassCounters> {
     return reconcilePass(this.ctx, id);
   }
 
@@ -166,7 +169,7 @@ export class Engine {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.close()));
-    await settleRechecks(this.ctx).catch(() => undefined);
+    await this.ctx.unitEnds.close();
     await Promise.all([...this.loops.map((l) => l.close()), this.scheduler?.close()]);
     if (this.owned.broker) await this.ctx.broker.close();
     if (this.owned.db) await this.ctx.db.close();

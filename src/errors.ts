@@ -102,7 +102,6 @@ export function classifyError(err: unknown): ErrorCategory {
   if (err instanceof RateLimitError) return 'rate_limit';
   if (err instanceof NonRetryableError) return err.category;
   if (err instanceof ProviderTimeoutError) return 'timeout';
-  if (err instanceof SyncRelayError && err.code === 'adapter_error') return 'adapter_error';
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return 'network';
   const status = (err as { status?: unknown } | null)?.status;

@@ -3,6 +3,7 @@ import { InjectedFault } from './errors.js';
 /**
  * Named fault points. Internal API: tests arm a point, the code calls `hit(point)` at the exact
  * line, and an armed point throws `InjectedFault` (a simulated crash) or runs a test callback.
+ * A point is a hook on the production path: whether one is armed never changes which path runs.
  * Never exposed through public options.
  */
 export type FaultPoint =
@@ -12,7 +13,6 @@ export type FaultPoint =
   | 'dispatch.afterCommit.beforePublish'
   | 'unit.afterClaim'
   | 'unit.beforeComplete'
-  | 'unit.complete.beforeCommit'
   | 'unit.afterComplete.beforeRecheck'
   | 'finalize.beforeCommit'
   | 'postSync.afterReceipt.beforeHandler'
@@ -29,11 +29,6 @@ export class Faults {
     this.armed.set(point, { action, times });
   }
 
-  /** Whether `point` is armed (code that needs a moment for it keeps one while it is). */
-  isArmed(point: FaultPoint): boolean {
-    return this.armed.has(point);
-  }
-
   disarm(point: FaultPoint): void {
     this.armed.delete(point);
   }
@@ -47,6 +42,3 @@ export class Faults {
     await entry.action(point);
   }
 }
-
-/** Fault points that never fire (production). */
-export const noFaults = new Faults();

@@ -6,7 +6,8 @@ export type { Db, Tx } from './db/types.js';
 export { PgDb } from './db/pg.js';
 export { PgliteDb } from './db/pglite.js';
 export { openDb } from './db/open.js';
-export { migrate } from './db/migrator.js';
+export { DbSchema, DEFAULT_SCHEMA } from './db/schema.js';
+export { migrate, loadMigrations, type Migration, type MigrationTrack } from './db/migrator.js';
 export type { Broker, TaskMessage, TaskName } from './broker/types.js';
 export { BullMqBroker } from './broker/bullmq.js';
 export { InProcessBroker } from './broker/inprocess.js';
@@ -15,7 +16,7 @@ export { planSyncRun, type PlanArgs, type PlannedRun } from './planning/planner.
 export { triggerSync, triggerInTx, type TriggerArgs, type Triggered } from './planning/triggers.js';
 export { createIntegration, type NewIntegration } from './planning/integrations.js';
 export { cancelRun } from './planning/cancel.js';
-export { armOutbox, OUTBOX_CHANNEL } from './store/outbox.js';
+export { armOutbox } from './store/outbox.js';
 export { ProviderRegistry, defaultRegistry } from './providers/registry.js';
 export { createSyntheticProvider, syntheticSink } from './providers/synthetic.js';
 export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
@@ -48,7 +49,8 @@ export {
   type ErrorCategory,
 } from './errors.js';
 export { buildServer, startApiServer, type ApiServerOptions, type ApiPlugin, type RunningApiServer } from './api/server.js';
-export { EngineMetrics, metricsPlugin } from './observability/index.js';
+export { EngineMetrics } from './observability/index.js';
+export { metricsPlugin } from './api/metrics.js';
 export { createSchedule, updateSchedule, deleteSchedule, type NewSchedule } from './planning/schedules.js';
 export { runSchedulerTick } from './planning/scheduler.js';
 export { createApiToken } from './api/tokens.js';

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../src/db/migrator.js';
 import { PgDb } from '../../src/db/pg.js';
+import { createSyntheticProvider } from '../../src/providers/synthetic.js';
+import { benchRegistry } from './providers.js';
 
 /** The server (a URL without a database); override with SYNCRELAY_BENCH_PG. */
 export const PG_BASE = process.env.SYNCRELAY_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432';
@@ -38,14 +40,17 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-/** CREATE DATABASE + migrate(); `drop()` closes the pool and removes the database. */
+/**
+ * CREATE DATABASE + migrate() with the built-in synthetic provider's tables (what a default install
+ * has) and the bench providers' own; `drop()` closes the pool and removes the database.
+ */
 export async function createBenchDatabase(tag: string, poolSize = 16): Promise<BenchDatabase> {
   const name = `syncrelay_bench_${Date.now()}_${tag}_${randomBytes(3).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = pgUrl(name);
   const db = new PgDb({ connectionString: url, max: poolSize, applicationName: 'syncrelay-bench' });
   try {
-    await migrate(db);
+    await migrate(db, { providers: [createSyntheticProvider(), ...benchRegistry().list()] });
   } catch (err) {
     await db.close();
     await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -99,13 +99,13 @@ async function syncrelayOnce(
   const triggered = Date.now();
   if (t.units !== n) throw new Error(`planned ${t.units} units, expected ${n}`);
   await withTimeout(done, 300_000, 'the run to reach post_sync');
-  const { rows } = await engine.db.query<{ status: string; completed_units: number }>('SELECT status, completed_units FROM sync_runs WHERE id = $1', [runId]);
+  const { rows } = await engine.db.query<{ status: string; completed_units: number }>('SELECT status, completed_units FROM syncrelay.sync_runs WHERE id = $1', [runId]);
   if (rows[0]?.status !== 'success' || rows[0].completed_units !== n) throw new Error(`run ended ${JSON.stringify(rows[0])}`);
   const doneWall = wallStart + (doneAt - start);
   const { rows: at } = await engine.db.query<{ first: number; last: number; completed: number }>(
     `SELECT extract(epoch FROM min(u.started_at)) * 1000 AS first, extract(epoch FROM max(u.updated_at)) * 1000 AS last,
             extract(epoch FROM r.completed_at) * 1000 AS completed
-       FROM sync_runs r JOIN sync_run_units u ON u.sync_run_id = r.id WHERE r.id = $1 GROUP BY r.id`,
+       FROM syncrelay.sync_runs r JOIN syncrelay.sync_run_units u ON u.sync_run_id = r.id WHERE r.id = $1 GROUP BY r.id`,
     [runId],
   );
   const { first, last, completed } = at[0]!;

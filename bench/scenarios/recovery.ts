@@ -43,7 +43,7 @@ export const recoveryScenario: Scenario = {
         const killedAt = performance.now();
         await worker.exited;
         for (;;) {
-          const { rows } = await b.db.query<{ status: string }>('SELECT status FROM sync_run_units WHERE id = $1', [unitId]);
+          const { rows } = await b.db.query<{ status: string }>('SELECT status FROM syncrelay.sync_run_units WHERE id = $1', [unitId]);
           if (rows[0]?.status !== 'running') break;
           if (performance.now() - killedAt > 60_000) throw new Error('the killed unit was never recovered');
           await new Promise((r) => setTimeout(r, 5));

@@ -22,13 +22,13 @@ const TARGET = 0.6;
 async function load(b: BenchDatabase, n: number): Promise<void> {
   const integrationId = await createBenchIntegration(b.db, NOOP_PROVIDER);
   await b.db.query(
-    `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status)
+    `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status)
      SELECT $1, $2, 'api', 'backfill', 'planned' FROM generate_series(1, $3)`,
     [BENCH_ORG, integrationId, n],
   );
   await b.db.query(
-    `INSERT INTO sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode)
-     SELECT org_id, id, integration_id, $1, 'noop-items', 'work_item', 'noop', 'backfill' FROM sync_runs`,
+    `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode)
+     SELECT org_id, id, integration_id, $1, 'noop-items', 'work_item', 'noop', 'backfill' FROM syncrelay.sync_runs`,
     [NOOP_PROVIDER],
   );
   await reset(b);
@@ -36,12 +36,12 @@ async function load(b: BenchDatabase, n: number): Promise<void> {
 
 /** Every row pending, unclaimed and due; dead tuples of the previous repetition vacuumed. */
 async function reset(b: BenchDatabase): Promise<void> {
-  await b.db.query('DELETE FROM sync_dispatch_outbox');
+  await b.db.query('DELETE FROM syncrelay.sync_dispatch_outbox');
   await b.db.query(
-    `INSERT INTO sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at)
-     SELECT org_id, id, 'dispatch_sync_run', 'pending', now() - interval '1 second' FROM sync_runs`,
+    `INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at)
+     SELECT org_id, id, 'dispatch_sync_run', 'pending', now() - interval '1 second' FROM syncrelay.sync_runs`,
   );
-  for (const t of ['sync_dispatch_outbox', 'sync_runs', 'sync_run_units']) await b.db.query(`VACUUM ANALYZE ${t}`);
+  for (const t of ['sync_dispatch_outbox', 'sync_runs', 'sync_run_units']) await b.db.query(`VACUUM ANALYZE ${b.db.schema.table(t)}`);
 }
 
 /** Rows per second through the relay (claim → re-check → publish → mark), all on BullMQ. */
@@ -56,7 +56,7 @@ async function relayOnce(b: BenchDatabase, n: number): Promise<number> {
     const counters = await relayDue(engine.ctx);
     const ms = since(start);
     if (counters.relayed_dispatch !== n) throw new Error(`relay published ${counters.relayed_dispatch} of ${n} rows`);
-    const { rows } = await b.db.query<{ n: number }>("SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE status = 'dispatched'");
+    const { rows } = await b.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE status = 'dispatched'");
     if (rows[0]!.n !== n) throw new Error(`relay marked ${rows[0]!.n} of ${n} rows`);
     return (n / ms) * 1000;
   } finally {

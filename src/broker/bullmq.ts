@@ -230,7 +230,7 @@ function workerRedis(redis: Redis, family: Redis[], onError: (err: Error) => voi
   };
   const duplicate = (override?: Partial<RedisOptions>): Redis =>
     workerRedis(new Redis({ ...redis.options, ...override }), family, onError);
-  redis.duplicate = duplicate as Redis['duplicate'];
+  redis.duplicate = duplicate;
   return redis;
 }
 

@@ -2,14 +2,15 @@
 import type { Db } from '../db/types.js';
 import { aggregateRun, jobRunStatusFor } from '../domain/aggregate.js';
 import type { RunStatus } from '../domain/statuses.js';
-import { finding, type CheckContext, type InvariantResult } from './invariants.js';
+import { auditTables } from './database.js';
+import { finding, type CheckContext, type InvariantResult } from './findings.js';
 
 const TERMINAL = "('success','partial_failed','failed','cancelled')";
 const JOB_TERMINAL = "('success','failed','cancelled')";
 
 export async function checkTerminalWithinBound(db: Db, ctx: CheckContext): Promise<InvariantResult> {
   const { rows } = await db.query<{ id: string; status: string; completed_at: Date | null }>(
-    'SELECT id, status, completed_at FROM sync_runs WHERE org_id = $1',
+    `SELECT id, status, completed_at FROM ${db.schema.sync_runs} WHERE org_id = $1`,
     [ctx.orgId],
   );
   const examples: string[] = [];
@@ -35,14 +36,20 @@ export async function checkTerminalWithinBound(db: Db, ctx: CheckContext): Promi
 
 /** What a late or open run was waiting for: its units and the last changes of its outbox rows. */
 async function whyOpen(db: Db, runId: string): Promise<string> {
+  const s = db.schema;
+  const a = auditTables(s);
   const { rows: units } = await db.query<{ status: string; n: number; last: Date | null }>(
-    `SELECT u.status, count(*)::int AS n, max(e.at) AS last FROM sync_run_units u
-       LEFT JOIN LATERAL (SELECT at FROM chaos_unit_events e WHERE e.unit_id = u.id ORDER BY e.id DESC LIMIT 1) e ON true
+    `SELECT u.status, count(*)::int AS n, max(e.at) AS last FROM ${s.sync_run_units} u
+       LEFT JOIN LATERAL (SELECT at FROM ${a.unitEvents} e WHERE e.unit_id = u.id ORDER BY e.id DESC LIMIT 1) e ON true
       WHERE u.sync_run_id = $1 GROUP BY u.status`,
     [runId],
   );
-  const { rows: outbox } = await db.query<{ at: Date; kind: string; status: string; attempts: number; claimed: boolean; available_at: Date; last_error: string | null }>(
-    `SELECT * FROM (SELECT at, kind, status, attempts, claimed, available_at, last_error FROM chaos_outbox_events
+  type OutboxEvent = {
+    at: Date; kind: string; status: string; attempts: number; claimed: boolean; available_at: Date;
+    last_error: string | null;
+  };
+  const { rows: outbox } = await db.query<OutboxEvent>(
+    `SELECT * FROM (SELECT at, kind, status, attempts, claimed, available_at, last_error FROM ${a.outboxEvents}
                       WHERE run_id = $1 ORDER BY id DESC LIMIT 6) x ORDER BY at`,
     [runId],
   );
@@ -56,22 +63,28 @@ async function whyOpen(db: Db, runId: string): Promise<string> {
 
 /** Each run became terminal exactly once and never changed after; its one JobRun agrees with it. */
 export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const s = db.schema;
+  const a = auditTables(s);
   const { rows } = await db.query<{
     id: string; status: RunStatus; completed_units: number; failed_units: number; became: number; left: number;
     jobs: number; job_id: string | null; job_status: string | null; job_completed: string | null; job_failed: string | null;
     job_became: number; job_left: number;
   }>(
     `SELECT r.id, r.status, r.completed_units, r.failed_units,
-            (SELECT count(*)::int FROM chaos_run_events e WHERE e.run_id = r.id AND e.new_status IN ${TERMINAL}
+            (SELECT count(*)::int FROM ${a.runEvents} e WHERE e.run_id = r.id AND e.new_status IN ${TERMINAL}
                AND (e.old_status IS NULL OR e.old_status NOT IN ${TERMINAL})) AS became,
-            (SELECT count(*)::int FROM chaos_run_events e WHERE e.run_id = r.id AND e.old_status IN ${TERMINAL}) AS left,
-            (SELECT count(*)::int FROM job_runs j WHERE j.result ->> 'sync_run_id' = r.id::text) AS jobs,
+            (SELECT count(*)::int FROM ${a.runEvents} e
+              WHERE e.run_id = r.id AND e.old_status IN ${TERMINAL}) AS left,
+            (SELECT count(*)::int FROM ${s.job_runs} j WHERE j.result ->> 'sync_run_id' = r.id::text) AS jobs,
             j.id AS job_id, j.status AS job_status, j.result ->> 'completed_units' AS job_completed,
             j.result ->> 'failed_units' AS job_failed,
-            (SELECT count(*)::int FROM chaos_job_run_events e WHERE e.job_run_id = j.id AND e.new_status IN ${JOB_TERMINAL}) AS job_became,
-            (SELECT count(*)::int FROM chaos_job_run_events e WHERE e.job_run_id = j.id AND e.old_status IN ${JOB_TERMINAL}) AS job_left
-       FROM sync_runs r
-       LEFT JOIN LATERAL (SELECT * FROM job_runs j WHERE j.result ->> 'sync_run_id' = r.id::text ORDER BY j.created_at LIMIT 1) j ON true
+            (SELECT count(*)::int FROM ${a.jobRunEvents} e
+              WHERE e.job_run_id = j.id AND e.new_status IN ${JOB_TERMINAL}) AS job_became,
+            (SELECT count(*)::int FROM ${a.jobRunEvents} e
+              WHERE e.job_run_id = j.id AND e.old_status IN ${JOB_TERMINAL}) AS job_left
+       FROM ${s.sync_runs} r
+       LEFT JOIN LATERAL (SELECT * FROM ${s.job_runs} j WHERE j.result ->> 'sync_run_id' = r.id::text
+                           ORDER BY j.created_at LIMIT 1) j ON true
       WHERE r.org_id = $1`,
     [ctx.orgId],
   );
@@ -83,15 +96,15 @@ export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<Inva
       examples.push(`run ${r.id}: ${r.jobs} JobRuns`);
       continue;
     }
-    if (r.job_status !== jobRunStatusFor(r.status)) examples.push(`run ${r.id} is ${r.status} but JobRun ${r.job_id} is ${r.job_status}`);
+    if (r.job_status !== jobRunStatusFor(r.status)) examples.push(`run ${r.id} is ${r.status} but JobRun ${String(r.job_id)} is ${String(r.job_status)}`);
     if (r.job_completed !== null && Number(r.job_completed) !== r.completed_units) {
-      examples.push(`run ${r.id}: ${r.completed_units} completed units but JobRun ${r.job_id} says ${r.job_completed}`);
+      examples.push(`run ${r.id}: ${r.completed_units} completed units but JobRun ${String(r.job_id)} says ${r.job_completed}`);
     }
     if (r.job_failed !== null && Number(r.job_failed) !== r.failed_units) {
-      examples.push(`run ${r.id}: ${r.failed_units} failed units but JobRun ${r.job_id} says ${r.job_failed}`);
+      examples.push(`run ${r.id}: ${r.failed_units} failed units but JobRun ${String(r.job_id)} says ${r.job_failed}`);
     }
     if (r.job_became !== 1 || r.job_left > 0) {
-      examples.push(`JobRun ${r.job_id} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`);
+      examples.push(`JobRun ${String(r.job_id)} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`);
     }
   }
   return finding('run_terminal_once_job_run_agrees', 'each run terminal exactly once; its JobRun agrees', {
@@ -102,12 +115,15 @@ export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<Inva
 
 /** Distinct computed_at generations of the metrics roll-up per run (the readers' view of post_sync). */
 export async function checkPostSync(db: Db, ctx: CheckContext): Promise<InvariantResult> {
+  const s = db.schema;
   const { rows } = await db.query<{ id: string; successes: number; generations: number; receipts: number }>(
     `SELECT r.id,
-            (SELECT count(*)::int FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status = 'success') AS successes,
-            (SELECT count(DISTINCT m.computed_at)::int FROM synthetic_metrics_daily m WHERE m.sync_run_id = r.id) AS generations,
-            (SELECT count(*)::int FROM post_sync_receipts p WHERE p.sync_run_id = r.id) AS receipts
-       FROM sync_runs r WHERE r.org_id = $1`,
+            (SELECT count(*)::int FROM ${s.sync_run_units} u
+              WHERE u.sync_run_id = r.id AND u.status = 'success') AS successes,
+            (SELECT count(DISTINCT m.computed_at)::int FROM ${s.table('synthetic_metrics_daily')} m
+              WHERE m.sync_run_id = r.id) AS generations,
+            (SELECT count(*)::int FROM ${s.post_sync_receipts} p WHERE p.sync_run_id = r.id) AS receipts
+       FROM ${s.sync_runs} r WHERE r.org_id = $1`,
     [ctx.orgId],
   );
   const exactly = ctx.postSync === 'exactly-once';
@@ -141,7 +157,7 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
             count(u.id) FILTER (WHERE u.status = 'failed')::int AS failed,
             count(u.id) FILTER (WHERE u.status = 'cancelled')::int AS cancelled,
             count(u.id) FILTER (WHERE u.status NOT IN ('success', 'failed', 'cancelled'))::int AS open
-       FROM sync_runs r LEFT JOIN sync_run_units u ON u.sync_run_id = r.id
+       FROM ${db.schema.sync_runs} r LEFT JOIN ${db.schema.sync_run_units} u ON u.sync_run_id = r.id
       WHERE r.org_id = $1 AND r.status IN ${TERMINAL}
       GROUP BY r.id`,
     [ctx.orgId],
@@ -169,15 +185,22 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
  * ends at the furthest such window end.
  */
 export async function checkWatermarks(db: Db): Promise<InvariantResult> {
+  const s = db.schema;
+  const a = auditTables(s);
   // Unit ends may share a transaction (group commit): a change is attributed to the units of its
   // transaction that ended successfully on that source and dataset with that window end.
-  const { rows: changes } = await db.query<{ id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; writers: number; backfills: string[] | null }>(
+  type Change = {
+    id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; writers: number;
+    backfills: string[] | null;
+  };
+  const { rows: changes } = await db.query<Change>(
     `SELECT w.id::text, w.source_id, w.dataset_key, w.old_at, w.new_at,
             count(u.id) FILTER (WHERE u.mode <> 'backfill')::int AS writers,
             array_agg(u.id::text) FILTER (WHERE u.mode = 'backfill') AS backfills
-       FROM chaos_watermark_events w
-       LEFT JOIN chaos_unit_events e ON e.tx = w.tx AND e.new_status = 'success'
-       LEFT JOIN sync_run_units u ON u.id = e.unit_id AND u.source_id = w.source_id AND u.dataset_key = w.dataset_key
+       FROM ${a.watermarkEvents} w
+       LEFT JOIN ${a.unitEvents} e ON e.tx = w.tx AND e.new_status = 'success'
+       LEFT JOIN ${s.sync_run_units} u ON u.id = e.unit_id AND u.source_id = w.source_id
+                                 AND u.dataset_key = w.dataset_key
                                  AND u.before_at = w.new_at
       GROUP BY w.id ORDER BY w.id`,
   );
@@ -185,14 +208,16 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   for (const c of changes) {
     const what = `watermark of source ${c.source_id} / ${c.dataset_key} (change ${c.id})`;
     if (c.old_at && c.new_at.getTime() <= c.old_at.getTime()) examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
-    if (c.writers === 0 && c.backfills?.length) examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${c.backfills[0]}`);
+    if (c.writers === 0 && c.backfills?.length) examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${String(c.backfills[0])}`);
     else if (c.writers === 0) examples.push(`${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`);
   }
-  const { rows: finals } = await db.query<{ source_id: string; dataset_key: string; watermark_at: Date; furthest: Date | null }>(
+  type Final = { source_id: string; dataset_key: string; watermark_at: Date; furthest: Date | null };
+  const { rows: finals } = await db.query<Final>(
     `SELECT w.source_id, w.dataset_key, w.watermark_at,
-            (SELECT max(u.before_at) FROM sync_run_units u WHERE u.integration_id = w.integration_id AND u.source_id = w.source_id
+            (SELECT max(u.before_at) FROM ${s.sync_run_units} u
+              WHERE u.integration_id = w.integration_id AND u.source_id = w.source_id
                AND u.dataset_key = w.dataset_key AND u.status = 'success' AND u.mode <> 'backfill') AS furthest
-       FROM sync_watermarks w`,
+       FROM ${s.sync_watermarks} w`,
   );
   for (const f of finals) {
     if (!f.furthest || f.furthest.getTime() !== f.watermark_at.getTime()) {

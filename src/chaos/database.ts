@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { PgDb } from '../db/pg.js';
 import { migrate } from '../db/migrator.js';
-import { quoteIdent } from '../db/types.js';
+import { quoteIdent, type DbSchema } from '../db/schema.js';
+import { createSyntheticProvider } from '../providers/synthetic.js';
 
 /** `url` pointing at `database`, with `application_name` set (it wins over the driver's default). */
 export function databaseUrl(url: string, database: string, applicationName: string): string {
@@ -35,12 +36,33 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
   await admin(serverUrl, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
 }
 
-/** Migrates the new database and installs the audit tables and triggers. */
-export async function prepareDatabase(url: string): Promise<void> {
-  const db = new PgDb({ connectionString: url, max: 1 });
+/** The audit log's tables (and the lease table the checks build), in the install's schema. */
+export interface AuditTables {
+  unitEvents: string;
+  runEvents: string;
+  jobRunEvents: string;
+  watermarkEvents: string;
+  outboxEvents: string;
+  leases: string;
+}
+
+export function auditTables(s: DbSchema): AuditTables {
+  return {
+    unitEvents: s.table('chaos_unit_events'),
+    runEvents: s.table('chaos_run_events'),
+    jobRunEvents: s.table('chaos_job_run_events'),
+    watermarkEvents: s.table('chaos_watermark_events'),
+    outboxEvents: s.table('chaos_outbox_events'),
+    leases: s.table('chaos_leases'),
+  };
+}
+
+/** Migrates the new database into `schema` (core and built-in providers) and installs the audit tables and triggers. */
+export async function prepareDatabase(url: string, schema: DbSchema): Promise<void> {
+  const db = new PgDb({ connectionString: url, max: 1, schema });
   try {
-    await migrate(db);
-    await db.exec(AUDIT_SQL);
+    await migrate(db, { providers: [createSyntheticProvider()] });
+    await db.exec(auditSql(schema));
   } finally {
     await db.close();
   }
@@ -48,80 +70,91 @@ export async function prepareDatabase(url: string): Promise<void> {
 
 /**
  * `at` is clock_timestamp() when the row changed (before commit); `tx` is the transaction id, so
- * changes made in one transaction (a unit's success and its watermark) can be joined.
+ * changes made in one transaction (a unit's success and its watermark) can be joined. The tables and
+ * functions live in the install's schema, next to the tables they audit.
  */
-const AUDIT_SQL = `
-CREATE TABLE chaos_unit_events (
-  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),
+function auditSql(s: DbSchema): string {
+  const a = auditTables(s);
+  const fn = (name: string) => s.table(name);
+  return `
+CREATE TABLE ${a.unitEvents} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
   unit_id uuid NOT NULL, old_status text, new_status text NOT NULL, old_owner text, new_owner text,
   lease_expires_at timestamptz, mode text NOT NULL);
-CREATE INDEX chaos_unit_events_unit_idx ON chaos_unit_events (unit_id, id);
-CREATE INDEX chaos_unit_events_tx_idx ON chaos_unit_events (tx);
-CREATE INDEX chaos_unit_events_at_idx ON chaos_unit_events (at);
+CREATE INDEX chaos_unit_events_unit_idx ON ${a.unitEvents} (unit_id, id);
+CREATE INDEX chaos_unit_events_tx_idx ON ${a.unitEvents} (tx);
+CREATE INDEX chaos_unit_events_at_idx ON ${a.unitEvents} (at);
 
-CREATE TABLE chaos_run_events (
-  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),
+CREATE TABLE ${a.runEvents} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
   run_id uuid NOT NULL, old_status text, new_status text NOT NULL);
 
-CREATE TABLE chaos_job_run_events (
-  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),
+CREATE TABLE ${a.jobRunEvents} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
   job_run_id uuid NOT NULL, old_status text, new_status text NOT NULL);
 
-CREATE TABLE chaos_watermark_events (
-  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),
+CREATE TABLE ${a.watermarkEvents} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
   integration_id uuid NOT NULL, source_id uuid NOT NULL, dataset_key text NOT NULL,
   old_at timestamptz, new_at timestamptz NOT NULL);
 
-CREATE TABLE chaos_outbox_events (
-  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(), at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  run_id uuid NOT NULL, kind text NOT NULL, status text NOT NULL, available_at timestamptz NOT NULL, attempts integer NOT NULL,
-  claimed boolean NOT NULL, last_error text);
-CREATE INDEX chaos_outbox_events_run_idx ON chaos_outbox_events (run_id, id);
+CREATE TABLE ${a.outboxEvents} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  run_id uuid NOT NULL, kind text NOT NULL, status text NOT NULL, available_at timestamptz NOT NULL,
+  attempts integer NOT NULL, claimed boolean NOT NULL, last_error text);
+CREATE INDEX chaos_outbox_events_run_idx ON ${a.outboxEvents} (run_id, id);
 
-CREATE FUNCTION chaos_audit_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ${fn('chaos_audit_outbox')}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO chaos_outbox_events (run_id, kind, status, available_at, attempts, claimed, last_error)
-  VALUES (NEW.sync_run_id, NEW.kind, NEW.status, NEW.available_at, NEW.attempts, NEW.claim_token IS NOT NULL, left(NEW.last_error, 120));
+  INSERT INTO ${a.outboxEvents} (run_id, kind, status, available_at, attempts, claimed, last_error)
+  VALUES (NEW.sync_run_id, NEW.kind, NEW.status, NEW.available_at, NEW.attempts, NEW.claim_token IS NOT NULL,
+          left(NEW.last_error, 120));
   RETURN NULL;
 END $$;
-CREATE TRIGGER chaos_audit_outbox AFTER INSERT OR UPDATE ON sync_dispatch_outbox FOR EACH ROW
-  EXECUTE FUNCTION chaos_audit_outbox();
+CREATE TRIGGER chaos_audit_outbox AFTER INSERT OR UPDATE ON ${s.sync_dispatch_outbox} FOR EACH ROW
+  EXECUTE FUNCTION ${fn('chaos_audit_outbox')}();
 
-CREATE FUNCTION chaos_audit_unit() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ${fn('chaos_audit_unit')}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO chaos_unit_events (unit_id, old_status, new_status, old_owner, new_owner, lease_expires_at, mode)
+  INSERT INTO ${a.unitEvents} (unit_id, old_status, new_status, old_owner, new_owner, lease_expires_at, mode)
   VALUES (NEW.id, OLD.status, NEW.status, OLD.lease_owner, NEW.lease_owner, NEW.lease_expires_at, NEW.mode);
   RETURN NULL;
 END $$;
-CREATE TRIGGER chaos_audit_unit AFTER UPDATE ON sync_run_units FOR EACH ROW
+CREATE TRIGGER chaos_audit_unit AFTER UPDATE ON ${s.sync_run_units} FOR EACH ROW
   WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.lease_owner IS DISTINCT FROM NEW.lease_owner
         OR OLD.lease_expires_at IS DISTINCT FROM NEW.lease_expires_at)
-  EXECUTE FUNCTION chaos_audit_unit();
+  EXECUTE FUNCTION ${fn('chaos_audit_unit')}();
 
-CREATE FUNCTION chaos_audit_run() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ${fn('chaos_audit_run')}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO chaos_run_events (run_id, old_status, new_status) VALUES (NEW.id, OLD.status, NEW.status);
+  INSERT INTO ${a.runEvents} (run_id, old_status, new_status) VALUES (NEW.id, OLD.status, NEW.status);
   RETURN NULL;
 END $$;
-CREATE TRIGGER chaos_audit_run AFTER UPDATE ON sync_runs FOR EACH ROW
-  WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION chaos_audit_run();
+CREATE TRIGGER chaos_audit_run AFTER UPDATE ON ${s.sync_runs} FOR EACH ROW
+  WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${fn('chaos_audit_run')}();
 
-CREATE FUNCTION chaos_audit_job_run() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ${fn('chaos_audit_job_run')}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO chaos_job_run_events (job_run_id, old_status, new_status) VALUES (NEW.id, OLD.status, NEW.status);
+  INSERT INTO ${a.jobRunEvents} (job_run_id, old_status, new_status) VALUES (NEW.id, OLD.status, NEW.status);
   RETURN NULL;
 END $$;
-CREATE TRIGGER chaos_audit_job_run AFTER UPDATE ON job_runs FOR EACH ROW
-  WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION chaos_audit_job_run();
+CREATE TRIGGER chaos_audit_job_run AFTER UPDATE ON ${s.job_runs} FOR EACH ROW
+  WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${fn('chaos_audit_job_run')}();
 
-CREATE FUNCTION chaos_audit_watermark() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ${fn('chaos_audit_watermark')}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE previous timestamptz;
 BEGIN
   IF TG_OP = 'UPDATE' THEN previous := OLD.watermark_at; END IF;
-  INSERT INTO chaos_watermark_events (integration_id, source_id, dataset_key, old_at, new_at)
+  INSERT INTO ${a.watermarkEvents} (integration_id, source_id, dataset_key, old_at, new_at)
   VALUES (NEW.integration_id, NEW.source_id, NEW.dataset_key, previous, NEW.watermark_at);
   RETURN NULL;
 END $$;
-CREATE TRIGGER chaos_audit_watermark AFTER INSERT OR UPDATE ON sync_watermarks FOR EACH ROW
-  EXECUTE FUNCTION chaos_audit_watermark();
+CREATE TRIGGER chaos_audit_watermark AFTER INSERT OR UPDATE ON ${s.sync_watermarks} FOR EACH ROW
+  EXECUTE FUNCTION ${fn('chaos_audit_watermark')}();
 `;
+}

@@ -69,7 +69,7 @@ async function waitTakenOver(db: Db, units: HeldUnit[], maxMs: number): Promise<
   while (Date.now() < deadline) {
     if (units.length === 0) return sleep(Math.min(maxMs, LEASE_MS + RECONCILE_INTERVAL_MS));
     const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM sync_run_units u JOIN unnest($1::uuid[], $2::text[]) AS h(id, owner)
+      `SELECT count(*)::int AS n FROM ${db.schema.sync_run_units} u JOIN unnest($1::uuid[], $2::text[]) AS h(id, owner)
           ON u.id = h.id AND u.lease_owner = h.owner WHERE u.status = 'running'`,
       [units.map((u) => u.unitId), units.map((u) => u.owner)],
     );

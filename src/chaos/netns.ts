@@ -23,7 +23,7 @@ export async function probeNetns(): Promise<{ ok: true } | { ok: false; reason: 
     await ip('netns', 'add', name);
   } catch (err) {
     const text = (err as { stderr?: string }).stderr?.trim() || (err as Error).message;
-    return { ok: false, reason: `ip netns is not permitted here (${text.split('\n')[0]})` };
+    return { ok: false, reason: `ip netns is not permitted here (${text.split('\n')[0] ?? ''})` };
   }
   await ip('netns', 'del', name).catch(() => undefined);
   return { ok: true };

@@ -1,5 +1,6 @@
 /** What a chaos run is asked to do: the options of `syncrelay chaos`, their defaults and the child settings. */
 import type { PostSyncDelivery } from '../config.js';
+import { DEFAULT_SCHEMA } from '../db/schema.js';
 
 export const FAULT_KINDS = [
   'worker-kill',
@@ -52,9 +53,11 @@ export interface ChaosOptions {
  * after 5 s (a relay killed between claim and mark holds its rows that long). Dispatching units go
  * stale after 10 s — above the queue wait of a busy machine, as docs/operations.md asks (below it,
  * every queued unit would be published again) — and capped runs retry dispatch every 5 s as a
- * backstop (wake-ups on freed capacity do the work).
+ * backstop (wake-ups on freed capacity do the work). Every process — the children, the control
+ * engine, the setup and the checks — names its tables in one schema: the one set here.
  */
 export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
+  SYNCRELAY_SCHEMA: DEFAULT_SCHEMA,
   SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
   SYNC_RECONCILE_INTERVAL_SECONDS: '1',
   SYNC_UNIT_DISPATCH_STALE_SECONDS: '10',

@@ -159,5 +159,5 @@ export class ChaosChild {
 }
 
 export function describeExit(e: Exit): string {
-  return e.signal ? `signal ${e.signal}` : `exit code ${e.code}`;
+  return e.signal ? `signal ${e.signal}` : `exit code ${String(e.code)}`;
 }

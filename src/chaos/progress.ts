@@ -48,11 +48,14 @@ export class ChaosProgress {
     if (this.polling) return;
     this.polling = true;
     try {
+      const s = this.db.schema;
       const { rows } = await this.db.query<Counts>(
-        `SELECT (SELECT count(*)::int FROM sync_runs WHERE org_id = $1 AND status IN ('success','partial_failed','failed','cancelled')) AS "runsTerminal",
-                (SELECT count(*)::int FROM sync_runs WHERE org_id = $1) AS runs,
-                (SELECT count(*)::int FROM sync_run_units WHERE org_id = $1 AND status IN ('success','failed','cancelled')) AS "unitsDone",
-                (SELECT count(*)::int FROM sync_run_units WHERE org_id = $1) AS units`,
+        `SELECT (SELECT count(*)::int FROM ${s.sync_runs}
+                  WHERE org_id = $1 AND status IN ('success','partial_failed','failed','cancelled')) AS "runsTerminal",
+                (SELECT count(*)::int FROM ${s.sync_runs} WHERE org_id = $1) AS runs,
+                (SELECT count(*)::int FROM ${s.sync_run_units}
+                  WHERE org_id = $1 AND status IN ('success','failed','cancelled')) AS "unitsDone",
+                (SELECT count(*)::int FROM ${s.sync_run_units} WHERE org_id = $1) AS units`,
         [this.orgId],
       );
       this.counts = rows[0] ?? this.counts;

@@ -28,7 +28,8 @@ export type ChildEvent =
 
 /** Parses one stdout line of a child; null for anything else (e.g. a stray log line). */
 export function parseChildLine(line: string): ChildEvent | null {
-  const [word, a, b] = line.trim().split(/\s+/);
+  const [first, a, b] = line.trim().split(/\s+/);
+  const word = first ?? '';
   switch (word) {
     case 'ready':
       return Number.isInteger(Number(a)) ? { kind: 'ready', pid: Number(a) } : null;

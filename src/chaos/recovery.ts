@@ -13,6 +13,7 @@
  * pg-terminate takes nothing one could name; it is not measured.
  */
 import type { Db } from '../db/types.js';
+import { auditTables } from './database.js';
 import type { FaultRecord } from './injectors.js';
 import type { FaultKind } from './options.js';
 import { quantile } from './random.js';
@@ -48,7 +49,8 @@ const heldUnits: Measure = async (db, r) => {
     db,
     `SELECT max(e.at) AS done, count(*) FILTER (WHERE e.at IS NULL)::int AS missing, count(*)::int AS n
        FROM unnest($1::uuid[]) AS h(id)
-       LEFT JOIN LATERAL (SELECT at FROM chaos_unit_events e WHERE e.unit_id = h.id AND e.new_status IN ${TERMINAL}
+       LEFT JOIN LATERAL (SELECT at FROM ${auditTables(db.schema).unitEvents} e
+                           WHERE e.unit_id = h.id AND e.new_status IN ${TERMINAL}
                            ORDER BY e.id DESC LIMIT 1) e ON true`,
     [r.units.map((u) => u.unitId)],
   );
@@ -56,13 +58,15 @@ const heldUnits: Measure = async (db, r) => {
 };
 
 const lostMessages: Measure = async (db, r) => {
+  const events = auditTables(db.schema).unitEvents;
   const done = await latest(
     db,
     `WITH lost AS (
-       SELECT DISTINCT ON (unit_id) unit_id, new_status FROM chaos_unit_events WHERE at <= $1 ORDER BY unit_id, id DESC)
+       SELECT DISTINCT ON (unit_id) unit_id, new_status FROM ${events}
+        WHERE at <= $1 ORDER BY unit_id, id DESC)
      SELECT max(n.at) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM lost l
-       LEFT JOIN LATERAL (SELECT at FROM chaos_unit_events e WHERE e.unit_id = l.unit_id AND e.at > $1
+       LEFT JOIN LATERAL (SELECT at FROM ${events} e WHERE e.unit_id = l.unit_id AND e.at > $1
                              AND (e.new_status = 'running' OR e.new_status IN ${TERMINAL}) ORDER BY e.id LIMIT 1) n ON true
       WHERE l.new_status = 'dispatching'`,
     [new Date(r.startedAt)],
@@ -71,14 +75,15 @@ const lostMessages: Measure = async (db, r) => {
 };
 
 const claimedRows: Measure = async (db, r) => {
+  const events = auditTables(db.schema).outboxEvents;
   const done = await latest(
     db,
     `WITH held AS (
-       SELECT DISTINCT ON (run_id, kind) run_id, kind, claimed, at FROM chaos_outbox_events
+       SELECT DISTINCT ON (run_id, kind) run_id, kind, claimed, at FROM ${events}
         WHERE at <= $1::timestamptz + interval '1 second' ORDER BY run_id, kind, id DESC)
      SELECT max(n.at) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM held h
-       LEFT JOIN LATERAL (SELECT at FROM chaos_outbox_events e WHERE e.run_id = h.run_id AND e.kind = h.kind AND e.at > h.at
+       LEFT JOIN LATERAL (SELECT at FROM ${events} e WHERE e.run_id = h.run_id AND e.kind = h.kind AND e.at > h.at
                              AND ${PUBLISHED_AGAIN}
                            ORDER BY e.id LIMIT 1) n ON true
       WHERE h.claimed AND h.at <= $1`,
@@ -88,14 +93,15 @@ const claimedRows: Measure = async (db, r) => {
 };
 
 const failedPublishes: Measure = async (db, r) => {
+  const events = auditTables(db.schema).outboxEvents;
   const done = await latest(
     db,
     `WITH failed AS (
-       SELECT run_id, kind, id, at FROM chaos_outbox_events
+       SELECT run_id, kind, id, at FROM ${events}
         WHERE at BETWEEN $1 AND $2 AND last_error LIKE '%injected by syncrelay chaos%' AND NOT claimed)
      SELECT max(GREATEST(n.at, $2)) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM failed f
-       LEFT JOIN LATERAL (SELECT at FROM chaos_outbox_events e WHERE e.run_id = f.run_id AND e.kind = f.kind AND e.id > f.id
+       LEFT JOIN LATERAL (SELECT at FROM ${events} e WHERE e.run_id = f.run_id AND e.kind = f.kind AND e.id > f.id
                              AND ${PUBLISHED_AGAIN}
                            ORDER BY e.id LIMIT 1) n ON true`,
     [new Date(r.startedAt), new Date(r.endedAt)],
@@ -124,5 +130,5 @@ export async function recoveryByKind(db: Db, records: FaultRecord[]): Promise<{ 
     all.push(ms);
   }
   const summaries = Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, summarize(v)]));
-  return { all: summarize(all), byKind: summaries as Partial<Record<FaultKind, Recovery>> };
+  return { all: summarize(all), byKind: summaries };
 }

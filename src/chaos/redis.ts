@@ -65,11 +65,11 @@ export class PrivateRedis {
     const watchdog = 'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
     const proc = spawn('sh', ['-c', watchdog, 'sh', this.binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc = proc;
-    proc.stdin!.on('error', () => undefined);
-    proc.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-2000)));
+    proc.stdin.on('error', () => undefined);
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-2000)));
     const pid = await new Promise<number>((resolve, reject) => {
       proc.once('error', reject);
-      proc.stdout!.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
+      proc.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
       proc.once('exit', () => reject(new Error(`could not start ${this.binary}: ${this.stderr.trim()}`)));
     });
     this.serverPid = pid;

@@ -51,7 +51,7 @@ export async function countBy(db: Db, sql: string, params: unknown[]): Promise<R
 
 const secs = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 const pairs = (o: Record<string, number | string | undefined>) =>
-  Object.entries(o).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${v}`).join(' · ') || '-';
+  Object.entries(o).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${String(v)}`).join(' · ') || '-';
 
 /** The report as text for a person. */
 export function formatReport(r: ChaosReport): string {
@@ -76,7 +76,7 @@ export function formatReport(r: ChaosReport): string {
     `recovery  each fault's work done again after p50 ${secs(f.p50_ms)}, max ${secs(f.max_ms)} (${f.events} faults measured)`,
   );
   for (const [k, v] of Object.entries(r.recovery.by_kind)) {
-    lines.push(`                  ${k.padEnd(15)} p50 ${secs(v!.p50_ms)}, max ${secs(v!.max_ms)} (${v!.events} faults)`);
+    lines.push(`                  ${k.padEnd(15)} p50 ${secs(v.p50_ms)}, max ${secs(v.max_ms)} (${v.events} faults)`);
   }
   lines.push(
     `          after the last fault: ${a.open_runs} runs still open, terminal after p50 ${secs(a.p50_ms)}, max ${secs(a.max_ms)}; all quiescent after ${secs(r.recovery.quiescent_after_ms)} (bound ${c.terminal_bound_s} s)`,

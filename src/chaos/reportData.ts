@@ -24,24 +24,36 @@ export interface ReportInput {
 }
 
 export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> {
+  const s = db.schema;
   const org = [x.names.orgId];
-  const runsByStatus = await countBy(db, 'SELECT status AS k, count(*)::int AS n FROM sync_runs WHERE org_id = $1 GROUP BY 1 ORDER BY 1', org);
-  const unitsByStatus = await countBy(db, 'SELECT status AS k, count(*)::int AS n FROM sync_run_units WHERE org_id = $1 GROUP BY 1 ORDER BY 1', org);
+  const runsByStatus = await countBy(
+    db,
+    `SELECT status AS k, count(*)::int AS n FROM ${s.sync_runs} WHERE org_id = $1 GROUP BY 1 ORDER BY 1`,
+    org,
+  );
+  const unitsByStatus = await countBy(
+    db,
+    `SELECT status AS k, count(*)::int AS n FROM ${s.sync_run_units} WHERE org_id = $1 GROUP BY 1 ORDER BY 1`,
+    org,
+  );
   const failedBy = await countBy(
     db,
-    `SELECT result ->> 'error_category' AS k, count(*)::int AS n FROM sync_run_units WHERE org_id = $1 AND status = 'failed' GROUP BY 1 ORDER BY 2 DESC`,
+    `SELECT result ->> 'error_category' AS k, count(*)::int AS n FROM ${s.sync_run_units}
+      WHERE org_id = $1 AND status = 'failed' GROUP BY 1 ORDER BY 2 DESC`,
     org,
   );
   const { rows: sums } = await db.query<{ attempts: number; expired: number; deferrals: number }>(
     `SELECT COALESCE(sum(attempts), 0)::int AS attempts, COALESCE(sum(expired_lease_retry_count), 0)::int AS expired,
-            COALESCE(sum(rate_limit_deferrals), 0)::int AS deferrals FROM sync_run_units WHERE org_id = $1`,
+            COALESCE(sum(rate_limit_deferrals), 0)::int AS deferrals FROM ${s.sync_run_units} WHERE org_id = $1`,
     org,
   );
   const { rows: runs } = await db.query<{ completed_at: Date | null; successes: number; generations: number }>(
     `SELECT r.completed_at,
-            (SELECT count(*)::int FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status = 'success') AS successes,
-            (SELECT count(DISTINCT m.computed_at)::int FROM synthetic_metrics_daily m WHERE m.sync_run_id = r.id) AS generations
-       FROM sync_runs r WHERE r.org_id = $1`,
+            (SELECT count(*)::int FROM ${s.sync_run_units} u
+              WHERE u.sync_run_id = r.id AND u.status = 'success') AS successes,
+            (SELECT count(DISTINCT m.computed_at)::int FROM ${s.table('synthetic_metrics_daily')} m
+              WHERE m.sync_run_id = r.id) AS generations
+       FROM ${s.sync_runs} r WHERE r.org_id = $1`,
     org,
   );
   const open = runs.filter((r) => !r.completed_at || r.completed_at.getTime() > x.faultsStoppedAt);

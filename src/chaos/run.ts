@@ -80,7 +80,11 @@ export class ChaosRun {
     try {
       await setUp(r, this.opts, kinds.includes('net-partition'));
       const engine = r.control!;
-      this.io.note(`chaos: database ${names.database}, queue prefix ${names.queuePrefix}, Redis ${r.redis ? `private (pid ${r.redis.pid}, port ${r.redis.port})` : 'shared'}, seed ${this.opts.seed}`);
+      const redis = r.redis ? `private (pid ${String(r.redis.pid)}, port ${r.redis.port})` : 'shared';
+      this.io.note(
+        `chaos: database ${names.database}, schema ${engine.db.schema.name}, queue prefix ${names.queuePrefix}, ` +
+          `Redis ${redis}, seed ${this.opts.seed}`,
+      );
       const rng = new Rng(this.opts.seed);
       const integrations = await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
       const cluster = this.startCluster(r);
@@ -211,7 +215,8 @@ export class ChaosRun {
     const deadline = faultsStoppedAt + boundMs + 30_000;
     while (Date.now() < deadline && !this.io.signal.aborted) {
       const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM sync_runs WHERE org_id = $1 AND status IN ('planned', 'dispatching')`,
+        `SELECT count(*)::int AS n FROM ${db.schema.sync_runs}
+          WHERE org_id = $1 AND status IN ('planned', 'dispatching')`,
         [orgId],
       );
       if (rows[0]!.n === 0) break;
@@ -221,7 +226,8 @@ export class ChaosRun {
     const postSyncDeadline = Date.now() + 2 * CLAIM_TIMEOUT_MS + 90_000;
     while (Date.now() < postSyncDeadline && !this.io.signal.aborted) {
       const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'pending'`,
+        `SELECT count(*)::int AS n FROM ${db.schema.sync_dispatch_outbox}
+          WHERE kind = 'post_sync' AND status = 'pending'`,
       );
       if (rows[0]!.n === 0) break;
       await sleep(250, this.io.signal);

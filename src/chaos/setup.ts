@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { InProcessBroker } from '../broker/inprocess.js';
 import { loadSettings } from '../config.js';
 import { PgDb } from '../db/pg.js';
+import { DbSchema } from '../db/schema.js';
 import { Engine } from '../engine.js';
 import { ValidationError } from '../errors.js';
 import { silentLogger } from '../logger.js';
@@ -78,7 +79,11 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
   }
   await createDatabase(r.serverUrl, r.names.database);
   r.databaseCreated = true;
-  await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`));
+  const controlUrl = databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-control`);
+  // The children get CHILD_SETTINGS too: every process of the run names its tables in this one schema.
+  const settings = loadSettings({ ...CHILD_SETTINGS, DATABASE_URL: controlUrl });
+  const schema = new DbSchema(settings.schema);
+  await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`), schema);
   if (withNet) {
     await removeStaleNamespaces();
     const pg = new URL(r.serverUrl);
@@ -96,9 +101,7 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
     };
     r.netUrls = { database: viaNet(r.serverUrl, ports[0]!), redis: viaNet(r.redisUrl, ports[1]!) };
   }
-  const controlUrl = databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-control`);
-  const settings = loadSettings({ ...CHILD_SETTINGS, DATABASE_URL: controlUrl });
-  const db = new PgDb({ connectionString: controlUrl, max: 4 });
+  const db = new PgDb({ connectionString: controlUrl, max: 4, schema });
   // The control engine only plans, triggers and cancels (rows and outbox rows): it needs no broker.
   r.control = await Engine.open({ settings, db, broker: new InProcessBroker(), logger: silentLogger(), migrate: false });
 }

@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`${errorLine(err)}\n`);
     if (process.env.SYNCRELAY_LOG_LEVEL === 'debug' || process.env.SYNCRELAY_LOG_LEVEL === 'trace') {
-      process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
     return err instanceof CliError ? err.exitCode : EXIT_FAILURE;
   }

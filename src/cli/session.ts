@@ -28,10 +28,12 @@ export function cliLogger(longRunning: boolean): Logger {
   return createLogger(level);
 }
 
-/** Where the data lives, for people (passwords masked). */
+/** Where the data lives, for people (passwords masked): the database and the schema of the tables. */
 export function describeDatabase(settings: ResolvedSettings): string {
-  if (!settings.databaseUrl) return `PGlite (embedded PostgreSQL) in ${resolve(settings.dataDir)}`;
-  return `PostgreSQL at ${maskUrl(settings.databaseUrl)}`;
+  const where = settings.databaseUrl
+    ? `PostgreSQL at ${maskUrl(settings.databaseUrl)}`
+    : `PGlite (embedded PostgreSQL) in ${resolve(settings.dataDir)}`;
+  return `${where}, schema ${settings.schema}`;
 }
 
 export function describeBroker(settings: ResolvedSettings): string {

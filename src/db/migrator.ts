@@ -47,6 +47,7 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   );
 }
 
+/** One lock for every schema's migrations: adopting the earlier layout moves tables out of `public`. */
 const LOCK_KEY = 'syncrelay.migrate';
 
 /**

@@ -33,7 +33,7 @@ export class PgDb implements Db {
       // Queries issued back to back go out without waiting for each other (BEGIN and the first
       // statement of a transaction share one round trip); a caller still awaits its own result.
       pipeline: true,
-    } as pg.PoolConfig);
+    });
     // An idle client that dies (pg_terminate_backend, restart) must not crash the process.
     this.pool.on('error', () => undefined);
   }
@@ -154,7 +154,7 @@ export class PgDb implements Db {
     const client = await this.ensureListener();
     if (fresh) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     return async () => {
-      set!.delete(onNotify);
+      set.delete(onNotify);
     };
   }
 

@@ -63,6 +63,8 @@ export class DbSchema implements QualifiedNames {
   readonly quoted: string;
   /** The outbox's NOTIFY channel: `<schema>_outbox` (the default schema keeps its old channel name). */
   readonly channel: string;
+  /** The schedules' NOTIFY channel: `<schema>_schedules`. */
+  readonly schedulesChannel: string;
 
   declare readonly integrations: string;
   declare readonly integration_sources: string;
@@ -86,8 +88,14 @@ export class DbSchema implements QualifiedNames {
     validateSchemaName(name);
     this.quoted = quoteIdent(name);
     this.channel = `${name}_outbox`;
+    this.schedulesChannel = `${name}_schedules`;
     for (const o of CORE_OBJECTS) Object.defineProperty(this, o, { value: this.table(o), enumerable: true });
     Object.freeze(this);
+  }
+
+  /** An advisory-lock key of this install: `<schema>.<what>` (two installs never share a lock). */
+  lockKey(what: string): string {
+    return `${this.name}.${what}`;
   }
 
   /** Any object of this schema by name (a provider's own tables), quoted and qualified. */

@@ -1,6 +1,5 @@
-/** Metrics (prom-client), trace context (OpenTelemetry API) and the HTTP pieces that expose them. */
+/** Metrics (prom-client) and trace context (OpenTelemetry API); the API serves them (src/api/metrics.ts). */
 export { EngineMetrics, type EngineMetricsOptions, type MetricsSource } from './metrics.js';
-export { metricsPlugin, triggerMetricsHook, METRICS_PATH } from './http.js';
 export {
   extractTrace,
   injectTrace,

@@ -26,7 +26,7 @@ export interface StatusCount {
 export async function outboxGroups(tx: Tx): Promise<OutboxGroup[]> {
   const { rows } = await tx.query<OutboxGroup>(
     `SELECT kind, status, count(*)::int AS n, min(available_at) FILTER (WHERE status = 'pending') AS oldest_pending_at
-       FROM sync_dispatch_outbox GROUP BY kind, status`,
+       FROM ${tx.schema.sync_dispatch_outbox} GROUP BY kind, status`,
   );
   return rows;
 }
@@ -34,7 +34,8 @@ export async function outboxGroups(tx: Tx): Promise<OutboxGroup[]> {
 /** Non-terminal units by status: reads the partial index of open units (sync_run_units_bucket_id_idx). */
 export async function openUnitCounts(tx: Tx): Promise<StatusCount[]> {
   const { rows } = await tx.query<StatusCount>(
-    `SELECT status, count(*)::int AS n FROM sync_run_units WHERE status IN ${UNIT_OPEN_SQL} GROUP BY status`,
+    `SELECT status, count(*)::int AS n FROM ${tx.schema.sync_run_units}
+      WHERE status IN ${UNIT_OPEN_SQL} GROUP BY status`,
   );
   return rows;
 }
@@ -42,7 +43,8 @@ export async function openUnitCounts(tx: Tx): Promise<StatusCount[]> {
 /** Live runs by status: reads the live-run partial index (sync_runs_live_idx). */
 export async function liveRunCounts(tx: Tx): Promise<StatusCount[]> {
   const { rows } = await tx.query<StatusCount>(
-    "SELECT status, count(*)::int AS n FROM sync_runs WHERE status IN ('planned', 'dispatching') GROUP BY status",
+    `SELECT status, count(*)::int AS n FROM ${tx.schema.sync_runs}
+      WHERE status IN ('planned', 'dispatching') GROUP BY status`,
   );
   return rows;
 }
@@ -52,12 +54,13 @@ export async function liveRunCounts(tx: Tx): Promise<StatusCount[]> {
  * found through the live-run and completed_at indexes, their units through (sync_run_id, status).
  */
 export async function recentTerminalUnitCounts(tx: Tx, since: Date, maxRuns: number): Promise<StatusCount[]> {
+  const s = tx.schema;
   const { rows } = await tx.query<StatusCount>(
     `SELECT u.status, count(*)::int AS n
-       FROM ((SELECT id FROM sync_runs WHERE status IN ('planned', 'dispatching') LIMIT $2)
+       FROM ((SELECT id FROM ${s.sync_runs} WHERE status IN ('planned', 'dispatching') LIMIT $2)
              UNION ALL
-             (SELECT id FROM sync_runs WHERE completed_at >= $1 ORDER BY completed_at DESC LIMIT $2)) r
-       JOIN sync_run_units u ON u.sync_run_id = r.id
+             (SELECT id FROM ${s.sync_runs} WHERE completed_at >= $1 ORDER BY completed_at DESC LIMIT $2)) r
+       JOIN ${s.sync_run_units} u ON u.sync_run_id = r.id
       WHERE u.status IN ${UNIT_TERMINAL_SQL}
       GROUP BY u.status`,
     [since, maxRuns],

@@ -4,7 +4,7 @@ import { isTerminalRun } from '../domain/statuses.js';
 import { NotFoundError } from '../errors.js';
 import { completeJobRun } from '../store/jobRuns.js';
 import { insertLedgerRow } from '../store/ledger.js';
-import { armOutbox } from '../store/outbox.js';
+import { armEndWakes } from '../store/endWakes.js';
 import { cancelOpenUnits, finishRun, lockRun } from '../store/runs.js';
 import { countUnitsByStatus } from '../store/units.js';
 import type { Clock } from '../clock.js';
@@ -21,7 +21,7 @@ export async function cancelRun(db: Db, clock: Clock, runId: string, orgId?: str
     if (!run || (orgId !== undefined && run.org_id !== orgId)) throw new NotFoundError('sync run', runId);
     if (isTerminalRun(run.status)) return 'already_terminal';
     const now = clock.now();
-    await cancelOpenUnits(tx, runId, now);
+    const freed = await cancelOpenUnits(tx, runId, now);
     const counts = await countUnitsByStatus(tx, runId);
     const completed = counts.success ?? 0;
     const failed = counts.failed ?? 0;
@@ -29,9 +29,16 @@ export async function cancelRun(db: Db, clock: Clock, runId: string, orgId?: str
     const outcome = { status: 'cancelled' as const, total: completed + failed + cancelled, completed, failed, cancelled, error: 'cancelled' };
     await finishRun(tx, runId, outcome, {}, now);
     await completeJobRun(tx, runId, 'cancelled', { run_status: 'cancelled', completed_units: completed, failed_units: failed, cancelled_units: cancelled }, 'cancelled', now);
-    if (completed > 0 && (await insertLedgerRow(tx, run.org_id, runId, 'post_sync', now))) {
-      await armOutbox(tx, 'post_sync', [{ orgId: run.org_id, runId }], now, now);
-    }
+    // post_sync once (the ledger), and the slots its units held to the runs waiting longest in their
+    // buckets, in one statement (one lock order); the run is terminal now, so nothing finalizes it again.
+    const postSync = completed > 0 && (await insertLedgerRow(tx, run.org_id, runId, 'post_sync', now));
+    const own = postSync ? [{ kind: 'post_sync' as const, orgId: run.org_id, runId, availableAt: now }] : [];
+    await armEndWakes(
+      tx,
+      freed.map((unitId) => ({ unitId })),
+      own,
+      now,
+    );
     return 'cancelled';
   });
 }

@@ -4,7 +4,7 @@
  * draining → stopped. Any number of loops (replicas) may run: each slot still fires once.
  */
 import { describeError } from '../errors.js';
-import { earliestNextRunAt, SCHEDULES_CHANNEL } from '../store/schedules.js';
+import { earliestNextRunAt } from '../store/schedules.js';
 import { runSchedulerTick, type SchedulerDeps, type SchedulerTick } from './scheduler.js';
 
 export type SchedulerLoopState = 'idle' | 'running' | 'draining' | 'stopped';
@@ -47,7 +47,7 @@ export class SchedulerLoop {
   async start(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'running';
-    this.unlisten = await this.deps.db.listen(SCHEDULES_CHANNEL, () => this.wake());
+    this.unlisten = await this.deps.db.listen(this.deps.db.schema.schedulesChannel, () => this.wake());
     this.wake();
   }
 

@@ -5,12 +5,13 @@ import { runTrace, type TraceCarrier } from '../observability/trace.js';
 import type { IntegrationInfo } from '../providers/types.js';
 import { lockBuckets } from '../store/dispatch.js';
 import { getIntegration } from '../store/integrations.js';
-import { armOutboxRows, type Wake } from '../store/outbox.js';
+import { armEndWakes, type EndedRef } from '../store/endWakes.js';
+import type { Wake } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';
 import { expireToFailed, expireToRetrying, findExpiredUnits } from '../store/reconcile.js';
 import { getRun } from '../store/runs.js';
-import { wakesAfterUnitEnd } from '../tasks/afterUnitEnd.js';
-import { after, type EngineContext } from '../tasks/context.js';
+import type { EngineContext } from '../context.js';
+import { after } from '../clock.js';
 
 export interface ExpireCounters {
   expired_units: number;
@@ -40,12 +41,15 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decide
   await lockBuckets(tx, units);
   const integrations = new Map<string, IntegrationInfo | null>();
   const traces = new Map<string, TraceCarrier | null>();
-  // Every wake-up of the batch is armed at its end, in one statement (one lock order).
+  // What the batch's ends wake, and its retries' own dispatch wake-ups, are armed at its end in one
+  // statement (one lock order), by the rule every unit end follows (../store/endWakes.ts).
+  const ended: EndedRef[] = [];
   const wakes: Wake[] = [];
   for (const unit of units) {
+    const facts = await surfaceFacts(ctx, tx, unit, integrations);
     const decision = decideExpiry(
       ctx.retryEligibility,
-      { provider: unit.provider, mode: unit.mode, datasetKey: unit.dataset_key, ...(await surfaceFacts(ctx, tx, unit, integrations)) },
+      { provider: unit.provider, mode: unit.mode, datasetKey: unit.dataset_key, ...facts },
       unit.expired_lease_retry_count,
       ctx.settings.expiredLeaseMaxRetries,
     );
@@ -57,9 +61,9 @@ async function expireBatch(ctx: EngineContext, tx: Tx, c: ExpireCounters, decide
     decided.push(decision);
     ctx.logger.warn({ runId: unit.sync_run_id, unitId: unit.id, decision }, 'unit lease expired');
     if (!traces.has(row.sync_run_id)) traces.set(row.sync_run_id, runTrace(await getRun(tx, row.sync_run_id)));
-    wakes.push(...(await wakesAfterUnitEnd(tx, row, now, traces.get(row.sync_run_id))).wakes);
+    ended.push({ unitId: row.id, trace: traces.get(row.sync_run_id) });
   }
-  await armOutboxRows(tx, wakes, now);
+  await armEndWakes(tx, ended, wakes, now);
   return units.length;
 }
 

@@ -5,7 +5,7 @@
  */
 import { describeError } from '../errors.js';
 import { nextDueAt } from '../store/outbox.js';
-import type { EngineContext } from '../tasks/context.js';
+import type { EngineContext } from '../context.js';
 import { reconcilePass, type PassCounters } from './pass.js';
 import { relayDue } from './relay.js';
 

@@ -2,7 +2,8 @@
 import type { OutboxKind } from '../domain/statuses.js';
 import { armOutboxRows } from '../store/outbox.js';
 import { ledgerRowsWithoutPostSync, runsNeedingDispatch, runsNeedingFinalize, type LedgerCursor } from '../store/reconcile.js';
-import { after, type EngineContext } from '../tasks/context.js';
+import type { EngineContext } from '../context.js';
+import { after } from '../clock.js';
 
 export interface MaterializeCounters {
   materialized_dispatch: number;

@@ -16,8 +16,9 @@ import {
   type ClaimRef,
 } from '../store/outbox.js';
 import type { OutboxRow } from '../store/rows.js';
-import { after, type EngineContext } from '../tasks/context.js';
-import { outboxMessage } from '../tasks/messages.js';
+import type { EngineContext } from '../context.js';
+import { after } from '../clock.js';
+import { outboxMessage } from '../broker/messages.js';
 
 export interface RelayCounters {
   relayed_dispatch: number;

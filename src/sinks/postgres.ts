@@ -4,11 +4,16 @@
  * worker writes nothing.
  */
 import { ValidationError } from '../errors.js';
+import type { DbSchema } from '../db/schema.js';
 import { quoteIdent, type Db, type Tx } from '../db/types.js';
 import type { LeaseGuard, Sink } from '../providers/types.js';
 
 /** One surface: a table written with `INSERT … ON CONFLICT (conflictColumns) DO UPDATE`. */
 export interface SurfaceSpec {
+  /**
+   * The table: a plain name (`synthetic_items`) is in the install's schema (`db.schema`); a
+   * qualified one (`analytics.items`) names its own schema. Each part is quoted as given.
+   */
   table: string;
   /** The columns of a unique index; a row must carry every one of them. */
   conflictColumns: string[];
@@ -80,7 +85,7 @@ async function upsert(tx: Tx, spec: SurfaceSpec, columns: string[], rows: Record
   const onConflict = `ON CONFLICT (${spec.conflictColumns.map(quoteIdent).join(', ')}) ${
     updates.length > 0 ? `DO UPDATE SET ${updates.join(', ')}` : 'DO NOTHING'
   }`;
-  const sql = `INSERT INTO ${quoteTable(spec.table)} (${columns.map(quoteIdent).join(', ')})
+  const sql = `INSERT INTO ${quoteTable(tx.schema, spec.table)} (${columns.map(quoteIdent).join(', ')})
     VALUES ${tuples.join(', ')} ${onConflict}`;
   const res = await tx.query(sql, values);
   return res.rowCount;
@@ -92,9 +97,9 @@ function bindable(spec: SurfaceSpec, column: string, value: unknown): unknown {
   return value;
 }
 
-/** `schema.table` quotes each part; a plain name is quoted whole. */
-function quoteTable(table: string): string {
-  return table.split('.').map(quoteIdent).join('.');
+/** `schema.table` quotes each part; a plain name is quoted whole, in the install's schema. */
+function quoteTable(schema: DbSchema, table: string): string {
+  return table.includes('.') ? table.split('.').map(quoteIdent).join('.') : schema.table(table);
 }
 
 function checkSpec(surface: string, spec: SurfaceSpec): void {

@@ -2,9 +2,11 @@
  * Read queries behind the admin endpoints. Every org-owned row is read through `org_id = $1`,
  * so a caller of one org never sees another's. None of them locks anything.
  */
+import type { DbSchema } from '../db/schema.js';
 import type { Tx } from '../db/types.js';
 import type { IntegrationRow } from './integrations.js';
 import type { JobRunRow, RunRow, UnitRow } from './rows.js';
+import { OUTBOX_PENDING } from './sql.js';
 
 export interface IntegrationView extends IntegrationRow {
   /** External keys of the enabled sources. */
@@ -13,24 +15,30 @@ export interface IntegrationView extends IntegrationRow {
   datasets: string[];
 }
 
-const INTEGRATION_VIEW = `SELECT i.*,
-    ARRAY(SELECT s.external_key FROM integration_sources s
+function integrationViewSql(s: DbSchema): string {
+  return `SELECT i.*,
+    ARRAY(SELECT s.external_key FROM ${s.integration_sources} s
            WHERE s.integration_id = i.id AND s.enabled ORDER BY s.external_key) AS sources,
-    ARRAY(SELECT d.dataset_key FROM integration_datasets d
+    ARRAY(SELECT d.dataset_key FROM ${s.integration_datasets} d
            WHERE d.integration_id = i.id AND d.enabled ORDER BY d.dataset_key) AS datasets
-  FROM integrations i`;
+  FROM ${s.integrations} i`;
+}
 
 /** The org's integrations with their source and dataset keys, oldest first. */
 export async function listIntegrationViews(tx: Tx, orgId: string): Promise<IntegrationView[]> {
-  const { rows } = await tx.query<IntegrationView>(`${INTEGRATION_VIEW} WHERE i.org_id = $1 ORDER BY i.created_at, i.id`, [
-    orgId,
-  ]);
+  const { rows } = await tx.query<IntegrationView>(
+    `${integrationViewSql(tx.schema)} WHERE i.org_id = $1 ORDER BY i.created_at, i.id`,
+    [orgId],
+  );
   return rows;
 }
 
 /** One integration of the org with its source and dataset keys. */
 export async function getIntegrationView(tx: Tx, orgId: string, id: string): Promise<IntegrationView | null> {
-  const { rows } = await tx.query<IntegrationView>(`${INTEGRATION_VIEW} WHERE i.org_id = $1 AND i.id = $2`, [orgId, id]);
+  const { rows } = await tx.query<IntegrationView>(
+    `${integrationViewSql(tx.schema)} WHERE i.org_id = $1 AND i.id = $2`,
+    [orgId, id],
+  );
   return rows[0] ?? null;
 }
 
@@ -67,11 +75,12 @@ export interface JobRunView extends JobRunRow {
 
 /** The org's JobRuns matching the filter, newest first, after the cursor. */
 export async function listJobRunViews(tx: Tx, f: JobRunFilter): Promise<JobRunView[]> {
+  const s = tx.schema;
   const { rows } = await tx.query<JobRunView>(
     `SELECT j.*, r.id AS sync_run_id, r.mode, r.status AS run_status, r.total_units, r.completed_units, r.failed_units,
             (extract(epoch FROM j.created_at) * 1000000)::bigint::text AS cursor_us
-       FROM job_runs j
-       LEFT JOIN sync_runs r ON r.id = (j.result ->> 'sync_run_id')::uuid AND r.org_id = j.org_id
+       FROM ${s.job_runs} j
+       LEFT JOIN ${s.sync_runs} r ON r.id = (j.result ->> 'sync_run_id')::uuid AND r.org_id = j.org_id
       WHERE j.org_id = $1
         AND ($2::text IS NULL OR j.status = $2)
         AND ($3::uuid IS NULL OR j.integration_id = $3)
@@ -99,14 +108,18 @@ export async function listJobRunViews(tx: Tx, f: JobRunFilter): Promise<JobRunVi
 
 /** One run of the org. */
 export async function getRunOfOrg(tx: Tx, orgId: string, runId: string): Promise<RunRow | null> {
-  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE org_id = $1 AND id = $2', [orgId, runId]);
+  const { rows } = await tx.query<RunRow>(`SELECT * FROM ${tx.schema.sync_runs} WHERE org_id = $1 AND id = $2`, [
+    orgId,
+    runId,
+  ]);
   return rows[0] ?? null;
 }
 
 /** The run's unit counts by status. */
 export async function countRunUnitsByStatus(tx: Tx, orgId: string, runId: string): Promise<Record<string, number>> {
   const { rows } = await tx.query<{ status: string; n: number }>(
-    `SELECT status, count(*)::int AS n FROM sync_run_units WHERE org_id = $1 AND sync_run_id = $2 GROUP BY status`,
+    `SELECT status, count(*)::int AS n FROM ${tx.schema.sync_run_units} WHERE org_id = $1 AND sync_run_id = $2
+      GROUP BY status`,
     [orgId, runId],
   );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
@@ -115,7 +128,8 @@ export async function countRunUnitsByStatus(tx: Tx, orgId: string, runId: string
 /** The JobRun linked to the run, if any. */
 export async function getJobRunOfRun(tx: Tx, orgId: string, runId: string): Promise<JobRunRow | null> {
   const { rows } = await tx.query<JobRunRow>(
-    `SELECT * FROM job_runs WHERE org_id = $1 AND result ->> 'sync_run_id' = $2 ORDER BY created_at LIMIT 1`,
+    `SELECT * FROM ${tx.schema.job_runs} WHERE org_id = $1 AND result ->> 'sync_run_id' = $2
+      ORDER BY created_at LIMIT 1`,
     [orgId, runId],
   );
   return rows[0] ?? null;
@@ -131,9 +145,10 @@ export async function listRunUnitViews(
   tx: Tx,
   f: { orgId: string; runId: string; status?: string; afterId?: string; limit: number },
 ): Promise<UnitView[]> {
+  const s = tx.schema;
   const { rows } = await tx.query<UnitView>(
     `SELECT u.*, s.external_key AS source_key
-       FROM sync_run_units u LEFT JOIN integration_sources s ON s.id = u.source_id
+       FROM ${s.sync_run_units} u LEFT JOIN ${s.integration_sources} s ON s.id = u.source_id
       WHERE u.org_id = $1 AND u.sync_run_id = $2
         AND ($3::text IS NULL OR u.status = $3)
         AND ($4::uuid IS NULL OR u.id > $4)
@@ -152,7 +167,7 @@ export interface OutboxCount {
 /** The org's outbox rows counted per kind × status. */
 export async function countOutboxByKindStatus(tx: Tx, orgId: string): Promise<OutboxCount[]> {
   const { rows } = await tx.query<OutboxCount>(
-    `SELECT kind, status, count(*)::int AS count FROM sync_dispatch_outbox WHERE org_id = $1
+    `SELECT kind, status, count(*)::int AS count FROM ${tx.schema.sync_dispatch_outbox} WHERE org_id = $1
       GROUP BY kind, status ORDER BY kind, status`,
     [orgId],
   );
@@ -173,9 +188,10 @@ export async function summarizePendingOutbox(tx: Tx, orgId: string, now: Date): 
   const { rows } = await tx.query<OutboxPendingSummary>(
     `SELECT count(*) FILTER (WHERE claim_expires_at > $2)::int AS live_claims,
             count(*) FILTER (WHERE available_at <= $2)::int AS due,
-            round(extract(epoch FROM ($2::timestamptz - min(available_at) FILTER (WHERE available_at <= $2))), 3)::float8
+            round(extract(epoch FROM ($2::timestamptz - min(available_at) FILTER (WHERE available_at <= $2))),
+                  3)::float8
               AS oldest_pending_age_seconds
-       FROM sync_dispatch_outbox WHERE org_id = $1 AND status = 'pending'`,
+       FROM ${tx.schema.sync_dispatch_outbox} WHERE org_id = $1 AND status = ${OUTBOX_PENDING}`,
     [orgId, now],
   );
   return rows[0] ?? { live_claims: 0, due: 0, oldest_pending_age_seconds: null };
@@ -199,7 +215,8 @@ export interface OutboxErrorRow {
 export async function listRecentOutboxErrors(tx: Tx, orgId: string, limit: number): Promise<OutboxErrorRow[]> {
   const { rows } = await tx.query<OutboxErrorRow>(
     `SELECT id, sync_run_id, kind, status, attempts, last_error, available_at, updated_at
-       FROM sync_dispatch_outbox WHERE org_id = $1 AND status = 'pending' AND last_error IS NOT NULL
+       FROM ${tx.schema.sync_dispatch_outbox}
+      WHERE org_id = $1 AND status = ${OUTBOX_PENDING} AND last_error IS NOT NULL
       ORDER BY updated_at DESC, id LIMIT $2`,
     [orgId, limit],
   );
@@ -220,7 +237,7 @@ export interface ReconcilerPassRow {
 export async function listReconcilerPasses(tx: Tx, limit: number): Promise<ReconcilerPassRow[]> {
   const { rows } = await tx.query<ReconcilerPassRow>(
     `SELECT id::text AS id, reconciler, started_at, finished_at, duration_ms, counters, error
-       FROM reconciler_passes ORDER BY started_at DESC, id DESC LIMIT $1`,
+       FROM ${tx.schema.reconciler_passes} ORDER BY started_at DESC, id DESC LIMIT $1`,
     [limit],
   );
   return rows;

@@ -23,7 +23,7 @@ export async function insertApiToken(
   now: Date,
 ): Promise<ApiTokenRow> {
   const { rows } = await tx.query<ApiTokenRow>(
-    `INSERT INTO api_tokens (org_id, name, token_hash, scopes, created_at)
+    `INSERT INTO ${tx.schema.api_tokens} (org_id, name, token_hash, scopes, created_at)
      VALUES ($1, $2, $3, $4::text[], $5) RETURNING ${COLUMNS}`,
     [t.orgId, t.name, t.tokenHash, t.scopes, now],
   );
@@ -41,10 +41,11 @@ export async function authenticateTokenHash(
   now: Date,
   touchAfterMs: number,
 ): Promise<ApiTokenRow | null> {
+  const s = tx.schema;
   const { rows } = await tx.query<ApiTokenRow>(
-    `WITH t AS (SELECT ${COLUMNS} FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL),
+    `WITH t AS (SELECT ${COLUMNS} FROM ${s.api_tokens} WHERE token_hash = $1 AND revoked_at IS NULL),
           touched AS (
-            UPDATE api_tokens SET last_used_at = $2
+            UPDATE ${s.api_tokens} SET last_used_at = $2
              WHERE id IN (SELECT id FROM t
                            WHERE last_used_at IS NULL
                               OR last_used_at < $2::timestamptz - make_interval(secs => $3::float8 / 1000))
@@ -58,7 +59,7 @@ export async function authenticateTokenHash(
 /** The org's tokens (revoked ones included), oldest first. Locks nothing. */
 export async function listApiTokens(tx: Tx, orgId: string): Promise<ApiTokenRow[]> {
   const { rows } = await tx.query<ApiTokenRow>(
-    `SELECT ${COLUMNS} FROM api_tokens WHERE org_id = $1 ORDER BY created_at, id`,
+    `SELECT ${COLUMNS} FROM ${tx.schema.api_tokens} WHERE org_id = $1 ORDER BY created_at, id`,
     [orgId],
   );
   return rows;
@@ -67,7 +68,7 @@ export async function listApiTokens(tx: Tx, orgId: string): Promise<ApiTokenRow[
 /** One token by id (optionally of one org). Locks nothing. */
 export async function getApiToken(tx: Tx, id: string, orgId?: string): Promise<ApiTokenRow | null> {
   const { rows } = await tx.query<ApiTokenRow>(
-    `SELECT ${COLUMNS} FROM api_tokens WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)`,
+    `SELECT ${COLUMNS} FROM ${tx.schema.api_tokens} WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)`,
     [id, orgId ?? null],
   );
   return rows[0] ?? null;
@@ -79,7 +80,7 @@ export async function getApiToken(tx: Tx, id: string, orgId?: string): Promise<A
  */
 export async function revokeApiToken(tx: Tx, id: string, now: Date, orgId?: string): Promise<ApiTokenRow | null> {
   const { rows } = await tx.query<ApiTokenRow>(
-    `UPDATE api_tokens SET revoked_at = $2
+    `UPDATE ${tx.schema.api_tokens} SET revoked_at = $2
       WHERE id = $1 AND revoked_at IS NULL AND ($3::text IS NULL OR org_id = $3)
       RETURNING ${COLUMNS}`,
     [id, now, orgId ?? null],

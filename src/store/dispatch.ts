@@ -1,7 +1,22 @@
 /** The statements dispatch_sync_run runs inside its one transaction. */
 import type { Tx } from '../db/types.js';
+import { UNIT_STATUSES, UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
 import type { Bucket, UnitRow } from './rows.js';
 import { bucketKey } from './rows.js';
+import { DISPATCH, sqlEach, sqlList, sqlLit, STALE, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
+
+const T = UNIT_TRANSITIONS;
+/** Where dispatch and redispatch_stale move units (one statement does both, so one status). */
+const DISPATCH_TO = sqlLit(T.dispatch.to);
+/** Units with dispatch work: planned, (stale or unpublished) dispatching, retrying — in the index's order. */
+const CANDIDATE_FROM: readonly UnitStatus[] = [...T.dispatch.from, ...T.redispatch_stale.from];
+const CANDIDATE_STATUSES = sqlList(UNIT_STATUSES.filter((u) => CANDIDATE_FROM.includes(u)));
+/** Total-cap denial: planned and retrying units (due or not) at once, dispatching ones once stale. */
+const DENY = { ...sqlEach(T.deny.from, 'planned', 'retrying', 'dispatching'), to: sqlLit(T.deny.to) };
+
+if (T.redispatch_stale.to !== T.dispatch.to) {
+  throw new Error('dispatch and redispatch_stale must move a unit to one status: claimDispatchCandidates does both');
+}
 
 /**
  * Takes transaction-scoped advisory locks on the buckets, in sorted order (no deadlocks between
@@ -10,15 +25,15 @@ import { bucketKey } from './rows.js';
 export async function lockBuckets(tx: Tx, buckets: readonly Bucket[]): Promise<void> {
   const keys = [...new Set(buckets.map(bucketKey))].sort();
   for (const key of keys) {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`syncrelay.bucket:${key}`]);
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [tx.schema.lockKey(`bucket:${key}`)]);
   }
 }
 
 /** Buckets of this run's units that could be dispatched. Locks nothing. */
 export async function candidateBuckets(tx: Tx, runId: string): Promise<Bucket[]> {
   const { rows } = await tx.query<Bucket>(
-    `SELECT DISTINCT org_id, provider, cost_class FROM sync_run_units
-      WHERE sync_run_id = $1 AND status IN ('planned', 'dispatching', 'retrying')`,
+    `SELECT DISTINCT org_id, provider, cost_class FROM ${tx.schema.sync_run_units}
+      WHERE sync_run_id = $1 AND status IN ${CANDIDATE_STATUSES}`,
     [runId],
   );
   return rows;
@@ -30,10 +45,10 @@ export async function candidateBuckets(tx: Tx, runId: string): Promise<Bucket[]>
  */
 export async function countActiveInBucket(tx: Tx, b: Bucket, now: Date, staleBefore: Date): Promise<number> {
   const { rows } = await tx.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM sync_run_units
+    `SELECT count(*)::int AS n FROM ${tx.schema.sync_run_units}
       WHERE org_id = $1 AND provider = $2 AND cost_class = $3
-        AND ((status = 'dispatching' AND updated_at > $5 AND dispatched_at IS NOT NULL)
-          OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at > $4)))`,
+        AND ((status = ${UNIT_PUBLISHED} AND updated_at > $5 AND dispatched_at IS NOT NULL)
+          OR (status = ${UNIT_LEASED} AND (lease_expires_at IS NULL OR lease_expires_at > $4)))`,
     [b.org_id, b.provider, b.cost_class, now, staleBefore],
   );
   return rows[0]?.n ?? 0;
@@ -55,20 +70,30 @@ export interface CandidateArgs {
  */
 export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise<UnitRow[]> {
   if (a.limit <= 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<UnitRow>(
-    `UPDATE sync_run_units u SET status = 'dispatching', dispatched_at = $5, updated_at = $5
-       FROM (SELECT id FROM sync_run_units
+    `UPDATE ${s.sync_run_units} u SET status = ${DISPATCH_TO}, dispatched_at = $5, updated_at = $5
+       FROM (SELECT id FROM ${s.sync_run_units}
               WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
                 AND ($8 OR tier = 'reference')
-                AND (status = 'planned'
-                  OR (status = 'dispatching' AND (updated_at <= $6 OR dispatched_at IS NULL))
-                  OR (status = 'retrying' AND available_at <= $5))
+                AND (status = ${DISPATCH.planned}
+                  OR (status = ${STALE.dispatching} AND (updated_at <= $6 OR dispatched_at IS NULL))
+                  OR (status = ${DISPATCH.retrying} AND available_at <= $5))
               ORDER BY tier = 'reference' DESC, id
               LIMIT $7
               FOR UPDATE SKIP LOCKED) c
       WHERE u.id = c.id
       RETURNING u.*`,
-    [a.runId, a.bucket.org_id, a.bucket.provider, a.bucket.cost_class, a.now, a.staleBefore, a.limit, a.includeWorkItems],
+    [
+      a.runId,
+      a.bucket.org_id,
+      a.bucket.provider,
+      a.bucket.cost_class,
+      a.now,
+      a.staleBefore,
+      a.limit,
+      a.includeWorkItems,
+    ],
   );
   return rows;
 }
@@ -90,17 +115,16 @@ export interface DispatchState {
 export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<DispatchState> {
   const { rows } = await tx.query<DispatchState>(
     `SELECT
-       count(*) FILTER (WHERE status = 'planned'
-                          OR (status = 'dispatching' AND (updated_at <= $3 OR dispatched_at IS NULL))
-                          OR (status = 'retrying' AND available_at <= $2))::int AS waiting,
-       count(*) FILTER (WHERE status = 'retrying' AND available_at > $2)::int AS "notDueRetrying",
-       min(available_at) FILTER (WHERE status = 'retrying' AND available_at > $2) AS "nextRetryAt",
-       count(*) FILTER (WHERE (status = 'dispatching' AND updated_at > $3 AND dispatched_at IS NOT NULL)
-                          OR status = 'running')::int AS "inFlight",
-       count(*) FILTER (WHERE tier = 'reference' AND status IN ('planned', 'dispatching', 'running', 'retrying'))::int
-         AS "openReference",
+       count(*) FILTER (WHERE status = ${DISPATCH.planned}
+                          OR (status = ${STALE.dispatching} AND (updated_at <= $3 OR dispatched_at IS NULL))
+                          OR (status = ${DISPATCH.retrying} AND available_at <= $2))::int AS waiting,
+       count(*) FILTER (WHERE status = ${DISPATCH.retrying} AND available_at > $2)::int AS "notDueRetrying",
+       min(available_at) FILTER (WHERE status = ${DISPATCH.retrying} AND available_at > $2) AS "nextRetryAt",
+       count(*) FILTER (WHERE (status = ${UNIT_PUBLISHED} AND updated_at > $3 AND dispatched_at IS NOT NULL)
+                          OR status = ${UNIT_LEASED})::int AS "inFlight",
+       count(*) FILTER (WHERE tier = 'reference' AND status IN ${UNIT_OPEN})::int AS "openReference",
        count(*)::int AS total
-     FROM sync_run_units WHERE sync_run_id = $1`,
+     FROM ${tx.schema.sync_run_units} WHERE sync_run_id = $1`,
     [runId, now, staleBefore],
   );
   return rows[0]!;
@@ -112,10 +136,11 @@ export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefor
  */
 export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE sync_run_units SET status = 'failed', error = 'run exceeds SYNC_RUN_MAX_UNITS',
+    `UPDATE ${tx.schema.sync_run_units} SET status = ${DENY.to}, error = 'run exceeds SYNC_RUN_MAX_UNITS',
             result = jsonb_build_object('error_category', 'dispatch_denied'), updated_at = $2
       WHERE sync_run_id = $1
-        AND (status IN ('planned', 'retrying') OR (status = 'dispatching' AND (updated_at <= $3 OR dispatched_at IS NULL)))
+        AND (status IN (${DENY.planned}, ${DENY.retrying})
+          OR (status = ${DENY.dispatching} AND (updated_at <= $3 OR dispatched_at IS NULL)))
       RETURNING id`,
     [runId, now, staleBefore],
   );
@@ -127,12 +152,15 @@ export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: D
  * dispatch re-publishes them at once instead of waiting for the stale threshold. Guarded by the
  * dispatch time we set, so a unit already claimed is untouched. Locks: those rows.
  */
-export async function markUnitsUnpublished(tx: Tx, units: readonly { id: string; dispatched_at: Date | null }[]): Promise<number> {
+export async function markUnitsUnpublished(
+  tx: Tx,
+  units: readonly { id: string; dispatched_at: Date | null }[],
+): Promise<number> {
   if (units.length === 0) return 0;
   const { rowCount } = await tx.query(
-    `UPDATE sync_run_units u SET dispatched_at = NULL
+    `UPDATE ${tx.schema.sync_run_units} u SET dispatched_at = NULL
        FROM unnest($1::uuid[], $2::timestamptz[]) AS p(id, at)
-      WHERE u.id = p.id AND u.status = 'dispatching' AND u.dispatched_at = p.at`,
+      WHERE u.id = p.id AND u.status = ${UNIT_PUBLISHED} AND u.dispatched_at = p.at`,
     [units.map((x) => x.id), units.map((x) => x.dispatched_at)],
   );
   return rowCount;

@@ -16,14 +16,14 @@ export interface IdempotencyRecord {
  */
 export async function lockIdempotencyKey(tx: Tx, orgId: string, key: string): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-    JSON.stringify(['syncrelay.idempotency', orgId, key]),
+    JSON.stringify([tx.schema.lockKey('idempotency'), orgId, key]),
   ]);
 }
 
 /** The recorded answer for (org, key), if any. Locks nothing. */
 export async function getIdempotencyRecord(tx: Tx, orgId: string, key: string): Promise<IdempotencyRecord | null> {
   const { rows } = await tx.query<IdempotencyRecord>(
-    'SELECT * FROM idempotency_keys WHERE org_id = $1 AND key = $2',
+    `SELECT * FROM ${tx.schema.idempotency_keys} WHERE org_id = $1 AND key = $2`,
     [orgId, key],
   );
   return rows[0] ?? null;
@@ -39,7 +39,7 @@ export async function insertIdempotencyRecord(
   now: Date,
 ): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `INSERT INTO idempotency_keys (org_id, key, request_hash, status_code, response, created_at)
+    `INSERT INTO ${tx.schema.idempotency_keys} (org_id, key, request_hash, status_code, response, created_at)
      VALUES ($1, $2, $3, $4, $5::jsonb, $6) ON CONFLICT (org_id, key) DO NOTHING`,
     [r.orgId, r.key, r.requestHash, r.statusCode, JSON.stringify(r.response), now],
   );
@@ -48,9 +48,10 @@ export async function insertIdempotencyRecord(
 
 /** Deletes records older than `before`, at most `batch`. Locks: those rows. Returns how many. */
 export async function pruneIdempotencyRecords(tx: Tx, before: Date, batch: number): Promise<number> {
+  const s = tx.schema;
   const { rowCount } = await tx.query(
-    `DELETE FROM idempotency_keys WHERE (org_id, key) IN (
-       SELECT org_id, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
+    `DELETE FROM ${s.idempotency_keys} WHERE (org_id, key) IN (
+       SELECT org_id, key FROM ${s.idempotency_keys} WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
     [before, batch],
   );
   return rowCount;

@@ -36,7 +36,7 @@ export async function insertIntegration(
   now: Date,
 ): Promise<IntegrationRow> {
   const { rows } = await tx.query<IntegrationRow>(
-    `INSERT INTO integrations (org_id, provider, name, config, created_at, updated_at)
+    `INSERT INTO ${tx.schema.integrations} (org_id, provider, name, config, created_at, updated_at)
      VALUES ($1, $2, $3, $4::jsonb, $5, $5) RETURNING *`,
     [i.orgId, i.provider, i.name, JSON.stringify(i.config), now],
   );
@@ -44,9 +44,14 @@ export async function insertIntegration(
 }
 
 /** Inserts sources (external keys) for an integration. Returns them. */
-export async function insertSources(tx: Tx, orgId: string, integrationId: string, keys: readonly string[]): Promise<SourceRow[]> {
+export async function insertSources(
+  tx: Tx,
+  orgId: string,
+  integrationId: string,
+  keys: readonly string[],
+): Promise<SourceRow[]> {
   const { rows } = await tx.query<SourceRow>(
-    `INSERT INTO integration_sources (org_id, integration_id, external_key, name)
+    `INSERT INTO ${tx.schema.integration_sources} (org_id, integration_id, external_key, name)
      SELECT $1, $2, k, k FROM unnest($3::text[]) AS k RETURNING *`,
     [orgId, integrationId, keys],
   );
@@ -54,9 +59,14 @@ export async function insertSources(tx: Tx, orgId: string, integrationId: string
 }
 
 /** Inserts enabled datasets for an integration. Returns them. */
-export async function insertDatasets(tx: Tx, orgId: string, integrationId: string, keys: readonly string[]): Promise<DatasetRow[]> {
+export async function insertDatasets(
+  tx: Tx,
+  orgId: string,
+  integrationId: string,
+  keys: readonly string[],
+): Promise<DatasetRow[]> {
   const { rows } = await tx.query<DatasetRow>(
-    `INSERT INTO integration_datasets (org_id, integration_id, dataset_key)
+    `INSERT INTO ${tx.schema.integration_datasets} (org_id, integration_id, dataset_key)
      SELECT $1, $2, k FROM unnest($3::text[]) AS k RETURNING *`,
     [orgId, integrationId, keys],
   );
@@ -70,7 +80,8 @@ export async function getIntegration(
   opts: { orgId?: string; lock?: boolean } = {},
 ): Promise<IntegrationRow | null> {
   const { rows } = await tx.query<IntegrationRow>(
-    `SELECT * FROM integrations WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
+    `SELECT * FROM ${tx.schema.integrations}
+      WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
     [id, opts.orgId ?? null],
   );
   return rows[0] ?? null;
@@ -78,7 +89,7 @@ export async function getIntegration(
 
 export async function listIntegrations(tx: Tx, orgId: string | null): Promise<IntegrationRow[]> {
   const { rows } = await tx.query<IntegrationRow>(
-    'SELECT * FROM integrations WHERE ($1::text IS NULL OR org_id = $1) ORDER BY created_at, id',
+    `SELECT * FROM ${tx.schema.integrations} WHERE ($1::text IS NULL OR org_id = $1) ORDER BY created_at, id`,
     [orgId],
   );
   return rows;
@@ -86,7 +97,7 @@ export async function listIntegrations(tx: Tx, orgId: string | null): Promise<In
 
 export async function listSources(tx: Tx, integrationId: string): Promise<SourceRow[]> {
   const { rows } = await tx.query<SourceRow>(
-    'SELECT * FROM integration_sources WHERE integration_id = $1 ORDER BY external_key',
+    `SELECT * FROM ${tx.schema.integration_sources} WHERE integration_id = $1 ORDER BY external_key`,
     [integrationId],
   );
   return rows;
@@ -94,16 +105,8 @@ export async function listSources(tx: Tx, integrationId: string): Promise<Source
 
 export async function listDatasets(tx: Tx, integrationId: string): Promise<DatasetRow[]> {
   const { rows } = await tx.query<DatasetRow>(
-    'SELECT * FROM integration_datasets WHERE integration_id = $1 ORDER BY dataset_key',
+    `SELECT * FROM ${tx.schema.integration_datasets} WHERE integration_id = $1 ORDER BY dataset_key`,
     [integrationId],
   );
   return rows;
-}
-
-/** The external key of a source (for providers). */
-export async function getSourceKey(tx: Tx, sourceId: string): Promise<string | null> {
-  const { rows } = await tx.query<{ external_key: string }>('SELECT external_key FROM integration_sources WHERE id = $1', [
-    sourceId,
-  ]);
-  return rows[0]?.external_key ?? null;
 }

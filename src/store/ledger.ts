@@ -4,7 +4,8 @@ import type { Tx } from '../db/types.js';
 /** Records that the run's post-sync was armed. Locks: the new row. Returns true only the first time. */
 export async function insertLedgerRow(tx: Tx, orgId: string, runId: string, kind: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `INSERT INTO sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, $3, $4)
+    `INSERT INTO ${tx.schema.sync_run_post_dispatches} (org_id, sync_run_id, kind, dispatched_at)
+     VALUES ($1, $2, $3, $4)
      ON CONFLICT (sync_run_id, kind) DO NOTHING`,
     [orgId, runId, kind, now],
   );
@@ -24,7 +25,8 @@ export async function insertReceipt(
   now: Date,
 ): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `INSERT INTO post_sync_receipts (org_id, sync_run_id, handler, delivery, created_at) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO ${tx.schema.post_sync_receipts} (org_id, sync_run_id, handler, delivery, created_at)
+     VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (sync_run_id, handler) DO NOTHING`,
     [orgId, runId, handler, delivery, now],
   );

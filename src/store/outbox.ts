@@ -1,10 +1,16 @@
 /** sync_dispatch_outbox: wake-up upsert, batch claim, token-guarded mark / publish-failed, pruning. */
+import type { DbSchema } from '../db/schema.js';
 import type { Tx } from '../db/types.js';
-import type { OutboxKind } from '../domain/statuses.js';
+import { OUTBOX_TRANSITIONS, UNIT_TRANSITIONS, type OutboxKind } from '../domain/statuses.js';
 import type { OutboxRow } from './rows.js';
-import { RUN_TERMINAL_SQL } from './rows.js';
+import { OUTBOX_DISPATCHED, OUTBOX_PENDING, RUN_OPEN, RUN_TERMINAL, sqlList, sqlLit, STALE, UNIT_OPEN } from './sql.js';
 
-export const OUTBOX_CHANNEL = 'syncrelay_outbox';
+/** The arm transition (any row → pending) and the mark (pending → dispatched), as SQL. */
+const ARM_TO = sqlLit(OUTBOX_TRANSITIONS.arm.to);
+const MARK_FROM = sqlList(OUTBOX_TRANSITIONS.mark_dispatched.from);
+const MARK_TO = sqlLit(OUTBOX_TRANSITIONS.mark_dispatched.to);
+/** Units a dispatch would take, due or not (planned, retrying). */
+const DISPATCH_FROM = sqlList(UNIT_TRANSITIONS.dispatch.from);
 
 export interface ArmTarget {
   orgId: string;
@@ -29,10 +35,10 @@ export interface Wake {
 export function armConflictSql(now: string): string {
   return `ON CONFLICT (sync_run_id, kind) DO UPDATE SET
          available_at = CASE
-           WHEN o.status = 'pending' AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= ${now})
+           WHEN o.status = ${OUTBOX_PENDING} AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= ${now})
              THEN LEAST(o.available_at, EXCLUDED.available_at)
            ELSE EXCLUDED.available_at END,
-         status = 'pending',
+         status = ${ARM_TO},
          dispatched_at = NULL,
          claim_token = CASE WHEN o.claim_expires_at > ${now} THEN o.claim_token END,
          claim_expires_at = CASE WHEN o.claim_expires_at > ${now} THEN o.claim_expires_at END,
@@ -40,6 +46,9 @@ export function armConflictSql(now: string): string {
          trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
          updated_at = ${now}`;
 }
+
+/** armConflictSql with the time in $6, as armOutboxRows binds it. */
+const ARM_CONFLICT = armConflictSql('$6');
 
 /** The one order every writer locks outbox rows in: by run id, then kind (as the relay's marks do). */
 function byRunThenKind(a: Wake, b: Wake): number {
@@ -54,8 +63,8 @@ function byRunThenKind(a: Wake, b: Wake): number {
  * time, first trace).
  * Locks: the upserted outbox rows. Earliest wins among pending, unclaimed rows; a dispatched row,
  * or one being published under a live claim, takes the new time; an expired claim is cleared and
- * `arm_seq` bumps so a mark made under the old arm leaves the row pending. NOTIFYs the relay
- * (delivered only if the caller's transaction commits) when a row is due now.
+ * `arm_seq` bumps so a mark made under the old arm leaves the row pending. NOTIFYs the relay on the
+ * schema's channel (delivered only if the caller's transaction commits) when a row is due now.
  * Returns the armed rows' ids.
  */
 export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): Promise<string[]> {
@@ -65,21 +74,27 @@ export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): 
     const key = `${w.runId}/${w.kind}`;
     const seen = merged.get(key);
     if (!seen) merged.set(key, w);
-    else merged.set(key, { ...seen, availableAt: w.availableAt < seen.availableAt ? w.availableAt : seen.availableAt, trace: seen.trace ?? w.trace });
+    else
+      merged.set(key, {
+        ...seen,
+        availableAt: w.availableAt < seen.availableAt ? w.availableAt : seen.availableAt,
+        trace: seen.trace ?? w.trace,
+      });
   }
   const sorted = [...merged.values()].sort(byRunThenKind);
+  const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
     `WITH armed AS (
-       INSERT INTO sync_dispatch_outbox AS o
+       INSERT INTO ${s.sync_dispatch_outbox} AS o
          (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
-       SELECT t.org_id, t.run_id, t.kind, 'pending', t.available_at, t.trace, $6, $6
+       SELECT t.org_id, t.run_id, t.kind, ${ARM_TO}, t.available_at, t.trace, $6, $6
          FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
               WITH ORDINALITY AS t(org_id, run_id, kind, available_at, trace, n)
         ORDER BY t.n
-       ${armConflictSql('$6')}
+       ${ARM_CONFLICT}
        RETURNING o.id, o.kind, o.available_at
      )
-     SELECT id, CASE WHEN available_at <= $6 THEN pg_notify('${OUTBOX_CHANNEL}', kind) END AS notified FROM armed`,
+     SELECT id, CASE WHEN available_at <= $6 THEN pg_notify($7, kind) END AS notified FROM armed`,
     [
       sorted.map((w) => w.orgId),
       sorted.map((w) => w.runId),
@@ -87,6 +102,7 @@ export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): 
       sorted.map((w) => w.availableAt),
       sorted.map((w) => (w.trace ? JSON.stringify(w.trace) : null)),
       now,
+      s.channel,
     ],
   );
   return rows.map((r) => r.id);
@@ -101,7 +117,11 @@ export async function armOutbox(
   now: Date,
   trace?: Record<string, string> | null,
 ): Promise<string[]> {
-  return armOutboxRows(tx, targets.map((t) => ({ kind, orgId: t.orgId, runId: t.runId, availableAt, trace })), now);
+  return armOutboxRows(
+    tx,
+    targets.map((t) => ({ kind, orgId: t.orgId, runId: t.runId, availableAt, trace })),
+    now,
+  );
 }
 
 /** What the relay re-checks about a claimed row's run (read in the claim's own statement). */
@@ -134,24 +154,26 @@ export async function claimDueOutboxRows(
   batch: number,
   staleBefore: Date = new Date(now.getTime() - DEFAULT_STALE_MS),
 ): Promise<ClaimedOutboxRow[]> {
+  const s = tx.schema;
   const { rows } = await tx.query<ClaimedOutboxRow>(
-    `UPDATE sync_dispatch_outbox o
+    `UPDATE ${s.sync_dispatch_outbox} o
         SET claim_token = gen_random_uuid(), claim_expires_at = $2, attempts = o.attempts + 1,
             claimed_arm_seq = o.arm_seq, updated_at = $1
       WHERE o.id = ANY (ARRAY(
-              SELECT id FROM sync_dispatch_outbox
-               WHERE status = 'pending' AND available_at <= $1
+              SELECT id FROM ${s.sync_dispatch_outbox}
+               WHERE status = ${OUTBOX_PENDING} AND available_at <= $1
                  AND (claim_expires_at IS NULL OR claim_expires_at <= $1)
                ORDER BY available_at, id
                LIMIT $3
                FOR UPDATE SKIP LOCKED))
       RETURNING o.*,
-        COALESCE((SELECT r.status IN ('planned', 'dispatching') FROM sync_runs r WHERE r.id = o.sync_run_id), false) AS run_live,
-        EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = o.sync_run_id
-                  AND u.status IN ('planned', 'dispatching', 'running', 'retrying')) AS run_open,
-        EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = o.sync_run_id
-                  AND (u.status IN ('planned', 'retrying')
-                    OR (u.status = 'dispatching' AND (u.updated_at <= $4 OR u.dispatched_at IS NULL)))) AS run_needs_dispatch`,
+        COALESCE((SELECT r.status IN ${RUN_OPEN} FROM ${s.sync_runs} r WHERE r.id = o.sync_run_id), false) AS run_live,
+        EXISTS (SELECT 1 FROM ${s.sync_run_units} u WHERE u.sync_run_id = o.sync_run_id
+                  AND u.status IN ${UNIT_OPEN}) AS run_open,
+        EXISTS (SELECT 1 FROM ${s.sync_run_units} u WHERE u.sync_run_id = o.sync_run_id
+                  AND (u.status IN ${DISPATCH_FROM}
+                    OR (u.status = ${STALE.dispatching} AND (u.updated_at <= $4 OR u.dispatched_at IS NULL))))
+          AS run_needs_dispatch`,
     [now, claimExpiresAt, batch, staleBefore],
   );
   return rows.sort((a, b) => a.available_at.getTime() - b.available_at.getTime() || a.id.localeCompare(b.id));
@@ -164,10 +186,12 @@ export async function claimDueOutboxRows(
  * holds exactly for a row still under one of our claims; both are array lookups, so the plan
  * probes the primary key whatever the batch size (a join with unnest could go quadratic).
  */
-const LOCK_CLAIMED = `SELECT o.id FROM sync_dispatch_outbox o
+function lockClaimedSql(s: DbSchema): string {
+  return `SELECT o.id FROM ${s.sync_dispatch_outbox} o
   WHERE o.id = ANY ($1::uuid[]) AND o.claim_token = ANY ($2::uuid[])
-    AND o.status = 'pending' AND o.claim_expires_at > $3
+    AND o.status = ${OUTBOX_PENDING} AND o.claim_expires_at > $3
   ORDER BY o.sync_run_id, o.kind FOR UPDATE OF o`;
+}
 
 export interface ClaimRef {
   id: string;
@@ -181,10 +205,11 @@ export interface ClaimRef {
  */
 export async function markOutboxDispatched(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
   if (refs.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
-    `WITH locked AS (${LOCK_CLAIMED})
-     UPDATE sync_dispatch_outbox o
-        SET status = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN 'dispatched' ELSE 'pending' END,
+    `WITH locked AS (${lockClaimedSql(s)})
+     UPDATE ${s.sync_dispatch_outbox} o
+        SET status = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN ${MARK_TO} ELSE ${OUTBOX_PENDING} END,
             dispatched_at = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN $3::timestamptz END,
             claim_token = NULL, claim_expires_at = NULL, last_error = NULL, updated_at = $3
        FROM locked WHERE o.id = locked.id
@@ -203,30 +228,46 @@ export interface PublishFailure extends ClaimRef {
  * Returns claimed rows to pending without a claim, with `last_error` and a backoff time.
  * Same guard as the mark. Locks: those rows. Returns the ids it changed.
  */
-export async function markOutboxPublishFailed(tx: Tx, failures: readonly PublishFailure[], now: Date): Promise<string[]> {
+export async function markOutboxPublishFailed(
+  tx: Tx,
+  failures: readonly PublishFailure[],
+  now: Date,
+): Promise<string[]> {
   if (failures.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
-    `WITH f AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[]) AS f(id, token, retry_at, error)),
-          locked AS (SELECT o.id FROM sync_dispatch_outbox o JOIN f ON f.id = o.id AND f.token = o.claim_token
-                      WHERE o.status = 'pending' AND o.claim_expires_at > $5
+    `WITH f AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::text[])
+                  AS f(id, token, retry_at, error)),
+          locked AS (SELECT o.id FROM ${s.sync_dispatch_outbox} o JOIN f ON f.id = o.id AND f.token = o.claim_token
+                      WHERE o.status = ${OUTBOX_PENDING} AND o.claim_expires_at > $5
                       ORDER BY o.sync_run_id, o.kind FOR UPDATE OF o)
-     UPDATE sync_dispatch_outbox o
+     UPDATE ${s.sync_dispatch_outbox} o
         SET claim_token = NULL, claim_expires_at = NULL, available_at = f.retry_at,
             last_error = left(f.error, 2000), updated_at = $5
        FROM f, locked WHERE o.id = f.id AND o.id = locked.id
       RETURNING o.id`,
-    [failures.map((f) => f.id), failures.map((f) => f.claimToken), failures.map((f) => f.retryAt), failures.map((f) => f.error), now],
+    [
+      failures.map((f) => f.id),
+      failures.map((f) => f.claimToken),
+      failures.map((f) => f.retryAt),
+      failures.map((f) => f.error),
+      now,
+    ],
   );
   return rows.map((r) => r.id);
 }
 
 /** Pending rows a failed publish parked: last_error set, due later, no live claim. */
-const PARKED = `status = 'pending' AND last_error IS NOT NULL AND available_at > $1
+const PARKED = `status = ${OUTBOX_PENDING} AND last_error IS NOT NULL AND available_at > $1
    AND (claim_expires_at IS NULL OR claim_expires_at <= $1)`;
 
 /** Whether a failed publish parked any row. Locks nothing. */
 export async function hasParkedOutboxRows(tx: Tx, now: Date): Promise<boolean> {
-  const { rows } = await tx.query<{ parked: boolean }>(`SELECT EXISTS (SELECT 1 FROM sync_dispatch_outbox WHERE ${PARKED}) AS parked`, [now]);
+  const s = tx.schema;
+  const { rows } = await tx.query<{ parked: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ${s.sync_dispatch_outbox} WHERE ${PARKED}) AS parked`,
+    [now],
+  );
   return rows[0]?.parked ?? false;
 }
 
@@ -237,9 +278,10 @@ export async function hasParkedOutboxRows(tx: Tx, now: Date): Promise<boolean> {
  * Returns how many.
  */
 export async function wakeParkedOutboxRows(tx: Tx, now: Date, failedBefore: Date, limit: number): Promise<number> {
+  const s = tx.schema;
   const { rowCount } = await tx.query(
-    `UPDATE sync_dispatch_outbox o SET available_at = $1, updated_at = $1
-       FROM (SELECT id FROM sync_dispatch_outbox WHERE ${PARKED} AND updated_at <= $2
+    `UPDATE ${s.sync_dispatch_outbox} o SET available_at = $1, updated_at = $1
+       FROM (SELECT id FROM ${s.sync_dispatch_outbox} WHERE ${PARKED} AND updated_at <= $2
               ORDER BY available_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) p
       WHERE o.id = p.id`,
     [now, failedBefore, limit],
@@ -249,13 +291,16 @@ export async function wakeParkedOutboxRows(tx: Tx, now: Date, failedBefore: Date
 
 /** Records why a producer's own publish failed on the row it re-armed (as the relay does). Locks: that row. */
 export async function recordOutboxError(tx: Tx, runId: string, kind: OutboxKind, error: string): Promise<void> {
-  await tx.query('UPDATE sync_dispatch_outbox SET last_error = left($3, 2000) WHERE sync_run_id = $1 AND kind = $2', [runId, kind, error]);
+  await tx.query(
+    `UPDATE ${tx.schema.sync_dispatch_outbox} SET last_error = left($3, 2000) WHERE sync_run_id = $1 AND kind = $2`,
+    [runId, kind, error],
+  );
 }
 
 /** When the next pending row comes due (index-only on the pending partial index), or null. */
 export async function nextDueAt(tx: Tx): Promise<Date | null> {
   const { rows } = await tx.query<{ at: Date | null }>(
-    "SELECT min(available_at) AS at FROM sync_dispatch_outbox WHERE status = 'pending'",
+    `SELECT min(available_at) AS at FROM ${tx.schema.sync_dispatch_outbox} WHERE status = ${OUTBOX_PENDING}`,
   );
   return rows[0]?.at ?? null;
 }
@@ -265,11 +310,12 @@ export async function nextDueAt(tx: Tx): Promise<Date | null> {
  * Locks: the deleted rows. Returns how many were deleted.
  */
 export async function pruneDispatchedOutbox(tx: Tx, cutoff: Date, batch: number): Promise<number> {
+  const s = tx.schema;
   const { rowCount } = await tx.query(
-    `DELETE FROM sync_dispatch_outbox WHERE id IN (
-       SELECT o.id FROM sync_dispatch_outbox o JOIN sync_runs r ON r.id = o.sync_run_id
-        WHERE o.status = 'dispatched' AND o.dispatched_at < $1
-          AND r.status IN ${RUN_TERMINAL_SQL} AND r.completed_at < $1
+    `DELETE FROM ${s.sync_dispatch_outbox} WHERE id IN (
+       SELECT o.id FROM ${s.sync_dispatch_outbox} o JOIN ${s.sync_runs} r ON r.id = o.sync_run_id
+        WHERE o.status = ${OUTBOX_DISPATCHED} AND o.dispatched_at < $1
+          AND r.status IN ${RUN_TERMINAL} AND r.completed_at < $1
         LIMIT $2)`,
     [cutoff, batch],
   );
@@ -278,10 +324,10 @@ export async function pruneDispatchedOutbox(tx: Tx, cutoff: Date, batch: number)
 
 /** The outbox row of one run and kind, if any. Locks nothing. */
 export async function getOutboxRow(tx: Tx, runId: string, kind: OutboxKind): Promise<OutboxRow | null> {
-  const { rows } = await tx.query<OutboxRow>('SELECT * FROM sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = $2', [
-    runId,
-    kind,
-  ]);
+  const { rows } = await tx.query<OutboxRow>(
+    `SELECT * FROM ${tx.schema.sync_dispatch_outbox} WHERE sync_run_id = $1 AND kind = $2`,
+    [runId, kind],
+  );
   return rows[0] ?? null;
 }
 
@@ -290,11 +336,17 @@ export async function getOutboxRow(tx: Tx, runId: string, kind: OutboxKind): Pro
  * acknowledges it; if the message is lost it comes due again at `redeliverAt`. Same guard as the
  * mark. Locks: those rows. Returns the ids it changed.
  */
-export async function awaitOutboxAck(tx: Tx, refs: readonly ClaimRef[], redeliverAt: Date, now: Date): Promise<string[]> {
+export async function awaitOutboxAck(
+  tx: Tx,
+  refs: readonly ClaimRef[],
+  redeliverAt: Date,
+  now: Date,
+): Promise<string[]> {
   if (refs.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
-    `WITH locked AS (${LOCK_CLAIMED})
-     UPDATE sync_dispatch_outbox o
+    `WITH locked AS (${lockClaimedSql(s)})
+     UPDATE ${s.sync_dispatch_outbox} o
         SET claim_token = NULL, claim_expires_at = NULL, available_at = $4, last_error = NULL, updated_at = $3
        FROM locked WHERE o.id = locked.id
       RETURNING o.id`,
@@ -306,9 +358,9 @@ export async function awaitOutboxAck(tx: Tx, refs: readonly ClaimRef[], redelive
 /** The post_sync task acknowledges its delivery: the run's post_sync row → dispatched. Locks: that row. */
 export async function ackPostSync(tx: Tx, runId: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `UPDATE sync_dispatch_outbox SET status = 'dispatched', dispatched_at = $2, claim_token = NULL,
+    `UPDATE ${tx.schema.sync_dispatch_outbox} SET status = ${MARK_TO}, dispatched_at = $2, claim_token = NULL,
             claim_expires_at = NULL, last_error = NULL, updated_at = $2
-      WHERE sync_run_id = $1 AND kind = 'post_sync' AND status = 'pending'`,
+      WHERE sync_run_id = $1 AND kind = 'post_sync' AND status IN ${MARK_FROM}`,
     [runId, now],
   );
   return rowCount > 0;
@@ -320,9 +372,10 @@ export async function ackPostSync(tx: Tx, runId: string, now: Date): Promise<boo
  */
 export async function releaseOutboxClaims(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
   if (refs.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
-    `WITH locked AS (${LOCK_CLAIMED})
-     UPDATE sync_dispatch_outbox o SET claim_token = NULL, claim_expires_at = NULL, updated_at = $3
+    `WITH locked AS (${lockClaimedSql(s)})
+     UPDATE ${s.sync_dispatch_outbox} o SET claim_token = NULL, claim_expires_at = NULL, updated_at = $3
        FROM locked WHERE o.id = locked.id
       RETURNING o.id`,
     [refs.map((r) => r.id), refs.map((r) => r.claimToken), now],

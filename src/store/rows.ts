@@ -1,9 +1,12 @@
 /** Row shapes as the database returns them (snake_case, as operators see them). */
 import type { OutboxKind, OutboxStatus, RunStatus, SyncMode, Tier, UnitStatus } from '../domain/statuses.js';
 
-export const RUN_TERMINAL_SQL = "('success','partial_failed','failed','cancelled')";
-export const UNIT_TERMINAL_SQL = "('success','failed','cancelled')";
-export const UNIT_OPEN_SQL = "('planned','dispatching','running','retrying')";
+/** Status sets as SQL lists, rendered from the domain's (see ./sql.ts), for queries outside src/store. */
+export {
+  RUN_TERMINAL as RUN_TERMINAL_SQL,
+  UNIT_OPEN as UNIT_OPEN_SQL,
+  UNIT_TERMINAL as UNIT_TERMINAL_SQL,
+} from './sql.js';
 
 export interface OutboxRow {
   id: string;

@@ -1,9 +1,21 @@
 /** sync_runs: insert, the run CAS transitions, and reads. */
 import type { Tx } from '../db/types.js';
 import type { RunOutcome } from '../domain/aggregate.js';
-import type { SyncMode } from '../domain/statuses.js';
+import { INITIAL_STATUS, RUN_TRANSITIONS, UNIT_TRANSITIONS, type SyncMode } from '../domain/statuses.js';
 import type { RunRow } from './rows.js';
-import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
+import { RUN_OPEN, sqlFrom, sqlList, sqlLit } from './sql.js';
+
+const R = RUN_TRANSITIONS;
+/** A new run's status. */
+const PLANNED = sqlLit(INITIAL_STATUS.run);
+/** The run's first dispatch (planned → dispatching). */
+const START_DISPATCH = { from: sqlList(R.start_dispatch.from), to: sqlLit(R.start_dispatch.to) };
+/** The terminal CAS: finalize, denial or cancellation, whichever its outcome is. */
+const END_FROM = sqlFrom(R.finalize, R.deny_all, R.cancel);
+/** Run cancellation's unit CAS: any non-terminal unit → cancelled. */
+/** Units that hold a slot of their concurrency bucket: published (awaiting a claim) or leased. */
+const HOLDS_SLOT = sqlList([UNIT_TRANSITIONS.dispatch.to, UNIT_TRANSITIONS.claim.to]);
+const CANCEL_UNIT = { from: sqlList(UNIT_TRANSITIONS.cancel.from), to: sqlLit(UNIT_TRANSITIONS.cancel.to) };
 
 export interface NewRun {
   orgId: string;
@@ -16,15 +28,16 @@ export interface NewRun {
 /** Inserts a planned run. Locks nothing existing. Returns it. */
 export async function insertRun(tx: Tx, r: NewRun, now: Date): Promise<RunRow> {
   const { rows } = await tx.query<RunRow>(
-    `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status, result, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'planned', $5::jsonb, $6, $6) RETURNING *`,
+    `INSERT INTO ${tx.schema.sync_runs}
+       (org_id, integration_id, triggered_by, mode, status, result, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, ${PLANNED}, $5::jsonb, $6, $6) RETURNING *`,
     [r.orgId, r.integrationId, r.triggeredBy, r.mode, JSON.stringify(r.result ?? {}), now],
   );
   return rows[0]!;
 }
 
 export async function getRun(tx: Tx, runId: string): Promise<RunRow | null> {
-  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1', [runId]);
+  const { rows } = await tx.query<RunRow>(`SELECT * FROM ${tx.schema.sync_runs} WHERE id = $1`, [runId]);
   return rows[0] ?? null;
 }
 
@@ -35,15 +48,18 @@ export async function getRun(tx: Tx, runId: string): Promise<RunRow | null> {
  * row of this run — a wait that closes deadlock cycles with the outbox rows this transaction arms.
  */
 export async function lockRun(tx: Tx, runId: string): Promise<RunRow | null> {
-  const { rows } = await tx.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1 FOR NO KEY UPDATE', [runId]);
+  const { rows } = await tx.query<RunRow>(`SELECT * FROM ${tx.schema.sync_runs} WHERE id = $1 FOR NO KEY UPDATE`, [
+    runId,
+  ]);
   return rows[0] ?? null;
 }
 
 /** planned → dispatching (sets started_at). Locks: the run row. Returns whether it moved. */
 export async function markRunDispatching(tx: Tx, runId: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `UPDATE sync_runs SET status = 'dispatching', started_at = COALESCE(started_at, $2), updated_at = $2
-      WHERE id = $1 AND status = 'planned'`,
+    `UPDATE ${tx.schema.sync_runs}
+        SET status = ${START_DISPATCH.to}, started_at = COALESCE(started_at, $2), updated_at = $2
+      WHERE id = $1 AND status IN ${START_DISPATCH.from}`,
     [runId, now],
   );
   return rowCount > 0;
@@ -61,9 +77,9 @@ export async function finishRun(
   now: Date,
 ): Promise<RunRow | null> {
   const { rows } = await tx.query<RunRow>(
-    `UPDATE sync_runs SET status = $2, total_units = $3, completed_units = $4, failed_units = $5,
+    `UPDATE ${tx.schema.sync_runs} SET status = $2, total_units = $3, completed_units = $4, failed_units = $5,
             error = $6, result = result || $7::jsonb, completed_at = $8, updated_at = $8
-      WHERE id = $1 AND status NOT IN ${RUN_TERMINAL_SQL}
+      WHERE id = $1 AND status IN ${END_FROM}
       RETURNING *`,
     [
       runId,
@@ -82,22 +98,30 @@ export async function finishRun(
 /** A non-terminal run of this integration and mode, if any. Locks nothing. */
 export async function findLiveRun(tx: Tx, integrationId: string, mode: SyncMode): Promise<RunRow | null> {
   const { rows } = await tx.query<RunRow>(
-    `SELECT * FROM sync_runs WHERE integration_id = $1 AND mode = $2 AND status IN ('planned', 'dispatching')
+    `SELECT * FROM ${tx.schema.sync_runs} WHERE integration_id = $1 AND mode = $2 AND status IN ${RUN_OPEN}
       ORDER BY created_at LIMIT 1`,
     [integrationId, mode],
   );
   return rows[0] ?? null;
 }
 
-/** Cancels the run's non-terminal units. Locks: those rows. Returns how many. */
-export async function cancelOpenUnits(tx: Tx, runId: string, now: Date): Promise<number> {
-  const { rowCount } = await tx.query(
-    `UPDATE sync_run_units SET status = 'cancelled', lease_expires_at = NULL,
-            result = COALESCE(result, '{}'::jsonb) || '{"error_category":"cancelled"}'::jsonb, updated_at = $2
-      WHERE sync_run_id = $1 AND status IN ${UNIT_OPEN_SQL}`,
+/**
+ * Every non-terminal unit of the run → cancelled. Locks: those unit rows. Returns the ids of the
+ * units that held a slot of their bucket (dispatching or running): the capacity the cancel frees.
+ */
+export async function cancelOpenUnits(tx: Tx, runId: string, now: Date): Promise<string[]> {
+  const s = tx.schema;
+  const { rows } = await tx.query<{ id: string; held_slot: boolean }>(
+    `WITH open AS (
+       SELECT id, status FROM ${s.sync_run_units} WHERE sync_run_id = $1 AND status IN ${CANCEL_UNIT.from} FOR UPDATE)
+     UPDATE ${s.sync_run_units} u SET status = ${CANCEL_UNIT.to}, lease_expires_at = NULL,
+            result = COALESCE(u.result, '{}'::jsonb) || '{"error_category":"cancelled"}'::jsonb, updated_at = $2
+       FROM open
+      WHERE u.id = open.id
+      RETURNING u.id, open.status IN ${HOLDS_SLOT} AS held_slot`,
     [runId, now],
   );
-  return rowCount;
+  return rows.filter((r) => r.held_slot).map((r) => r.id);
 }
 
 export interface RunListFilter {
@@ -110,7 +134,7 @@ export interface RunListFilter {
 /** Recent runs, newest first. Locks nothing. */
 export async function listRuns(tx: Tx, f: RunListFilter): Promise<RunRow[]> {
   const { rows } = await tx.query<RunRow>(
-    `SELECT * FROM sync_runs
+    `SELECT * FROM ${tx.schema.sync_runs}
       WHERE ($1::text IS NULL OR org_id = $1) AND ($2::uuid IS NULL OR integration_id = $2)
         AND ($3::text IS NULL OR status = $3)
       ORDER BY created_at DESC, id DESC LIMIT $4`,

@@ -1,9 +1,6 @@
 /** scheduled_jobs: cron schedules and the slot each one fires next. */
 import type { Tx } from '../db/types.js';
 
-/** NOTIFY channel: a schedule was created or changed (scheduler loops recompute their wait). */
-export const SCHEDULES_CHANNEL = 'syncrelay_schedules';
-
 export type ScheduleMode = 'incremental' | 'full_resync';
 export type ScheduleOutcome = 'fired' | 'skipped' | 'failed';
 
@@ -40,7 +37,8 @@ export async function insertSchedule(
   now: Date,
 ): Promise<ScheduleRow> {
   const { rows } = await tx.query<ScheduleRow>(
-    `INSERT INTO scheduled_jobs (org_id, integration_id, cron, timezone, mode, enabled, next_run_at, created_at, updated_at)
+    `INSERT INTO ${tx.schema.scheduled_jobs}
+       (org_id, integration_id, cron, timezone, mode, enabled, next_run_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
     [s.orgId, s.integrationId, s.cron, s.timezone, s.mode, s.enabled, s.nextRunAt, now],
   );
@@ -54,7 +52,8 @@ export async function getSchedule(
   opts: { orgId?: string; lock?: boolean } = {},
 ): Promise<ScheduleRow | null> {
   const { rows } = await tx.query<ScheduleRow>(
-    `SELECT * FROM scheduled_jobs WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
+    `SELECT * FROM ${tx.schema.scheduled_jobs}
+      WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
     [id, opts.orgId ?? null],
   );
   return rows[0] ?? null;
@@ -63,7 +62,7 @@ export async function getSchedule(
 /** An org's schedules (every org's with null), oldest first. Locks nothing. */
 export async function listSchedules(tx: Tx, orgId: string | null): Promise<ScheduleRow[]> {
   const { rows } = await tx.query<ScheduleRow>(
-    'SELECT * FROM scheduled_jobs WHERE ($1::text IS NULL OR org_id = $1) ORDER BY created_at, id',
+    `SELECT * FROM ${tx.schema.scheduled_jobs} WHERE ($1::text IS NULL OR org_id = $1) ORDER BY created_at, id`,
     [orgId],
   );
   return rows;
@@ -72,7 +71,8 @@ export async function listSchedules(tx: Tx, orgId: string | null): Promise<Sched
 /** Writes a schedule's settings and next slot. Locks: that row. Returns it, or null if it is gone. */
 export async function updateSchedule(tx: Tx, id: string, s: ScheduleFields, now: Date): Promise<ScheduleRow | null> {
   const { rows } = await tx.query<ScheduleRow>(
-    `UPDATE scheduled_jobs SET cron = $2, timezone = $3, mode = $4, enabled = $5, next_run_at = $6, updated_at = $7
+    `UPDATE ${tx.schema.scheduled_jobs}
+        SET cron = $2, timezone = $3, mode = $4, enabled = $5, next_run_at = $6, updated_at = $7
       WHERE id = $1 RETURNING *`,
     [id, s.cron, s.timezone, s.mode, s.enabled, s.nextRunAt, now],
   );
@@ -85,7 +85,7 @@ export async function updateSchedule(tx: Tx, id: string, s: ScheduleFields, now:
  */
 export async function deleteSchedule(tx: Tx, id: string, orgId: string | null): Promise<ScheduleRow | null> {
   const { rows } = await tx.query<ScheduleRow>(
-    'DELETE FROM scheduled_jobs WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) RETURNING *',
+    `DELETE FROM ${tx.schema.scheduled_jobs} WHERE id = $1 AND ($2::text IS NULL OR org_id = $2) RETURNING *`,
     [id, orgId],
   );
   return rows[0] ?? null;
@@ -98,7 +98,7 @@ export async function deleteSchedule(tx: Tx, id: string, orgId: string | null): 
  */
 export async function claimDueSchedule(tx: Tx, now: Date, exclude: readonly string[]): Promise<ScheduleRow | null> {
   const { rows } = await tx.query<ScheduleRow>(
-    `SELECT * FROM scheduled_jobs
+    `SELECT * FROM ${tx.schema.scheduled_jobs}
       WHERE enabled AND next_run_at <= $1 AND NOT (id = ANY ($2::uuid[]))
       ORDER BY next_run_at, id LIMIT 1
       FOR UPDATE SKIP LOCKED`,
@@ -115,7 +115,7 @@ export async function recordScheduleSlot(
   now: Date,
 ): Promise<void> {
   await tx.query(
-    `UPDATE scheduled_jobs SET last_run_at = $2, last_outcome = $3, last_error = $4, last_job_run_id = $5,
+    `UPDATE ${tx.schema.scheduled_jobs} SET last_run_at = $2, last_outcome = $3, last_error = $4, last_job_run_id = $5,
             next_run_at = $6, updated_at = $2
       WHERE id = $1`,
     [id, now, r.outcome, r.error, r.jobRunId, r.nextRunAt],
@@ -125,12 +125,15 @@ export async function recordScheduleSlot(
 /** The earliest slot of any enabled schedule (null when there is none). Locks nothing. */
 export async function earliestNextRunAt(tx: Tx): Promise<Date | null> {
   const { rows } = await tx.query<{ at: Date | null }>(
-    'SELECT min(next_run_at) AS at FROM scheduled_jobs WHERE enabled',
+    `SELECT min(next_run_at) AS at FROM ${tx.schema.scheduled_jobs} WHERE enabled`,
   );
   return rows[0]?.at ?? null;
 }
 
-/** NOTIFY on SCHEDULES_CHANNEL, delivered when the caller's transaction commits. Locks nothing. */
+/**
+ * NOTIFY on the schema's schedules channel (a schedule was created or changed: scheduler loops
+ * recompute their wait), delivered when the caller's transaction commits. Locks nothing.
+ */
 export async function notifySchedulesChanged(tx: Tx): Promise<void> {
-  await tx.query('SELECT pg_notify($1, $2)', [SCHEDULES_CHANNEL, '']);
+  await tx.query('SELECT pg_notify($1, $2)', [tx.schema.schedulesChannel, '']);
 }

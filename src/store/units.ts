@@ -1,23 +1,42 @@
 /** sync_run_units: planning inserts, the claim/lease CAS, terminal writes and counts. */
 import type { Tx } from '../db/types.js';
 import type { UnitCounts } from '../domain/aggregate.js';
-import type { UnitStatus } from '../domain/statuses.js';
+import { UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
+import { armWakesSql, endFactsSql, notifyArmedSql } from './endWakes.js';
 import type { UnitRow } from './rows.js';
-import { armConflictSql, OUTBOX_CHANNEL } from './outbox.js';
-import { RUN_TERMINAL_SQL, UNIT_OPEN_SQL } from './rows.js';
+import { RUN_TERMINAL, sqlFrom, sqlList, sqlLit, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
+
+const T = UNIT_TRANSITIONS;
+/** The claim CAS (dispatching → running). */
+const CLAIM = { from: sqlList(T.claim.from), to: sqlLit(T.claim.to) };
+/** The lease holder's end: succeed or fail, chosen by its values (both move from running). */
+const END_FROM = sqlFrom(T.succeed, T.fail);
+/** The lease holder's deferral (running → retrying). */
+const DEFER = { from: sqlList(T.defer.from), to: sqlLit(T.defer.to) };
+/** Units in a broker's or a worker's hands: published (awaiting a claim) or leased. */
+const IN_FLIGHT = sqlList([T.dispatch.to, T.claim.to]);
 
 /** A unit to plan: the identifying columns of a unit row, with the window as ISO text. */
 export type NewUnit = Pick<
   UnitRow,
-  'org_id' | 'sync_run_id' | 'integration_id' | 'source_id' | 'provider' | 'dataset_key' | 'tier' | 'cost_class' | 'mode'
+  | 'org_id'
+  | 'sync_run_id'
+  | 'integration_id'
+  | 'source_id'
+  | 'provider'
+  | 'dataset_key'
+  | 'tier'
+  | 'cost_class'
+  | 'mode'
 > & { since_at: string | null; before_at: string | null };
 
 /** Inserts planned units in one statement. Locks nothing existing. Returns how many. */
 export async function insertUnits(tx: Tx, units: readonly NewUnit[], now: Date): Promise<number> {
   if (units.length === 0) return 0;
   const { rowCount } = await tx.query(
-    `INSERT INTO sync_run_units (org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier,
-                                 cost_class, mode, since_at, before_at, created_at, updated_at)
+    `INSERT INTO ${tx.schema.sync_run_units}
+       (org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier,
+        cost_class, mode, since_at, before_at, created_at, updated_at)
      SELECT org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier, cost_class, mode,
             since_at, before_at, $2, $2
        FROM jsonb_to_recordset($1::jsonb) AS x(org_id text, sync_run_id uuid, integration_id uuid, source_id uuid,
@@ -31,26 +50,12 @@ export async function insertUnits(tx: Tx, units: readonly NewUnit[], now: Date):
 /** Unit counts of a run by status. Locks nothing. */
 export async function countUnitsByStatus(tx: Tx, runId: string): Promise<UnitCounts> {
   const { rows } = await tx.query<{ status: UnitStatus; n: number }>(
-    'SELECT status, count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 GROUP BY status',
+    `SELECT status, count(*)::int AS n FROM ${tx.schema.sync_run_units} WHERE sync_run_id = $1 GROUP BY status`,
     [runId],
   );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-export async function getUnit(tx: Tx, unitId: string): Promise<UnitRow | null> {
-  const { rows } = await tx.query<UnitRow>('SELECT * FROM sync_run_units WHERE id = $1', [unitId]);
-  return rows[0] ?? null;
-}
-
-/** Whether the run has a non-terminal unit other than `exceptUnitId`. Locks nothing. */
-export async function hasOtherOpenUnit(tx: Tx, runId: string, exceptUnitId: string | null): Promise<boolean> {
-  const { rows } = await tx.query<{ open: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM sync_run_units WHERE sync_run_id = $1 AND status IN ${UNIT_OPEN_SQL}
-                      AND id IS DISTINCT FROM $2::uuid) AS open`,
-    [runId, exceptUnitId],
-  );
-  return rows[0]?.open ?? false;
-}
 
 export interface ClaimArgs {
   unitId: string;
@@ -98,18 +103,20 @@ export async function claimUnits(
   a: Pick<ClaimArgs, 'now' | 'leaseMs' | 'maxLifetimeMs'>,
 ): Promise<ClaimedUnit[]> {
   if (claims.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<ClaimedUnit>(
-    `UPDATE sync_run_units u
-        SET status = 'running', lease_owner = c.owner, attempts = u.attempts + 1, started_at = $3,
+    `UPDATE ${s.sync_run_units} u
+        SET status = ${CLAIM.to}, lease_owner = c.owner, attempts = u.attempts + 1, started_at = $3,
             lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
             last_heartbeat_at = $3, updated_at = $3
        FROM unnest((SELECT $1::uuid[]), (SELECT $2::text[])) AS c(id, owner)
-      WHERE u.id = ANY (CAST((SELECT $1::uuid[]) AS uuid[])) AND u.id = c.id AND u.status = 'dispatching'
-        AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
+      WHERE u.id = ANY (CAST((SELECT $1::uuid[]) AS uuid[])) AND u.id = c.id AND u.status IN ${CLAIM.from}
+        AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
       RETURNING u.*,
-        (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name, 'config', i.config)
-           FROM integrations i WHERE i.id = u.integration_id) AS integration,
-        (SELECT s.external_key FROM integration_sources s WHERE s.id = u.source_id) AS source_key`,
+        (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name,
+                                   'config', i.config)
+           FROM ${s.integrations} i WHERE i.id = u.integration_id) AS integration,
+        (SELECT s.external_key FROM ${s.integration_sources} s WHERE s.id = u.source_id) AS source_key`,
     [claims.map((c) => c.unitId), claims.map((c) => c.owner), a.now, a.leaseMs, a.maxLifetimeMs],
   );
   return rows;
@@ -120,15 +127,16 @@ export async function claimUnits(
  * started_at + max lifetime. Locks: the unit row. Returns the new expiry, or null if lost.
  */
 export async function extendLease(tx: Tx, a: ClaimArgs): Promise<Date | null> {
+  const s = tx.schema;
   const { rows } = await tx.query<{ lease_expires_at: Date }>(
-    `UPDATE sync_run_units u
+    `UPDATE ${s.sync_run_units} u
         SET lease_expires_at = LEAST($3::timestamptz + make_interval(secs => $4::float8 / 1000),
                                      u.started_at + make_interval(secs => $5::float8 / 1000)),
             last_heartbeat_at = $3
-       FROM sync_runs r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
+       FROM ${s.sync_runs} r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = ${UNIT_LEASED} AND u.lease_expires_at > $3
         AND u.started_at + make_interval(secs => $5::float8 / 1000) > $3
-        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.lease_expires_at`,
     [a.unitId, a.owner, a.now, a.leaseMs, a.maxLifetimeMs],
   );
@@ -140,10 +148,11 @@ export async function extendLease(tx: Tx, a: ClaimArgs): Promise<Date | null> {
  * Locks: the unit row FOR SHARE until the caller's transaction ends. Returns whether it holds.
  */
 export async function lockLeaseIfHeld(tx: Tx, unitId: string, owner: string, now: Date): Promise<boolean> {
+  const s = tx.schema;
   const { rows } = await tx.query(
-    `SELECT 1 FROM sync_run_units u JOIN sync_runs r ON r.id = u.sync_run_id
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
-        AND r.status NOT IN ${RUN_TERMINAL_SQL}
+    `SELECT 1 FROM ${s.sync_run_units} u JOIN ${s.sync_runs} r ON r.id = u.sync_run_id
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = ${UNIT_LEASED} AND u.lease_expires_at > $3
+        AND r.status NOT IN ${RUN_TERMINAL}
       FOR SHARE OF u`,
     [unitId, owner, now],
   );
@@ -169,7 +178,10 @@ export interface EndFacts {
 }
 
 /** What the terminal CAS returns of a unit it ended: what its wake-ups need, not the whole row. */
-export type EndedUnit = Pick<UnitRow, 'id' | 'org_id' | 'sync_run_id' | 'provider' | 'cost_class' | 'status' | 'lease_owner'>;
+export type EndedUnit = Pick<
+  UnitRow,
+  'id' | 'org_id' | 'sync_run_id' | 'provider' | 'cost_class' | 'status' | 'lease_owner'
+>;
 
 /**
  * Terminal CAS by the lease holder, and what its end wakes, in one statement (see finishUnits).
@@ -184,10 +196,8 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<
  * The terminal CAS for several units, and every wake-up their ends arm, in ONE statement — so it
  * is atomic even outside a transaction. Each unit is its own CAS (owner, running, live lease, live
  * run): a unit whose lease was lost is simply not returned. Units finished by the same statement
- * see each other as still open (its snapshot precedes it). Wake-ups, due at `now`: finalize for a
- * unit that saw no other open unit of its run (with the unit's trace), and dispatch for the runs
- * of the oldest `wakeLimit` planned units in its bucket and for its own run if it has planned
- * units (the capacity it freed; work items waiting for the reference tier). Duplicates merge.
+ * see each other as still open (its snapshot precedes it). Wake-ups, due at `now`, by the one rule
+ * of ./endWakes.ts (finalize with the unit's trace; dispatch of the runs waiting for the freed slot).
  * Locks: the finished unit rows, then the armed outbox rows in (run id, kind) order, as every
  * writer of outbox rows does (upserted by armConflictSql's rule; NOTIFYs the relay on commit).
  * Returns the ended units' keys and end facts; match them to the requests by id AND lease_owner.
@@ -199,40 +209,24 @@ export async function finishUnits(
   wakeLimit = 1,
 ): Promise<(EndedUnit & EndFacts)[]> {
   if (items.length === 0) return [];
+  const s = tx.schema;
   const { rows } = await tx.query<EndedUnit & EndFacts>(
     `WITH ended AS (
-       UPDATE sync_run_units u
+       UPDATE ${s.sync_run_units} u
           SET status = f.status, result = f.result, error = f.error,
               touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
               duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
               lease_expires_at = NULL, updated_at = $3
          FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $9::jsonb[])
               AS f(id, owner, status, result, error, surfaces, trace)
-        WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner AND u.status = 'running' AND u.lease_expires_at > $3
-          AND (SELECT r.status FROM sync_runs r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL_SQL}
+        WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
+          AND u.status IN ${END_FROM} AND u.lease_expires_at > $3
+          AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
         RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner, f.trace,
-          EXISTS (SELECT 1 FROM sync_run_units o WHERE o.sync_run_id = u.sync_run_id AND o.status IN ${UNIT_OPEN_SQL}
-                    AND o.id <> u.id) AS others_open,
-          ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
-            (SELECT p.org_id, p.sync_run_id FROM sync_run_units p
-              WHERE p.org_id = u.org_id AND p.provider = u.provider AND p.cost_class = u.cost_class
-                AND p.status = 'planned' ORDER BY p.id LIMIT $8)
-            UNION ALL
-            (SELECT p.org_id, p.sync_run_id FROM sync_run_units p WHERE p.sync_run_id = u.sync_run_id AND p.status = 'planned' LIMIT 1)
-          ) w) AS waiting_runs),
-     wakes AS (
-       SELECT e.org_id, e.sync_run_id AS run_id, 'finalize_sync_run' AS kind, e.trace FROM ended e WHERE NOT e.others_open
-       UNION ALL
-       SELECT w ->> 'org_id', (w ->> 'sync_run_id')::uuid, 'dispatch_sync_run', NULL::jsonb
-         FROM ended e CROSS JOIN LATERAL unnest(e.waiting_runs) AS w),
-     armed AS (
-       INSERT INTO sync_dispatch_outbox AS o (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
-       SELECT DISTINCT ON (run_id, kind COLLATE "C") org_id, run_id, kind, 'pending', $3::timestamptz, trace, $3::timestamptz, $3::timestamptz
-         FROM wakes ORDER BY run_id, kind COLLATE "C", trace IS NULL
-       ${armConflictSql('$3')}
-       RETURNING o.kind)
+          true AS run_live, ${endFactsSql(s, 'u', '$8')}),
+     ${armWakesSql(s, '$3', { extra: false })}
      SELECT e.id, e.org_id, e.sync_run_id, e.provider, e.cost_class, e.status, e.lease_owner, e.others_open,
-            (SELECT count(pg_notify('${OUTBOX_CHANNEL}', a.kind))::int FROM armed a) AS armed
+            ${notifyArmedSql('$3', '$10')}
        FROM ended e`,
     [
       items.map((a) => a.unitId),
@@ -244,6 +238,7 @@ export async function finishUnits(
       items.map((a) => JSON.stringify(a.touchedSurfaces)),
       wakeLimit,
       items.map((a) => (a.trace ? JSON.stringify(a.trace) : null)),
+      s.channel,
     ],
   );
   return rows;
@@ -256,7 +251,8 @@ export async function finishUnits(
 export async function runsWithoutOpenUnits(tx: Tx, runIds: readonly string[]): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
     `SELECT r.id FROM unnest((SELECT $1::uuid[])) AS r(id)
-      WHERE NOT EXISTS (SELECT 1 FROM sync_run_units u WHERE u.sync_run_id = r.id AND u.status IN ${UNIT_OPEN_SQL})`,
+      WHERE NOT EXISTS (SELECT 1 FROM ${tx.schema.sync_run_units} u
+                         WHERE u.sync_run_id = r.id AND u.status IN ${UNIT_OPEN})`,
     [runIds],
   );
   return rows.map((r) => r.id);
@@ -276,17 +272,18 @@ export interface RetryArgs {
  * lease and bumps the matching counter. Locks: the unit row. Returns the unit or null if lost.
  */
 export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null> {
+  const s = tx.schema;
   const { rows } = await tx.query<UnitRow>(
-    `UPDATE sync_run_units u
-        SET status = 'retrying', available_at = $4, last_retry_reason = $5, error = $6,
+    `UPDATE ${s.sync_run_units} u
+        SET status = ${DEFER.to}, available_at = $4, last_retry_reason = $5, error = $6,
             lease_owner = NULL, lease_expires_at = NULL, updated_at = $3,
             rate_limit_deferrals = u.rate_limit_deferrals + (CASE WHEN $5 = 'rate_limit' THEN 1 ELSE 0 END),
             rate_limit_first_seen_at = CASE WHEN $5 = 'rate_limit'
               THEN COALESCE(u.rate_limit_first_seen_at, $3) ELSE u.rate_limit_first_seen_at END,
             expired_lease_retry_count = u.expired_lease_retry_count + (CASE WHEN $5 = 'soft_timeout' THEN 1 ELSE 0 END)
-       FROM sync_runs r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = 'running' AND u.lease_expires_at > $3
-        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL_SQL}
+       FROM ${s.sync_runs} r
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status IN ${DEFER.from} AND u.lease_expires_at > $3
+        AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.*`,
     [a.unitId, a.owner, a.now, a.availableAt, a.reason, a.error],
   );
@@ -296,34 +293,13 @@ export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null
 /** Ends the caller's own lease now (graceful abandon) so the reconciler takes the unit at once. */
 export async function expireOwnLease(tx: Tx, unitId: string, owner: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `UPDATE sync_run_units SET lease_expires_at = $3, updated_at = $3
-      WHERE id = $1 AND lease_owner = $2 AND status = 'running' AND lease_expires_at > $3`,
+    `UPDATE ${tx.schema.sync_run_units} SET lease_expires_at = $3, updated_at = $3
+      WHERE id = $1 AND lease_owner = $2 AND status = ${UNIT_LEASED} AND lease_expires_at > $3`,
     [unitId, owner, now],
   );
   return rowCount > 0;
 }
 
-/**
- * Capacity freed in a bucket: the runs of its oldest `limit` planned units, and the given run if it
- * has planned units (work items waiting for the reference tier). Locks nothing.
- */
-export async function runsWaitingForCapacity(
-  tx: Tx,
-  bucket: { org_id: string; provider: string; cost_class: string },
-  runId: string,
-  limit: number,
-): Promise<{ org_id: string; sync_run_id: string }[]> {
-  const { rows } = await tx.query<{ org_id: string; sync_run_id: string }>(
-    `SELECT DISTINCT org_id, sync_run_id FROM (
-       (SELECT org_id, sync_run_id FROM sync_run_units
-         WHERE org_id = $1 AND provider = $2 AND cost_class = $3 AND status = 'planned' ORDER BY id LIMIT $5)
-       UNION ALL
-       (SELECT org_id, sync_run_id FROM sync_run_units WHERE sync_run_id = $4 AND status = 'planned' LIMIT 1)
-     ) w`,
-    [bucket.org_id, bucket.provider, bucket.cost_class, runId, limit],
-  );
-  return rows;
-}
 
 /**
  * Embedded single-process start-up: the in-process queue died with the previous process, so every
@@ -333,10 +309,11 @@ export async function runsWaitingForCapacity(
  */
 export async function recoverAfterEmbeddedRestart(tx: Tx, now: Date): Promise<number> {
   const { rowCount } = await tx.query(
-    `UPDATE sync_run_units
-        SET dispatched_at = CASE WHEN status = 'dispatching' THEN NULL ELSE dispatched_at END,
-            lease_expires_at = CASE WHEN status = 'running' THEN LEAST(lease_expires_at, $1) ELSE lease_expires_at END
-      WHERE status IN ('dispatching', 'running')`,
+    `UPDATE ${tx.schema.sync_run_units}
+        SET dispatched_at = CASE WHEN status = ${UNIT_PUBLISHED} THEN NULL ELSE dispatched_at END,
+            lease_expires_at = CASE WHEN status = ${UNIT_LEASED} THEN LEAST(lease_expires_at, $1)
+                                    ELSE lease_expires_at END
+      WHERE status IN ${IN_FLIGHT}`,
     [now],
   );
   return rowCount;

@@ -17,9 +17,10 @@ import { markJobRunRunning } from '../store/jobRuns.js';
 import { armOutbox, recordOutboxError } from '../store/outbox.js';
 import type { Bucket, RunRow, UnitRow } from '../store/rows.js';
 import { lockRun, markRunDispatching } from '../store/runs.js';
-import { after, type EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
+import { after } from '../clock.js';
 import { finalizeInTx } from './finalizeSyncRun.js';
-import { unitMessage } from './messages.js';
+import { unitMessage } from '../broker/messages.js';
 
 /** run_sync_unit messages per publish. */
 const PUBLISH_CHUNK = 250;

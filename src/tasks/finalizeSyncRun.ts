@@ -8,7 +8,7 @@ import { insertLedgerRow } from '../store/ledger.js';
 import { armOutbox } from '../store/outbox.js';
 import { countUnitsByStatus } from '../store/units.js';
 import { finishRun, lockRun } from '../store/runs.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
 
 export type FinalizeOutcome = 'missing' | 'already_final' | 'pending' | 'finalized';
 

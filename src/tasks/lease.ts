@@ -4,7 +4,7 @@ import type { Tx } from '../db/types.js';
 import { LeaseLostError, ProviderTimeoutError, describeError } from '../errors.js';
 import type { LeaseGuard } from '../providers/types.js';
 import { expireOwnLease, extendLease, lockLeaseIfHeld } from '../store/units.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
 
 export type LeaseEnd = 'held' | 'lost' | 'soft_timeout' | 'shutdown';
 

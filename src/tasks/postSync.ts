@@ -12,7 +12,7 @@ import { getIntegration } from '../store/integrations.js';
 import { insertReceipt } from '../store/ledger.js';
 import { ackPostSync } from '../store/outbox.js';
 import { getRun } from '../store/runs.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
 
 export interface PostSyncOutcome {
   delivered: string[];
@@ -70,8 +70,10 @@ export async function buildPayload(
 ): Promise<{ payload: PostSyncPayload; integration: IntegrationInfo } | null> {
   const run = await getRun(ctx.db, runId);
   if (!run) return null;
-  const { rows } = await ctx.db.query<{ dataset_key: string; tier: string; provider: string; since_at: Date | null; before_at: Date | null }>(
-    "SELECT dataset_key, tier, provider, since_at, before_at FROM sync_run_units WHERE sync_run_id = $1 AND status = 'success'",
+  type UnitRow = { dataset_key: string; tier: string; provider: string; since_at: Date | null; before_at: Date | null };
+  const { rows } = await ctx.db.query<UnitRow>(
+    `SELECT dataset_key, tier, provider, since_at, before_at FROM ${ctx.db.schema.sync_run_units}
+      WHERE sync_run_id = $1 AND status = 'success'`,
     [runId],
   );
   if (rows.length === 0) return null;

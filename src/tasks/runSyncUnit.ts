@@ -5,7 +5,7 @@ import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
 import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
 import { UnitLease } from './lease.js';
 import { claimForRun } from './unitClaims.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';

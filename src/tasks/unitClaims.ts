@@ -1,7 +1,7 @@
 /** run_sync_unit claims of one engine, group-committed (see ./coalesce.ts). */
 import { claimUnits, type ClaimedUnit } from '../store/units.js';
 import { Coalescer } from './coalesce.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from '../context.js';
 
 interface Claim {
   unitId: string;

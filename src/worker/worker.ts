@@ -10,13 +10,13 @@ import { outboxBackoffMs } from '../domain/backoff.js';
 import { ATTR, inTaskSpan, outcomeName } from '../observability/spans.js';
 import { failSpan, traceCarrier, traceIds, tracerOf } from '../observability/trace.js';
 import { armOutbox } from '../store/outbox.js';
-import { after, type EngineContext } from '../tasks/context.js';
+import type { EngineContext } from '../context.js';
+import { after } from '../clock.js';
 import { dispatchSyncRun } from '../tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
-import { outboxIdOf } from '../tasks/messages.js';
+import { outboxIdOf } from '../broker/messages.js';
 import { postSync } from '../tasks/postSync.js';
 import { runSyncUnit } from '../tasks/runSyncUnit.js';
-import { settleRechecks } from '../tasks/unitEnd.js';
 
 export interface WorkerOptions {
   /** Messages handled at once. @default 4 */
@@ -113,7 +113,7 @@ export class Worker {
       grace.unref();
       await consumer.close();
       clearTimeout(grace);
-      await settleRechecks(this.ctx);
+      await this.ctx.unitEnds.settle();
     }
     this.state = 'stopped';
   }

@@ -67,7 +67,7 @@ async function expectUnchanged<T>(fn: () => Promise<T>): Promise<T> {
 describe('401: no live token', () => {
   it.each(ROUTES.map((r) => [label(r), r] as const))('%s', async (_, r) => {
     const revoked = await h.token(ORG_A, ['admin']);
-    const { rows } = await h.db.query<{ id: string }>('SELECT id FROM api_tokens WHERE token_hash = $1', [
+    const { rows } = await h.db.query<{ id: string }>('SELECT id FROM syncrelay.api_tokens WHERE token_hash = $1', [
       createHash('sha256').update(revoked).digest('hex'),
     ]);
     await revokeApiToken(h.db, rows[0]!.id, systemClock.now());
@@ -141,14 +141,14 @@ describe("404: another org's ids, and lists without another org's rows", () => {
   it("GET /outbox/stats counts only the caller's org", async () => {
     const mine = await call(h.url, 'GET', '/api/v1/outbox/stats', { token: foreign() });
     const { rows } = await h.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE org_id = $1 AND kind = 'dispatch_sync_run'",
+      "SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE org_id = $1 AND kind = 'dispatch_sync_run'",
       [ORG_B],
     );
     const counted = mine.body.counts
       .filter((c: { kind: string }) => c.kind === 'dispatch_sync_run')
       .reduce((s: number, c: { count: number }) => s + c.count, 0);
     expect(counted).toBe(rows[0]!.n);
-    const all = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sync_dispatch_outbox');
+    const all = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox');
     expect(all.rows[0]!.n).toBeGreaterThan(counted);
   });
 
@@ -184,13 +184,13 @@ describe("404: another org's ids, and lists without another org's rows", () => {
 describe('tokens', () => {
   it('are stored only as their SHA-256 and stamp last_used_at', async () => {
     const { rows } = await h.db.query<{ token_hash: string; last_used_at: Date | null; scopes: string[] }>(
-      'SELECT token_hash, last_used_at, scopes FROM api_tokens WHERE token_hash = $1',
+      'SELECT token_hash, last_used_at, scopes FROM syncrelay.api_tokens WHERE token_hash = $1',
       [createHash('sha256').update(h.tokens.read).digest('hex')],
     );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.scopes).toEqual(['read']);
     expect(rows[0]!.last_used_at).not.toBeNull();
-    const raw = await h.db.query("SELECT 1 FROM api_tokens WHERE token_hash LIKE 'sr_%' OR name LIKE 'sr_%'");
+    const raw = await h.db.query("SELECT 1 FROM syncrelay.api_tokens WHERE token_hash LIKE 'sr_%' OR name LIKE 'sr_%'");
     expect(raw.rowCount).toBe(0);
     expect(h.tokens.read).toMatch(/^sr_[A-Za-z0-9_-]{43}$/);
   });

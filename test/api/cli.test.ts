@@ -30,7 +30,7 @@ describe('syncrelay tokens', () => {
     const out = parseJson<{ token: string; id: string; org_id: string; scopes: string[] }>(created.stdout);
     expect(out.token).toMatch(/^sr_[A-Za-z0-9_-]{43}$/);
     expect(out).toMatchObject({ org_id: 'acme', scopes: ['read', 'trigger'] });
-    const { rows } = await t.db.query<{ id: string }>('SELECT id FROM api_tokens WHERE token_hash = $1', [
+    const { rows } = await t.db.query<{ id: string }>('SELECT id FROM syncrelay.api_tokens WHERE token_hash = $1', [
       createHash('sha256').update(out.token).digest('hex'),
     ]);
     expect(rows.map((r) => r.id)).toEqual([out.id]);

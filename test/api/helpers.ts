@@ -122,7 +122,7 @@ export type TableCounts = Record<(typeof WRITABLE_TABLES)[number], number>;
 
 export async function tableCounts(db: Db): Promise<TableCounts> {
   const { rows } = await db.query<TableCounts>(
-    `SELECT ${WRITABLE_TABLES.map((t) => `(SELECT count(*)::int FROM ${t}) AS ${t}`).join(', ')}`,
+    `SELECT ${WRITABLE_TABLES.map((t) => `(SELECT count(*)::int FROM ${db.schema.table(t)}) AS ${t}`).join(', ')}`,
   );
   return rows[0]!;
 }

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const scheduleCount = async () =>
-  (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM scheduled_jobs')).rows[0]!.n;
+  (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.scheduled_jobs')).rows[0]!.n;
 
 async function create(body: Record<string, unknown>, token = h.tokens.admin) {
   return call(h.url, 'POST', '/api/v1/schedules', { token, body });
@@ -222,14 +222,14 @@ describe('syncrelay schedules', () => {
   it('tick fires what is due now, once', async () => {
     const integration = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC })).body.id;
     const s = Schedule.parse((await create({ integration_id: integration, cron: '@hourly' })).body);
-    await h.db.query("UPDATE scheduled_jobs SET next_run_at = now() - interval '3 hours' WHERE id = $1", [s.id]);
+    await h.db.query("UPDATE syncrelay.scheduled_jobs SET next_run_at = now() - interval '3 hours' WHERE id = $1", [s.id]);
     const r = await runCli(['schedules', 'tick', '--json'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     const tick = parseJson<{ fired: { scheduleId: string; jobRunId: string }[] }>(r.stdout);
     expect(tick.fired.map((f) => f.scheduleId)).toEqual([s.id]);
     const again = await runCli(['schedules', 'tick'], { env: env() });
     expect(again.stdout).toMatch(/^fired 0, skipped 0, failed 0/);
-    const { rows } = await h.db.query<{ triggered_by: string }>('SELECT triggered_by FROM job_runs WHERE job_id = $1', [s.id]);
+    const { rows } = await h.db.query<{ triggered_by: string }>('SELECT triggered_by FROM syncrelay.job_runs WHERE job_id = $1', [s.id]);
     expect(rows).toEqual([{ triggered_by: 'schedule' }]);
   });
 

@@ -168,7 +168,7 @@ describe('broker down', () => {
     expect(r.status).toBe(202);
     expect(Date.now() - started).toBeLessThan(2000);
     const { rows } = await down.db.query<{ kind: string; status: string; dispatched_at: Date | null }>(
-      'SELECT kind, status, dispatched_at FROM sync_dispatch_outbox WHERE sync_run_id = $1',
+      'SELECT kind, status, dispatched_at FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1',
       [r.body.sync_run_id],
     );
     expect(rows).toEqual([{ kind: 'dispatch_sync_run', status: 'pending', dispatched_at: null }]);

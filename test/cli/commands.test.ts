@@ -28,7 +28,7 @@ afterAll(async () => {
 async function counts(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of TABLES) {
-    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t.db.schema.table(table)}`);
     out[table] = rows[0]!.n;
   }
   return out;
@@ -60,7 +60,7 @@ describe('create → trigger → reconcile --once → runs show', () => {
     const integ = await createIntegration('acme');
     expect(integ.id).toMatch(UUID);
     expect(integ.org_id).toBe('acme');
-    const { rows: ir } = await t.db.query<{ name: string }>('SELECT name FROM integrations WHERE id = $1', [integ.id]);
+    const { rows: ir } = await t.db.query<{ name: string }>('SELECT name FROM syncrelay.integrations WHERE id = $1', [integ.id]);
     expect(ir[0]!.name).toBe('acme linear');
 
     const listed = await runCli(['integrations', 'list', '--org', 'acme', '--json'], { env });
@@ -81,7 +81,7 @@ describe('create → trigger → reconcile --once → runs show', () => {
     // 1 reference unit (teams) + 2 sources × work-items × two 7-day windows
     expect(ids.units).toBe(5);
     const { rows: jr } = await t.db.query<{ id: string; org_id: string; status: string; sync_run_id: string }>(
-      "SELECT id, org_id, status, result ->> 'sync_run_id' AS sync_run_id FROM job_runs WHERE id = $1",
+      "SELECT id, org_id, status, result ->> 'sync_run_id' AS sync_run_id FROM syncrelay.job_runs WHERE id = $1",
       [ids.job_run_id],
     );
     expect(jr[0]).toMatchObject({ org_id: 'acme', status: 'pending', sync_run_id: ids.sync_run_id });
@@ -92,7 +92,7 @@ describe('create → trigger → reconcile --once → runs show', () => {
     expect(counters.relayed_dispatch).toBe(1);
     expect(counters.publish_failures).toBe(0);
     const { rows: ob } = await t.db.query<{ status: string }>(
-      "SELECT status FROM sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'",
+      "SELECT status FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'",
       [ids.sync_run_id],
     );
     expect(ob[0]!.status).toBe('dispatched');
@@ -188,7 +188,7 @@ describe('worker and reconciler processes', () => {
     expect(r.code).toBe(0);
     expect(w.stderr).toContain('"worker stopped"');
     expect(r.stderr).toContain('"reconciler stopped"');
-    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM reconciler_passes WHERE reconciler = 'cli-test'");
+    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.reconciler_passes WHERE reconciler = 'cli-test'");
     expect(rows[0]!.n).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,7 @@
  * client is discarded, and the outbox and the reconciler recover the work.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatedDb } from './gate.js';
+import { GatedDb, sqlTable } from './gate.js';
 import { Harness, within } from './harness.js';
 
 let h: Harness | undefined;
@@ -43,7 +43,7 @@ describe('a connection terminated between two statements of a transaction', () =
     const [dispatch] = await h.take('dispatch_sync_run');
 
     const db = new GatedDb(h.db);
-    const parked = db.park(/FROM sync_runs WHERE id = \$1 FOR NO KEY UPDATE/, 'after');
+    const parked = db.park(new RegExp(`FROM ${sqlTable('sync_runs')} WHERE id = \\$1 FOR NO KEY UPDATE`), 'after');
     const delivery = h.deliver(dispatch!, { ...h.ctx, db });
     await within(parked.reached, 5000, 'the dispatch locking its run');
     await terminate(h, await backendParkedAt(h, 'FOR NO KEY UPDATE'));

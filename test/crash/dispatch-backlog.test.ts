@@ -65,7 +65,7 @@ describe('dispatch behind a backlog', () => {
     h.advance(1 * SECOND);
     expect(await h.pass()).toMatchObject({ materialized_dispatch: 1, relayed_dispatch: 1 });
     const [dup] = await h.take('dispatch_sync_run');
-    const { rows } = await h.db.query<{ id: string }>('SELECT id FROM sync_runs ORDER BY created_at, id LIMIT 1');
+    const { rows } = await h.db.query<{ id: string }>('SELECT id FROM syncrelay.sync_runs ORDER BY created_at, id LIMIT 1');
     expect(dup!.payload.runId).toBe(rows[0]!.id);
     h.requeue([...queued, dup!]);
     for (const id of ids) expect((await h.settle(id)).status).toBe('success');

@@ -12,6 +12,7 @@ import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
 import { settleRechecks } from '../../src/tasks/unitEnd.js';
 import { LEDGER_SLICE_BATCHES } from '../../src/reconciler/materialize.js';
+import { sqlTable } from './gate.js';
 import { Harness, SECOND } from './harness.js';
 
 let h: Harness | undefined;
@@ -378,10 +379,12 @@ describe('the finalize hot row: two last units finishing together', () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     const inner = h.db;
+    const recheckRead = new RegExp(`NOT EXISTS \\(SELECT 1 FROM ${sqlTable('sync_run_units')}`);
     const held: Db = {
       kind: inner.kind,
+      schema: inner.schema,
       query: async (text, values) => {
-        if (/NOT EXISTS \(SELECT 1 FROM sync_run_units/.test(text)) {
+        if (recheckRead.test(text)) {
           reached();
           await released;
         }
@@ -431,11 +434,11 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     for (const m of minutesAgo) {
       const at = new Date(h.now().getTime() - m * 60 * SECOND);
       const { rows } = await h.db.query<{ id: string }>(
-        `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status, completed_at, created_at, updated_at)
+        `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status, completed_at, created_at, updated_at)
          VALUES ($1, $2, 'api', 'backfill', 'success', $3, $3, $3) RETURNING id`,
         [integ.orgId, integ.id, at],
       );
-      await h.db.query(`INSERT INTO sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`, [
+      await h.db.query(`INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`, [
         integ.orgId,
         rows[0]!.id,
         at,
@@ -455,13 +458,13 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     // One recent row keeps its outbox row: nothing to repair there.
     const kept = recent[1]!;
     await h.db.query(
-      `INSERT INTO sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, dispatched_at)
-       SELECT org_id, sync_run_id, kind, 'dispatched', dispatched_at, dispatched_at FROM sync_run_post_dispatches WHERE sync_run_id = $1`,
+      `INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, dispatched_at)
+       SELECT org_id, sync_run_id, kind, 'dispatched', dispatched_at, dispatched_at FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1`,
       [kept],
     );
 
     const postSyncRows = async () =>
-      (await h!.db.query<{ sync_run_id: string }>(`SELECT sync_run_id FROM sync_dispatch_outbox WHERE kind = 'post_sync'`)).rows.map((r) => r.sync_run_id);
+      (await h!.db.query<{ sync_run_id: string }>(`SELECT sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync'`)).rows.map((r) => r.sync_run_id);
     const missing = recent.filter((id) => id !== kept);
     const armed: string[][] = [];
     while (armed.flat().length < missing.length && armed.length < 10) {

@@ -10,12 +10,14 @@ import { Hold } from './harness.js';
 
 export class GatedDb implements Db {
   readonly kind: Db['kind'];
+  readonly schema: Db['schema'];
   /** Deadlock errors raised by this Db's statements (before the adapter retried them). */
   deadlocks = 0;
   private gate: { pattern: RegExp; when: 'before' | 'after'; hold: Hold } | null = null;
 
   constructor(private readonly inner: Db) {
     this.kind = inner.kind;
+    this.schema = inner.schema;
   }
 
   /** Parks the next transaction statement matching `pattern` (before or after it runs) until released. */
@@ -52,6 +54,7 @@ export class GatedDb implements Db {
 
   private wrap(tx: Tx): Tx {
     return {
+      schema: tx.schema,
       exec: (script) => tx.exec(script),
       query: async <R>(text: string, values?: readonly unknown[]) => {
         const gate = this.gate?.pattern.test(text) ? this.gate : null;
@@ -68,6 +71,14 @@ export class GatedDb implements Db {
       },
     };
   }
+}
+
+/**
+ * A table as a statement names it, for a `park` pattern (regex source): `sync_runs`,
+ * `syncrelay.sync_runs` or `"syncrelay"."sync_runs"` (statements name their tables schema-qualified).
+ */
+export function sqlTable(table: string): string {
+  return `(?:(?:"\\w+"|\\w+)\\.)?"?${table}"?`;
 }
 
 /** Resolves once a backend of the test database waits for a lock, or `settled` has settled (bounded). */

@@ -532,23 +532,23 @@ export class Harness {
   // ---- queries (everything asserted comes from the database) -----------------------------------
 
   async run(runId: string): Promise<RunRow | null> {
-    const { rows } = await this.db.query<RunRow>('SELECT * FROM sync_runs WHERE id = $1', [runId]);
+    const { rows } = await this.db.query<RunRow>('SELECT * FROM syncrelay.sync_runs WHERE id = $1', [runId]);
     return rows[0] ?? null;
   }
 
   async units(runId: string): Rows<UnitRow> {
-    const { rows } = await this.db.query<UnitRow>('SELECT * FROM sync_run_units WHERE sync_run_id = $1 ORDER BY tier = \'reference\' DESC, since_at NULLS FIRST, id', [runId]);
+    const { rows } = await this.db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = $1 ORDER BY tier = \'reference\' DESC, since_at NULLS FIRST, id', [runId]);
     return rows;
   }
 
   async unit(unitId: string): Promise<UnitRow> {
-    const { rows } = await this.db.query<UnitRow>('SELECT * FROM sync_run_units WHERE id = $1', [unitId]);
+    const { rows } = await this.db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE id = $1', [unitId]);
     return rows[0]!;
   }
 
   async outbox(runId: string, kind: OutboxKind): Promise<(OutboxRow & { arm_seq: string }) | null> {
     const { rows } = await this.db.query<OutboxRow & { arm_seq: string }>(
-      'SELECT * FROM sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = $2',
+      'SELECT * FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = $2',
       [runId, kind],
     );
     return rows[0] ?? null;
@@ -556,20 +556,20 @@ export class Harness {
 
   async outboxCount(runId: string): Promise<Record<string, number>> {
     const { rows } = await this.db.query<{ kind: string; n: number }>(
-      'SELECT kind, count(*)::int AS n FROM sync_dispatch_outbox WHERE sync_run_id = $1 GROUP BY kind',
+      'SELECT kind, count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 GROUP BY kind',
       [runId],
     );
     return Object.fromEntries(rows.map((r) => [r.kind, r.n]));
   }
 
   async ledger(runId: string): Rows<{ kind: string }> {
-    const { rows } = await this.db.query<{ kind: string }>('SELECT kind FROM sync_run_post_dispatches WHERE sync_run_id = $1', [runId]);
+    const { rows } = await this.db.query<{ kind: string }>('SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1', [runId]);
     return rows;
   }
 
   async receipts(runId: string): Rows<{ handler: string; delivery: string }> {
     const { rows } = await this.db.query<{ handler: string; delivery: string }>(
-      'SELECT handler, delivery FROM post_sync_receipts WHERE sync_run_id = $1',
+      'SELECT handler, delivery FROM syncrelay.post_sync_receipts WHERE sync_run_id = $1',
       [runId],
     );
     return rows;
@@ -578,7 +578,7 @@ export class Harness {
   /** Distinct `computed_at` generations the metrics roll-up wrote for the run. */
   async metricGenerations(runId: string): Promise<number> {
     const { rows } = await this.db.query<{ n: number }>(
-      'SELECT count(DISTINCT computed_at)::int AS n FROM synthetic_metrics_daily WHERE sync_run_id = $1',
+      'SELECT count(DISTINCT computed_at)::int AS n FROM syncrelay.synthetic_metrics_daily WHERE sync_run_id = $1',
       [runId],
     );
     return rows[0]!.n;
@@ -586,7 +586,7 @@ export class Harness {
 
   async executions(unitId: string): Rows<{ lease_owner: string; outcome: string }> {
     const { rows } = await this.db.query<{ lease_owner: string; outcome: string }>(
-      'SELECT lease_owner, outcome FROM synthetic_executions WHERE unit_id = $1 ORDER BY id',
+      'SELECT lease_owner, outcome FROM syncrelay.synthetic_executions WHERE unit_id = $1 ORDER BY id',
       [unitId],
     );
     return rows;
@@ -595,14 +595,14 @@ export class Harness {
   /** synthetic_items rows a unit wrote, by lease owner. */
   async itemsByOwner(unitId: string): Promise<Record<string, number>> {
     const { rows } = await this.db.query<{ lease_owner: string; n: number }>(
-      'SELECT lease_owner, count(*)::int AS n FROM synthetic_items WHERE unit_id = $1 GROUP BY lease_owner',
+      'SELECT lease_owner, count(*)::int AS n FROM syncrelay.synthetic_items WHERE unit_id = $1 GROUP BY lease_owner',
       [unitId],
     );
     return Object.fromEntries(rows.map((r) => [r.lease_owner, r.n]));
   }
 
   async jobRun(runId: string): Promise<JobRunRow> {
-    const { rows } = await this.db.query<JobRunRow>("SELECT * FROM job_runs WHERE result ->> 'sync_run_id' = $1", [runId]);
+    const { rows } = await this.db.query<JobRunRow>("SELECT * FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1", [runId]);
     return rows[0]!;
   }
 

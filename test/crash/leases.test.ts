@@ -408,7 +408,7 @@ describe('window 11: a fenced-out worker', () => {
     holdA.release(); // A thaws and writes its second chunk
     expect(await within(doneA)).toBe('lease_lost');
     expect(await h.itemsByOwner(unit.id)).toEqual({ [holdB.owner!]: CHUNK_ROWS });
-    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM synthetic_items WHERE lease_owner = $1', [holdA.owner]);
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.synthetic_items WHERE lease_owner = $1', [holdA.owner]);
     expect(rows[0]!.n).toBe(0);
     // No terminal write either: B still holds the unit, untouched; nothing armed finalize.
     expect(await h.unit(unit.id)).toMatchObject({ status: 'running', lease_owner: holdB.owner, attempts: 2, error: null, result: null });
@@ -455,7 +455,7 @@ describe('window 11: a fenced-out worker', () => {
     await within(holdA.reached);
     expect(await h.deliver(msgs.get(b!.id)!)).toBe('success');
     const watermarks = async () =>
-      (await h!.db.query<{ source_id: string; watermark_at: Date }>('SELECT source_id, watermark_at FROM sync_watermarks')).rows;
+      (await h!.db.query<{ source_id: string; watermark_at: Date }>('SELECT source_id, watermark_at FROM syncrelay.sync_watermarks')).rows;
     expect(await watermarks()).toEqual([{ source_id: b!.source_id, watermark_at: b!.before_at }]);
 
     h.advance(300 * SECOND);

@@ -14,7 +14,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../src/errors.js';
 import { cancelRun } from '../../src/planning/cancel.js';
-import { GatedDb, untilBlockedOrDone } from './gate.js';
+import { GatedDb, sqlTable, untilBlockedOrDone } from './gate.js';
 import { Harness, SECOND, within } from './harness.js';
 
 let h: Harness | undefined;
@@ -23,7 +23,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const OUTBOX_WRITE = /INSERT INTO sync_dispatch_outbox/;
+const OUTBOX_WRITE = new RegExp(`INSERT INTO ${sqlTable('sync_dispatch_outbox')}`);
 
 describe('lock order: outbox rows', () => {
   it('a rate-limit retry and a unit end waking the same runs do not deadlock', async () => {

@@ -257,7 +257,7 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect(crashed.status).toBe('pending');
     expect(crashed.claim_token).not.toBeNull();
     expect(crashed.claim_expires_at!.getTime()).toBe(T0 + 300 * SECOND);
-    const { rows: passes } = await h.db.query<{ error: string | null }>('SELECT error FROM reconciler_passes');
+    const { rows: passes } = await h.db.query<{ error: string | null }>('SELECT error FROM syncrelay.reconciler_passes');
     expect(passes.map((p) => p.error)).toEqual([expect.stringContaining('relay.afterPublish.beforeMark')]);
 
     // While the claim is live nobody else publishes the row.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, loadMigrations, schemaVersion } from '../../src/db/migrator.js';
 import { PgliteDb } from '../../src/db/pglite.js';
+import { createSyntheticProvider } from '../../src/providers/synthetic.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 describe('migrator', () => {
@@ -16,19 +17,25 @@ describe('migrator', () => {
     const latest = (await loadMigrations()).at(-1)!.version;
     expect(await schemaVersion(t.db)).toBe(latest);
     expect(await migrate(t.db)).toEqual([]);
+    expect(await migrate(t.db, { providers: [createSyntheticProvider()] })).toEqual([]);
   });
 
   it('refuses a database migrated by a newer version', async () => {
-    await t.db.query('INSERT INTO syncrelay_migrations (version, name) VALUES (9999, $1)', ['9999_future']);
+    await t.db.query('INSERT INTO syncrelay.syncrelay_migrations (version, name) VALUES (9999, $1)', ['9999_future']);
     await expect(migrate(t.db)).rejects.toThrow(/newer than this syncrelay/);
-    await t.db.query('DELETE FROM syncrelay_migrations WHERE version = 9999');
+    await t.db.query('DELETE FROM syncrelay.syncrelay_migrations WHERE version = 9999');
   });
 
   it('applies every migration on an empty PGlite database, concurrently safe', async () => {
     const db = await PgliteDb.open();
     try {
-      const [a, b] = await Promise.all([migrate(db), migrate(db)]);
-      expect([...a, ...b]).toEqual((await loadMigrations()).map((m) => m.name));
+      const synthetic = createSyntheticProvider();
+      const opts = { providers: [synthetic] };
+      const [a, b] = await Promise.all([migrate(db, opts), migrate(db, opts)]);
+      expect([...a, ...b]).toEqual([
+        ...(await loadMigrations()).map((m) => m.name),
+        ...(await synthetic.migrations!()).map((m) => `${synthetic.name}/${m.name}`),
+      ]);
     } finally {
       await db.close();
     }

@@ -61,6 +61,7 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       reconcileBatch: 100,
       postSyncDelivery: 'at-most-once',
       outboxRetentionDays: 30,
+      schema: 'syncrelay',
       queuePrefix: 'syncrelay',
     });
   });

@@ -27,7 +27,6 @@ describe('classifyError', () => {
     ['NonRetryableError(not_found)', new NonRetryableError('gone', 'not_found'), 'not_found'],
     ['NonRetryableError(adapter_error)', new NonRetryableError('sink', 'adapter_error'), 'adapter_error'],
     ['ProviderTimeoutError', new ProviderTimeoutError(), 'timeout'],
-    ['SyncRelayError(adapter_error)', new SyncRelayError('adapter_error', 'sink broke'), 'adapter_error'],
     ['ECONNRESET', withCode('ECONNRESET'), 'network'],
     ['ECONNREFUSED', withCode('ECONNREFUSED'), 'network'],
     ['ETIMEDOUT', withCode('ETIMEDOUT'), 'network'],

@@ -45,6 +45,8 @@ const UNIT_TABLE: ReadonlyArray<[UnitStatus, UnitEvent, UnitStatus]> = [
   ['running', 'expire_fail', 'failed'],
   ['planned', 'deny', 'failed'],
   ['dispatching', 'deny', 'failed'],
+  // A denied run is finalized at once: a retrying unit would strand it, so it is failed too.
+  ['retrying', 'deny', 'failed'],
   ['planned', 'cancel', 'cancelled'],
   ['dispatching', 'cancel', 'cancelled'],
   ['running', 'cancel', 'cancelled'],

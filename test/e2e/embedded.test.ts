@@ -38,7 +38,7 @@ describe('embedded default (PGlite + in-process broker)', () => {
     });
     const run = await waitFor(async () => {
       const { rows } = await engine!.db.query<{ status: string; total_units: number; completed_units: number; failed_units: number }>(
-        "SELECT * FROM sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
+        "SELECT * FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
         [syncRunId],
       );
       return rows[0];
@@ -48,13 +48,13 @@ describe('embedded default (PGlite + in-process broker)', () => {
     expect(run.total_units).toBe(12);
     expect(run.completed_units + run.failed_units).toBe(12);
     const { rows: deferred } = await engine.db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 AND rate_limit_deferrals > 0',
+      'SELECT count(*)::int AS n FROM syncrelay.sync_run_units WHERE sync_run_id = $1 AND rate_limit_deferrals > 0',
       [syncRunId],
     );
     expect(deferred[0]!.n).toBeGreaterThan(0);
     const gens = await waitFor(async () => {
       const { rows } = await engine!.db.query<{ g: number }>(
-        'SELECT count(DISTINCT computed_at)::int AS g FROM synthetic_metrics_daily WHERE sync_run_id = $1',
+        'SELECT count(DISTINCT computed_at)::int AS g FROM syncrelay.synthetic_metrics_daily WHERE sync_run_id = $1',
         [syncRunId],
       );
       return rows[0]!.g > 0 ? rows[0]!.g : null;
@@ -76,14 +76,14 @@ describe('embedded default (PGlite + in-process broker)', () => {
     const { syncRunId } = await first.trigger({ orgId: 'demo', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
     // Simulate a process that died with one unit dispatching and one running under a long lease.
     await db.query(
-      `UPDATE sync_run_units SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',
+      `UPDATE syncrelay.sync_run_units SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',
               started_at = now(), dispatched_at = now() WHERE sync_run_id = $1`,
       [syncRunId],
     );
     await first.close();
     engine = await Engine.open({ settings: testSettings(), db, broker: new InProcessBroker(), logger: silentLogger() });
     const { rows } = await db.query<{ expired: boolean }>(
-      'SELECT lease_expires_at <= now() AS expired FROM sync_run_units WHERE sync_run_id = $1',
+      'SELECT lease_expires_at <= now() AS expired FROM syncrelay.sync_run_units WHERE sync_run_id = $1',
       [syncRunId],
     );
     expect(rows.every((r) => r.expired)).toBe(true);
@@ -91,7 +91,7 @@ describe('embedded default (PGlite + in-process broker)', () => {
     await engine.startReconciler();
     const status = await waitFor(async () => {
       const r = await db.query<{ status: string }>(
-        "SELECT status FROM sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
+        "SELECT status FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
         [syncRunId],
       );
       return r.rows[0]?.status;

@@ -30,7 +30,7 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
     });
     const run = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string; total_units: number; completed_units: number }>(
-        "SELECT * FROM sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",
+        "SELECT * FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",
         [syncRunId],
       );
       return rows[0];
@@ -41,13 +41,13 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
     expect(run.completed_units).toBe(21);
     const metrics = await waitFor(async () => {
       const { rows } = await engine.db.query<{ gens: number }>(
-        'SELECT count(DISTINCT computed_at)::int AS gens FROM synthetic_metrics_daily WHERE sync_run_id = $1',
+        'SELECT count(DISTINCT computed_at)::int AS gens FROM syncrelay.synthetic_metrics_daily WHERE sync_run_id = $1',
         [syncRunId],
       );
       return rows[0]!.gens > 0 ? rows[0] : null;
     });
     expect(metrics.gens).toBe(1);
-    const { rows: jr } = await engine.db.query<{ status: string }>("SELECT status FROM job_runs WHERE result->>'sync_run_id' = $1", [syncRunId]);
+    const { rows: jr } = await engine.db.query<{ status: string }>("SELECT status FROM syncrelay.job_runs WHERE result->>'sync_run_id' = $1", [syncRunId]);
     expect(jr[0]!.status).toBe('success');
   });
 
@@ -68,13 +68,13 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
     const { syncRunId } = await engine.trigger({ orgId: 'org-b', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
     const status = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string }>(
-        "SELECT status FROM sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",
+        "SELECT status FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",
         [syncRunId],
       );
       return rows[0]?.status;
     }, 60_000);
     expect(status).toBe('success');
-    const { rows } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM reconciler_passes');
+    const { rows } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.reconciler_passes');
     expect(rows[0]!.n).toBe(1); // only the start-up pass ran
   });
 });

@@ -74,18 +74,18 @@ describe('two reconcilers at once', () => {
       runs.push(r.syncRunId);
     }
     const dump = async () => {
-      const u = await t.db.query("SELECT sync_run_id, status, tier, count(*)::int FROM sync_run_units GROUP BY 1,2,3 ORDER BY 1");
-      const o = await t.db.query('SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM sync_dispatch_outbox ORDER BY 1, 2');
-      const r = await t.db.query('SELECT id, status FROM sync_runs');
+      const u = await t.db.query("SELECT sync_run_id, status, tier, count(*)::int FROM syncrelay.sync_run_units GROUP BY 1,2,3 ORDER BY 1");
+      const o = await t.db.query('SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM syncrelay.sync_dispatch_outbox ORDER BY 1, 2');
+      const r = await t.db.query('SELECT id, status FROM syncrelay.sync_runs');
       return JSON.stringify({ u: u.rows, o: o.rows, r: r.rows, now: new Date() }, null, 1);
     };
     await waitFor(async () => {
       const { rows } = await t.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM sync_runs WHERE status = 'success' AND id = ANY($1::uuid[])",
+        "SELECT count(*)::int AS n FROM syncrelay.sync_runs WHERE status = 'success' AND id = ANY($1::uuid[])",
         [runs],
       );
       const { rows: gens } = await t.db.query<{ n: number }>(
-        'SELECT count(DISTINCT sync_run_id)::int AS n FROM synthetic_metrics_daily WHERE sync_run_id = ANY($1::uuid[])',
+        'SELECT count(DISTINCT sync_run_id)::int AS n FROM syncrelay.synthetic_metrics_daily WHERE sync_run_id = ANY($1::uuid[])',
         [runs],
       );
       return rows[0]!.n === runs.length && gens[0]!.n === runs.length;
@@ -102,7 +102,7 @@ describe('two reconcilers at once', () => {
       const units = broker.published.filter((m) => m.name === 'run_sync_unit' && m.payload.runId === run);
       expect(new Set(units.map((m) => m.payload.unitId)).size).toBe(units.length);
     }
-    const { rows: passes } = await t.db.query<{ reconciler: string }>('SELECT DISTINCT reconciler FROM reconciler_passes');
+    const { rows: passes } = await t.db.query<{ reconciler: string }>('SELECT DISTINCT reconciler FROM syncrelay.reconciler_passes');
     expect(passes.map((p) => p.reconciler).sort()).toEqual(['a', 'b']);
   });
 });

@@ -3,12 +3,14 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { PgDb } from '../../src/db/pg.js';
 import { migrate } from '../../src/db/migrator.js';
+import { createSyntheticProvider } from '../../src/providers/synthetic.js';
 import { adminQuery, pgUrl } from './pg.js';
 
 const STALE_MS = 3 * 3600_000;
 
 /**
- * Builds a migrated template database for this test run (each file clones it) and drops
+ * Builds a migrated template database for this test run (each file clones it): the core schema
+ * and the synthetic provider's tables, which the tests' engines run. Drops
  * templates and clones that crashed runs older than three hours left behind.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -17,7 +19,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await adminQuery(`CREATE DATABASE ${template}`);
   const db = new PgDb({ connectionString: pgUrl(template), max: 1 });
   try {
-    await migrate(db);
+    await migrate(db, { providers: [createSyntheticProvider()] });
   } finally {
     await db.close();
   }

@@ -150,12 +150,12 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     const killedAt = Date.now();
 
     // Read once the victim is dead, so the leases it held can no longer move.
-    const { rows: runningAtKill } = await t.db.query<UnitRow>("SELECT * FROM sync_run_units WHERE status = 'running'");
+    const { rows: runningAtKill } = await t.db.query<UnitRow>("SELECT * FROM syncrelay.sync_run_units WHERE status = 'running'");
 
     // Every run terminal within the bound.
     await waitFor(async () => {
       const { rows } = await t.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM sync_runs WHERE id = ANY($1::uuid[]) AND status NOT IN ('planned', 'dispatching')",
+        "SELECT count(*)::int AS n FROM syncrelay.sync_runs WHERE id = ANY($1::uuid[]) AND status NOT IN ('planned', 'dispatching')",
         [runIds],
       );
       return rows[0]!.n === 2;
@@ -181,7 +181,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     await expectWatermarks(units, linear.id, plain.id, plainRun.syncRunId);
     const gens = await metricGenerations(runIds);
     for (const id of runIds) expect(gens.get(id), `post_sync deliveries of run ${id}`).toBe(1);
-    const { rows: pending } = await t.db.query('SELECT kind, sync_run_id FROM sync_dispatch_outbox WHERE status = $1', ['pending']);
+    const { rows: pending } = await t.db.query('SELECT kind, sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE status = $1', ['pending']);
     expect(pending, 'no outbox row left pending').toEqual([]);
 
     // The survivors stop gracefully on SIGTERM.
@@ -196,7 +196,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
 
   async function runningCount(runId: string): Promise<number> {
     const { rows } = await t.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 AND status = 'running'",
+      "SELECT count(*)::int AS n FROM syncrelay.sync_run_units WHERE sync_run_id = $1 AND status = 'running'",
       [runId],
     );
     return rows[0]!.n;
@@ -205,7 +205,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   /** The worker that announced, under leases still running, a unit of each run (null if none yet). */
   async function workerHoldingBoth(workers: RoleProcess[], runA: string, runB: string): Promise<RoleProcess | null> {
     const { rows } = await t.db.query<{ sync_run_id: string; lease_owner: string }>(
-      "SELECT sync_run_id, lease_owner FROM sync_run_units WHERE status = 'running' AND sync_run_id = ANY($1::uuid[])",
+      "SELECT sync_run_id, lease_owner FROM syncrelay.sync_run_units WHERE status = 'running' AND sync_run_id = ANY($1::uuid[])",
       [[runA, runB]],
     );
     return (
@@ -231,18 +231,18 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   }
 
   async function runs(ids: string[]): Promise<RunRow[]> {
-    const { rows } = await t.db.query<RunRow>('SELECT * FROM sync_runs WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
+    const { rows } = await t.db.query<RunRow>('SELECT * FROM syncrelay.sync_runs WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
     return rows;
   }
 
   async function unitsOf(runIds: string[]): Promise<UnitRow[]> {
-    const { rows } = await t.db.query<UnitRow>('SELECT * FROM sync_run_units WHERE sync_run_id = ANY($1::uuid[]) ORDER BY id', [runIds]);
+    const { rows } = await t.db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = ANY($1::uuid[]) ORDER BY id', [runIds]);
     return rows;
   }
 
   async function metricGenerations(runIds: string[]): Promise<Map<string, number>> {
     const { rows } = await t.db.query<{ sync_run_id: string; gens: number }>(
-      `SELECT sync_run_id, count(DISTINCT computed_at)::int AS gens FROM synthetic_metrics_daily
+      `SELECT sync_run_id, count(DISTINCT computed_at)::int AS gens FROM syncrelay.synthetic_metrics_daily
         WHERE sync_run_id = ANY($1::uuid[]) GROUP BY sync_run_id`,
       [runIds],
     );
@@ -292,9 +292,9 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
         failed: count('failed'),
         cancelled: count('cancelled'),
       });
-      const { rows: jobs } = await t.db.query<{ status: string }>("SELECT status FROM job_runs WHERE result ->> 'sync_run_id' = $1", [r.id]);
+      const { rows: jobs } = await t.db.query<{ status: string }>("SELECT status FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1", [r.id]);
       expect(jobs.map((j) => j.status), `JobRun of ${r.id}`).toEqual([r.status === 'partial_failed' ? 'failed' : r.status]);
-      const { rows: ledger } = await t.db.query('SELECT kind FROM sync_run_post_dispatches WHERE sync_run_id = $1', [r.id]);
+      const { rows: ledger } = await t.db.query('SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1', [r.id]);
       expect(ledger).toEqual([{ kind: 'post_sync' }]);
     }
   }
@@ -306,7 +306,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
    */
   async function expectExecutionInvariants(units: UnitRow[], killed: Killed): Promise<void> {
     const { rows } = await t.db.query<Execution>(
-      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM synthetic_executions WHERE unit_id = ANY($1::uuid[]) ORDER BY unit_id, started_at, id',
+      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions WHERE unit_id = ANY($1::uuid[]) ORDER BY unit_id, started_at, id',
       [units.map((u) => u.id)],
     );
     const owners = rows.map((e) => e.lease_owner);
@@ -344,12 +344,12 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
    */
   async function expectSinkInvariants(units: UnitRow[], killed: Killed, integrationIds: string[]): Promise<void> {
     const { rows: groups } = await t.db.query<{ unit_id: string; lease_owner: string; n: number; last: Date }>(
-      `SELECT unit_id, lease_owner, count(*)::int AS n, max(written_at) AS last FROM synthetic_items
+      `SELECT unit_id, lease_owner, count(*)::int AS n, max(written_at) AS last FROM syncrelay.synthetic_items
         WHERE integration_id = ANY($1::uuid[]) GROUP BY unit_id, lease_owner`,
       [integrationIds],
     );
     const { rows: execs } = await t.db.query<Execution>(
-      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM synthetic_executions WHERE unit_id = ANY($1::uuid[])',
+      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions WHERE unit_id = ANY($1::uuid[])',
       [units.map((u) => u.id)],
     );
     for (const g of groups) {
@@ -371,7 +371,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   /** Backfill never writes a watermark; incremental ones sit at the successful units' window ends. */
   async function expectWatermarks(units: UnitRow[], linearId: string, plainId: string, plainRunId: string): Promise<void> {
     const { rows } = await t.db.query<{ integration_id: string; source_id: string; dataset_key: string; watermark_at: Date }>(
-      'SELECT integration_id, source_id, dataset_key, watermark_at FROM sync_watermarks WHERE integration_id = ANY($1::uuid[])',
+      'SELECT integration_id, source_id, dataset_key, watermark_at FROM syncrelay.sync_watermarks WHERE integration_id = ANY($1::uuid[])',
       [[linearId, plainId]],
     );
     expect(rows.filter((w) => w.integration_id === linearId), 'backfill watermarks').toEqual([]);

@@ -69,7 +69,7 @@ describe('log lines about runs, units and outbox rows', () => {
     const { syncRunId } = await engine.trigger({ orgId: 'org-log', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
     broker.down = true;
     await engine.reconcileOnce();
-    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'", [syncRunId]);
+    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'", [syncRunId]);
     const failed = lines.filter((l) => l.msg === 'outbox publish failed');
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ runId: syncRunId, outboxId: rows[0]!.id, kind: 'dispatch_sync_run' });

@@ -67,7 +67,7 @@ describe('GET /metrics on a real server', () => {
     // at-most-once post_sync is marked before it is published: wait for both publishes too.
     await waitFor(async () => {
       const { rows } = await h.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'dispatched'",
+        "SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'dispatched'",
       );
       return rows[0]!.n === 2 && valueOf(await scrape(h.engine), 'syncrelay_relay_publishes_total', { kind: 'post_sync' }) === 2;
     }, 60_000);
@@ -79,7 +79,7 @@ describe('GET /metrics on a real server', () => {
     for (const name of NAMES) expect(metricNames(text), name).toContain(name);
     const s = parseMetrics(text);
 
-    const { rows: units } = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM sync_run_units WHERE status = 'success'");
+    const { rows: units } = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.sync_run_units WHERE status = 'success'");
     const total = units[0]!.n;
     expect(total).toBeGreaterThan(2);
     for (const kind of KINDS) {
@@ -129,7 +129,7 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
 
     await engine.reconcileOnce(); // relays the dispatch row (nobody consumes it)
     await dispatchSyncRun(engine.ctx, syncRunId); // the reference unit first
-    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM sync_run_units WHERE sync_run_id = $1 AND status = 'dispatching'", [syncRunId]);
+    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1 AND status = 'dispatching'", [syncRunId]);
     expect(rows).toHaveLength(1);
     const { settings } = engine.ctx;
     await claimUnit(engine.db, { unitId: rows[0]!.id, owner: 'gone', now: clock.now(), leaseMs: settings.leaseMs, maxLifetimeMs: settings.maxLifetimeMs });
@@ -164,7 +164,7 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
     const { syncRunId } = await engine.trigger({ orgId: 'org-r', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
     const unit = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string; rate_limit_deferrals: number }>(
-        "SELECT u.status, u.rate_limit_deferrals FROM sync_run_units u JOIN sync_runs r ON r.id = u.sync_run_id WHERE r.id = $1 AND r.status = 'failed'",
+        "SELECT u.status, u.rate_limit_deferrals FROM syncrelay.sync_run_units u JOIN syncrelay.sync_runs r ON r.id = u.sync_run_id WHERE r.id = $1 AND r.status = 'failed'",
         [syncRunId],
       );
       return rows[0];

@@ -138,7 +138,7 @@ describe('a run joins its trigger’s trace', () => {
       }
 
       // One run_sync_unit span for each unit of the run, each naming its unit and outcome.
-      const { rows: units } = await h.db.query<{ id: string }>('SELECT id FROM sync_run_units WHERE sync_run_id = $1', [runId]);
+      const { rows: units } = await h.db.query<{ id: string }>('SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1', [runId]);
       const unitSpans = spans.filter((s) => s.name === 'syncrelay.run_sync_unit');
       expect(new Set(unitSpans.map((s) => s.attributes[ATTR.unitId]))).toEqual(new Set(units.map((u) => u.id)));
       expect(unitSpans.filter((s) => s.attributes[ATTR.outcome] === 'success')).toHaveLength(units.length);
@@ -193,9 +193,9 @@ async function storedTraces(
   db: { query: ApiHarness['db']['query'] },
   runId: string,
 ): Promise<{ run: unknown; outbox: unknown[] }> {
-  const { rows: run } = await db.query<{ trace: unknown }>("SELECT result->'trace' AS trace FROM sync_runs WHERE id = $1", [runId]);
+  const { rows: run } = await db.query<{ trace: unknown }>("SELECT result->'trace' AS trace FROM syncrelay.sync_runs WHERE id = $1", [runId]);
   const { rows: outbox } = await db.query<{ trace_context: unknown }>(
-    'SELECT trace_context FROM sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+    'SELECT trace_context FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
     [runId],
   );
   return { run: run[0]?.trace ?? null, outbox: outbox.map((r) => r.trace_context) };

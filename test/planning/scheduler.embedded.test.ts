@@ -23,7 +23,7 @@ it('fires, skips on conflict and fails a broken job on PGlite; the loop runs the
   const ok = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: first, cron: '0 * * * *' });
   const twin = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: first, cron: '0 * * * *' });
   const broken = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: await integration(), cron: '0 * * * *' });
-  await engine.db.query("UPDATE integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
+  await engine.db.query("UPDATE syncrelay.integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
 
   clock.set(new Date('2026-01-05T11:00:00Z'));
   const tick = await engine.tickScheduler();
@@ -32,14 +32,14 @@ it('fires, skips on conflict and fails a broken job on PGlite; the loop runs the
   expect(tick.fired).toHaveLength(1);
   expect(tick.skipped[0]!.existingRunId).toBe(tick.fired[0]!.syncRunId);
   expect(tick.failed.map((f) => f.scheduleId)).toEqual([broken.id]);
-  const { rows } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_runs');
+  const { rows } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.job_runs');
   expect(rows[0]!.n).toBe(1);
 
-  await engine.db.query("UPDATE sync_runs SET status = 'success'");
+  await engine.db.query("UPDATE syncrelay.sync_runs SET status = 'success'");
   clock.set(new Date('2026-01-05T12:00:00Z'));
   await engine.startScheduler({ pollIntervalMs: 60_000 });
   const moved = async (id: string) => (await getSchedule(engine!.db, id))!.next_run_at!.getTime() > clock.now().getTime();
   await waitFor(async () => (await moved(ok.id)) && (await moved(twin.id)) && (await moved(broken.id)), 10_000);
-  const { rows: after } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_runs');
+  const { rows: after } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.job_runs');
   expect(after[0]!.n).toBe(2);
 });

@@ -63,7 +63,7 @@ async function raceTicks(now: Date): Promise<SchedulerTick[]> {
 
 async function finishLiveRuns(): Promise<void> {
   await t.db.query(
-    "UPDATE sync_runs SET status = 'success', completed_at = now() WHERE org_id = $1 AND status IN ('planned', 'dispatching')",
+    "UPDATE syncrelay.sync_runs SET status = 'success', completed_at = now() WHERE org_id = $1 AND status IN ('planned', 'dispatching')",
     [ORG],
   );
 }
@@ -72,7 +72,7 @@ async function finishLiveRuns(): Promise<void> {
 async function firesPerSlot(): Promise<Map<string, number>> {
   const { rows } = await t.db.query<{ job_id: string; created_at: Date; n: number }>(
     `SELECT job_id, date_trunc('hour', created_at) AS created_at, count(*)::int AS n
-       FROM job_runs WHERE job_id IS NOT NULL GROUP BY 1, 2`,
+       FROM syncrelay.job_runs WHERE job_id IS NOT NULL GROUP BY 1, 2`,
   );
   return new Map(rows.map((r) => [`${r.job_id}@${r.created_at.toISOString()}`, r.n]));
 }
@@ -121,14 +121,14 @@ describe('racing schedulers', () => {
     expect(skipped).toHaveLength(4);
     expect(new Set(skipped.map((s) => s.existingRunId))).toEqual(new Set([fired[0]!.syncRunId]));
     const { rows } = await t.db.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM sync_runs WHERE integration_id = $1 AND status = 'planned'",
+      "SELECT count(*)::int AS n FROM syncrelay.sync_runs WHERE integration_id = $1 AND status = 'planned'",
       [integrationId],
     );
     expect(rows[0]!.n).toBe(1);
   });
 
   it('property: for any clock jumps, every schedule fires once per tick instant at which it was due', async () => {
-    await t.db.query('UPDATE scheduled_jobs SET enabled = false');
+    await t.db.query('UPDATE syncrelay.scheduled_jobs SET enabled = false');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       ids.push((await createSchedule(t.db, clock, { orgId: ORG, integrationId: await integration(), cron: '*/15 * * * *' })).id);
@@ -138,7 +138,7 @@ describe('racing schedulers', () => {
         await finishLiveRuns();
         const before = await countFor(ids);
         const { rows: due0 } = await t.db.query<{ id: string; next_run_at: Date }>(
-          'SELECT id, next_run_at FROM scheduled_jobs WHERE id = ANY ($1::uuid[])',
+          'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
           [ids],
         );
         const next = new Map(due0.map((r) => [r.id, r.next_run_at.getTime()]));
@@ -158,7 +158,7 @@ describe('racing schedulers', () => {
         }
         expect((await countFor(ids)) - before).toBe(expected);
         const { rows } = await t.db.query<{ id: string; next_run_at: Date }>(
-          'SELECT id, next_run_at FROM scheduled_jobs WHERE id = ANY ($1::uuid[])',
+          'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
           [ids],
         );
         for (const r of rows) expect(r.next_run_at.getTime()).toBe(next.get(r.id));
@@ -169,6 +169,6 @@ describe('racing schedulers', () => {
 });
 
 async function countFor(ids: string[]): Promise<number> {
-  const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM job_runs WHERE job_id = ANY ($1::uuid[])', [ids]);
+  const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.job_runs WHERE job_id = ANY ($1::uuid[])', [ids]);
   return rows[0]!.n;
 }

@@ -52,7 +52,7 @@ const reload = async (id: string) => (await getSchedule(h.engine.db, id))!;
 async function jobRuns(scheduleId: string) {
   const { rows } = await h.engine.db.query<{ id: string; triggered_by: string; status: string; sync_run_id: string; created_at: Date }>(
     `SELECT id, triggered_by, status, result ->> 'sync_run_id' AS sync_run_id, created_at
-       FROM job_runs WHERE job_id = $1 ORDER BY created_at`,
+       FROM syncrelay.job_runs WHERE job_id = $1 ORDER BY created_at`,
     [scheduleId],
   );
   return rows;
@@ -60,7 +60,7 @@ async function jobRuns(scheduleId: string) {
 
 /** Ends every live run (as if it had finished), so the next slot does not conflict. */
 async function finishLiveRuns(): Promise<void> {
-  const { rows } = await h.engine.db.query<{ id: string }>("SELECT id FROM sync_runs WHERE status IN ('planned', 'dispatching')");
+  const { rows } = await h.engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_runs WHERE status IN ('planned', 'dispatching')");
   for (const r of rows) await h.engine.cancel(r.id);
 }
 
@@ -77,8 +77,8 @@ describe('runSchedulerTick', () => {
     const [jr] = await jobRuns(s.id);
     expect(jr).toMatchObject({ id: first.fired[0]!.jobRunId, triggered_by: 'schedule', status: 'pending', sync_run_id: first.fired[0]!.syncRunId });
     const { rows: runs } = await h.engine.db.query<{ triggered_by: string; mode: string; status: string; units: number }>(
-      `SELECT triggered_by, mode, status, (SELECT count(*)::int FROM sync_run_units u WHERE u.sync_run_id = r.id) AS units
-         FROM sync_runs r WHERE id = $1`,
+      `SELECT triggered_by, mode, status, (SELECT count(*)::int FROM syncrelay.sync_run_units u WHERE u.sync_run_id = r.id) AS units
+         FROM syncrelay.sync_runs r WHERE id = $1`,
       [first.fired[0]!.syncRunId],
     );
     expect(runs[0]).toMatchObject({ triggered_by: 'schedule', mode: 'incremental', status: 'planned' });
@@ -174,8 +174,8 @@ describe('runSchedulerTick', () => {
     const disabled = await schedule();
     const healthy = await schedule();
     // Planning fails after the JobRun was inserted: the savepoint must take the JobRun back.
-    await h.engine.db.query("UPDATE integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
-    await h.engine.db.query('UPDATE integrations SET enabled = false WHERE id = $1', [disabled.integration_id]);
+    await h.engine.db.query("UPDATE syncrelay.integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
+    await h.engine.db.query('UPDATE syncrelay.integrations SET enabled = false WHERE id = $1', [disabled.integration_id]);
 
     const result = await tick('2026-01-05T11:00:00Z');
     expect(result.fired.map((f) => f.scheduleId)).toEqual([healthy.id]);
@@ -183,7 +183,7 @@ describe('runSchedulerTick', () => {
     expect(result.failed.find((f) => f.scheduleId === disabled.id)!.reason).toMatch(/integration: is disabled/);
     expect(await jobRuns(broken.id)).toEqual([]);
     const { rows } = await h.engine.db.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM sync_runs WHERE integration_id = $1',
+      'SELECT count(*)::int AS n FROM syncrelay.sync_runs WHERE integration_id = $1',
       [broken.integration_id],
     );
     expect(rows[0]!.n).toBe(0);
@@ -207,7 +207,7 @@ describe('runSchedulerTick', () => {
 });
 
 describe('schedule CRUD (planning)', () => {
-  const count = async () => (await h.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM scheduled_jobs')).rows[0]!.n;
+  const count = async () => (await h.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.scheduled_jobs')).rows[0]!.n;
 
   it('refuses bad cron, time zone and mode naming the field, and another org’s integration, writing nothing', async () => {
     const integrationId = await integration();
@@ -250,7 +250,7 @@ describe('schedule CRUD (planning)', () => {
     await deleteSchedule(h.engine.db, s.id, ORG);
     expect(await getSchedule(h.engine.db, s.id)).toBeNull();
     const { rows } = await h.engine.db.query<{ job_id: string | null; triggered_by: string }>(
-      'SELECT job_id, triggered_by FROM job_runs WHERE id = $1',
+      'SELECT job_id, triggered_by FROM syncrelay.job_runs WHERE id = $1',
       [fired.jobRunId],
     );
     expect(rows).toEqual([{ job_id: null, triggered_by: 'schedule' }]);

@@ -24,7 +24,7 @@ const logger = pino({ level: 'silent' });
 function testGuard(db: Tx, unitId: string, owner: string, clock: Clock): LeaseGuard {
   const check = async (tx: Tx) => {
     const res = await tx.query(
-      `SELECT 1 FROM sync_run_units
+      `SELECT 1 FROM syncrelay.sync_run_units
         WHERE id = $1 AND lease_owner = $2 AND status = 'running' AND lease_expires_at > $3 FOR SHARE`,
       [unitId, owner, clock.now()],
     );
@@ -180,12 +180,12 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     opts: { id?: string; dataset?: string; tier?: 'reference' | 'work_item'; since?: number | null; before?: number | null } = {},
   ): Promise<Fixture> {
     const integ = await t.db.query<{ id: string }>(
-      `INSERT INTO integrations (org_id, provider, name, config) VALUES ($1, 'synthetic', 'synth', $2) RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name, config) VALUES ($1, 'synthetic', 'synth', $2) RETURNING id`,
       [ORG, JSON.stringify(config)],
     );
     const integrationId = integ.rows[0]!.id;
     const run = await t.db.query<{ id: string }>(
-      `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status)
+      `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status)
        VALUES ($1, $2, 'manual', 'backfill', 'dispatching') RETURNING id`,
       [ORG, integrationId],
     );
@@ -194,7 +194,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     const before = opts.before === undefined ? Date.UTC(2026, 0, 3) : opts.before;
     const tier = opts.tier ?? 'work_item';
     const unit = await t.db.query<{ id: string }>(
-      `INSERT INTO sync_run_units (id, org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
+      `INSERT INTO syncrelay.sync_run_units (id, org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
                                    mode, status, attempts, since_at, before_at)
        VALUES (COALESCE($8::uuid, gen_random_uuid()), $1, $2, $3, 'synthetic', $4, $5, 'standard', 'backfill',
                'dispatching', 0, $6, $7) RETURNING id`,
@@ -215,7 +215,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
   /** Claims the unit for `owner` (attempt + 1) with a lease until `leaseUntil`. */
   async function claim(f: Fixture, owner: string, leaseUntil: number): Promise<UnitInfo> {
     const res = await t.db.query<{ attempts: number }>(
-      `UPDATE sync_run_units SET status = 'running', lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1
+      `UPDATE syncrelay.sync_run_units SET status = 'running', lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1
         WHERE id = $1 RETURNING attempts`,
       [f.unit.id, owner, new Date(leaseUntil)],
     );
@@ -233,7 +233,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
   async function items(integrationId: string) {
     const res = await t.db.query<{ item_key: string; item_day: string; payload: unknown; lease_owner: string; dataset_key: string }>(
       `SELECT item_key, to_char(item_day, 'YYYY-MM-DD') AS item_day, payload, lease_owner, dataset_key
-         FROM synthetic_items WHERE integration_id = $1 ORDER BY item_key`,
+         FROM syncrelay.synthetic_items WHERE integration_id = $1 ORDER BY item_key`,
       [integrationId],
     );
     return res.rows;
@@ -241,7 +241,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
 
   async function executions(unitId: string) {
     const res = await t.db.query<{ lease_owner: string; outcome: string; started_at: Date; ended_at: Date | null }>(
-      'SELECT lease_owner, outcome, started_at, ended_at FROM synthetic_executions WHERE unit_id = $1 ORDER BY id',
+      'SELECT lease_owner, outcome, started_at, ended_at FROM syncrelay.synthetic_executions WHERE unit_id = $1 ORDER BY id',
       [unitId],
     );
     return res.rows;
@@ -414,17 +414,17 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     const integ = await t.db.query<{ id: string }>(
-      `INSERT INTO integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'm') RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'm') RETURNING id`,
       [ORG],
     );
     integrationId = integ.rows[0]!.id;
     const other = await t.db.query<{ id: string }>(
-      `INSERT INTO integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'other') RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'other') RETURNING id`,
       [ORG],
     );
     const put = (integ: string, day: string, n: number) =>
       t.db.query(
-        `INSERT INTO synthetic_items (org_id, integration_id, source_key, dataset_key, item_key, item_day, payload,
+        `INSERT INTO syncrelay.synthetic_items (org_id, integration_id, source_key, dataset_key, item_key, item_day, payload,
                                       unit_id, lease_owner, written_at)
          SELECT $1, $2, 'S', 'work-items', $3 || '#' || g, $3::date, '{}', gen_random_uuid(), 'w', now()
            FROM generate_series(1, $4::int) AS g`,
@@ -451,7 +451,7 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
 
   async function metrics(runId: string) {
     const res = await t.db.query<{ day: string; items: number; computed_at: Date }>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, items, computed_at FROM synthetic_metrics_daily
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, items, computed_at FROM syncrelay.synthetic_metrics_daily
         WHERE sync_run_id = $1 ORDER BY computed_at, day`,
       [runId],
     );

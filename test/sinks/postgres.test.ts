@@ -15,7 +15,7 @@ const T0 = Date.UTC(2026, 0, 10, 12);
 function testGuard(db: Tx, unitId: string, owner: string, clock: Clock): LeaseGuard {
   const check = async (tx: Tx) => {
     const res = await tx.query(
-      `SELECT 1 FROM sync_run_units
+      `SELECT 1 FROM syncrelay.sync_run_units
         WHERE id = $1 AND lease_owner = $2 AND status = 'running' AND lease_expires_at > $3 FOR SHARE`,
       [unitId, owner, clock.now()],
     );
@@ -33,11 +33,12 @@ describe('PostgresSink', () => {
 
   beforeAll(async () => {
     t = await createTestDatabase();
-    await t.db.exec(`CREATE TABLE sink_things (
+    // A plain table name is in the install's schema (syncrelay in tests): the sink's tables are made there.
+    await t.db.exec(`CREATE TABLE syncrelay.sink_things (
       org_id text NOT NULL, scope text NOT NULL, key text NOT NULL,
       label text, doc jsonb, version integer NOT NULL DEFAULT 1,
       PRIMARY KEY (scope, key));
-      CREATE TABLE sink_log (scope text NOT NULL, key text NOT NULL, PRIMARY KEY (scope, key))`);
+      CREATE TABLE syncrelay.sink_log (scope text NOT NULL, key text NOT NULL, PRIMARY KEY (scope, key))`);
     sink = new PostgresSink(t.db, {
       things: {
         table: 'sink_things',
@@ -49,12 +50,12 @@ describe('PostgresSink', () => {
       log: { table: 'sink_log', conflictColumns: ['scope', 'key'], columns: ['scope', 'key'], retrySafe: false },
     });
     const integ = await t.db.query<{ id: string }>(
-      `INSERT INTO integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'sink test') RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name) VALUES ($1, 'synthetic', 'sink test') RETURNING id`,
       [ORG],
     );
     integrationId = integ.rows[0]!.id;
     const run = await t.db.query<{ id: string }>(
-      `INSERT INTO sync_runs (org_id, integration_id, triggered_by, mode, status)
+      `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status)
        VALUES ($1, $2, 'manual', 'backfill', 'dispatching') RETURNING id`,
       [ORG, integrationId],
     );
@@ -65,13 +66,13 @@ describe('PostgresSink', () => {
   });
   beforeEach(async () => {
     clock.set(T0);
-    await t.db.query('DELETE FROM sink_things');
-    await t.db.query('DELETE FROM sink_log');
+    await t.db.query('DELETE FROM syncrelay.sink_things');
+    await t.db.query('DELETE FROM syncrelay.sink_log');
   });
 
   async function unit(opts: { owner?: string; status?: string; leaseMs?: number } = {}): Promise<string> {
     const res = await t.db.query<{ id: string }>(
-      `INSERT INTO sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
+      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
                                    mode, status, attempts, lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, 'synthetic', 'work-items', 'work_item', 'standard', 'backfill', $4, 1, $5, $6)
        RETURNING id`,
@@ -85,7 +86,7 @@ describe('PostgresSink', () => {
 
   async function things(): Promise<{ key: string; label: string; doc: unknown; version: number }[]> {
     const res = await t.db.query<{ key: string; label: string; doc: unknown; version: number }>(
-      'SELECT key, label, doc, version FROM sink_things ORDER BY key',
+      'SELECT key, label, doc, version FROM syncrelay.sink_things ORDER BY key',
     );
     return res.rows;
   }
@@ -156,7 +157,7 @@ describe('PostgresSink', () => {
     const guard = testGuard(t.db, id, 'owner-a', clock);
     expect(await sink.write(guard, 'log', [{ scope: 's1', key: 'k0' }])).toBe(1);
     expect(await sink.write(guard, 'log', [{ scope: 's1', key: 'k0' }, { scope: 's1', key: 'k9' }])).toBe(1);
-    const res = await t.db.query<{ key: string }>('SELECT key FROM sink_log ORDER BY key');
+    const res = await t.db.query<{ key: string }>('SELECT key FROM syncrelay.sink_log ORDER BY key');
     expect(res.rows.map((r) => r.key)).toEqual(['k0', 'k9']);
   });
 
@@ -164,7 +165,7 @@ describe('PostgresSink', () => {
     const id = await unit();
     const big = Array.from({ length: 14_000 }, (_, i) => ({ org_id: ORG, scope: 'big', key: `k${i}`, label: 'x', doc: null }));
     expect(await sink.write(testGuard(t.db, id, 'owner-a', clock), 'things', big)).toBe(14_000);
-    const res = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sink_things WHERE scope = 'big'`);
+    const res = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM syncrelay.sink_things WHERE scope = 'big'`);
     expect(res.rows[0]!.n).toBe(14_000);
   });
 
@@ -185,13 +186,13 @@ describe('PostgresSink', () => {
   });
 
   it('quotes identifiers: a hostile column name is only ever an identifier', async () => {
-    await t.db.exec(`CREATE TABLE "odd ""names""" ("k" text PRIMARY KEY, "we""ird; DROP TABLE sink_things; --" text)`);
+    await t.db.exec(`CREATE TABLE syncrelay."odd ""names""" ("k" text PRIMARY KEY, "we""ird; DROP TABLE sink_things; --" text)`);
     const odd = new PostgresSink(t.db, {
       odd: { table: 'odd "names"', conflictColumns: ['k'], columns: ['k', 'we"ird; DROP TABLE sink_things; --'], retrySafe: true },
     });
     const id = await unit();
     await odd.write(testGuard(t.db, id, 'owner-a', clock), 'odd', [{ k: '1', 'we"ird; DROP TABLE sink_things; --': "'); --" }]);
-    const res = await t.db.query<Record<string, string>>(`SELECT * FROM "odd ""names"""`);
+    const res = await t.db.query<Record<string, string>>(`SELECT * FROM syncrelay."odd ""names"""`);
     expect(res.rows).toEqual([{ k: '1', 'we"ird; DROP TABLE sink_things; --': "'); --" }]);
     expect(await things()).toEqual([]);
   });
@@ -202,7 +203,7 @@ describe('PostgresSink', () => {
     await other.connect();
     try {
       await other.query('BEGIN');
-      await other.query(`UPDATE sync_run_units SET lease_owner = 'owner-b' WHERE id = $1`, [id]);
+      await other.query(`UPDATE syncrelay.sync_run_units SET lease_owner = 'owner-b' WHERE id = $1`, [id]);
       const write = sink.write(testGuard(t.db, id, 'owner-a', clock), 'things', rows(2)).catch((e: unknown) => e);
       await waitForLockWaiters(t, 1);
       await other.query('COMMIT');
@@ -226,7 +227,7 @@ describe('PostgresSink', () => {
         async assertHeldIn(tx) {
           await base.assertHeldIn(tx);
           takeover = other
-            .query(`UPDATE sync_run_units SET lease_owner = 'owner-b' WHERE id = $1`, [id])
+            .query(`UPDATE syncrelay.sync_run_units SET lease_owner = 'owner-b' WHERE id = $1`, [id])
             .then(() => events.push('takeover'));
           await waitForLockWaiters(t, 1);
           events.push('fenced write continues');

@@ -13,7 +13,6 @@ import {
   getOutboxRow,
   markOutboxDispatched,
   markOutboxPublishFailed,
-  OUTBOX_CHANNEL,
   pruneDispatchedOutbox,
 } from '../../src/store/outbox.js';
 import type { OutboxRow } from '../../src/store/rows.js';
@@ -37,7 +36,7 @@ afterAll(async () => {
 });
 // The claim scans the whole table: every test starts from an empty outbox.
 beforeEach(async () => {
-  await db.query('DELETE FROM sync_dispatch_outbox');
+  await db.query('DELETE FROM syncrelay.sync_dispatch_outbox');
 });
 
 async function newRun(): Promise<{ orgId: string; runId: string }> {
@@ -65,7 +64,7 @@ describe('wake-up upsert', () => {
     expect(await arm(run, 'dispatch_sync_run', at(T0, 5 * SEC), T0)).toEqual([id]);
     const other = await arm(run, 'finalize_sync_run', T0, T0);
     expect(other).not.toEqual([id]);
-    const { rows } = await db.query('SELECT kind FROM sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind', [run.runId]);
+    const { rows } = await db.query('SELECT kind FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind', [run.runId]);
     expect(rows).toEqual([{ kind: 'dispatch_sync_run' }, { kind: 'finalize_sync_run' }]);
   });
 
@@ -139,7 +138,7 @@ describe('NOTIFY on arm', () => {
   let inbox: string[];
   let unlisten: () => Promise<void>;
   beforeAll(async () => {
-    unlisten = await db.listen(OUTBOX_CHANNEL, (payload) => inbox.push(payload));
+    unlisten = await db.listen(db.schema.channel, (payload) => inbox.push(payload));
   });
   afterAll(async () => {
     await unlisten?.();
@@ -258,13 +257,13 @@ describe('claim', () => {
 
   it('concurrent claimers never get the same row', async () => {
     for (let round = 0; round < 3; round++) {
-      await db.query('DELETE FROM sync_dispatch_outbox');
+      await db.query('DELETE FROM syncrelay.sync_dispatch_outbox');
       for (let i = 0; i < 24; i++) await arm(await newRun(), KINDS[i % 3]!, at(T0, -i * SEC), at(T0, -60 * SEC));
       const results = await Promise.all(Array.from({ length: 10 }, () => claim(T0, 3)));
       const ids = results.flat().map((r) => r.id);
       expect(ids).toHaveLength(24);
       expect(new Set(ids).size).toBe(24);
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM sync_dispatch_outbox WHERE attempts <> 1');
+      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE attempts <> 1');
       expect(rows[0]!.n).toBe(0);
     }
   });
@@ -334,7 +333,7 @@ describe('retention', () => {
     const pendingRun = await seedRun(db, integ, { status: 'partial_failed', completedAt: old });
     kept.push(...(await arm({ orgId: integ.orgId, runId: pendingRun }, 'post_sync', at(T0, 3600 * SEC), old))); // pending
 
-    const remaining = async () => (await db.query<{ id: string }>('SELECT id FROM sync_dispatch_outbox')).rows.map((r) => r.id).sort();
+    const remaining = async () => (await db.query<{ id: string }>('SELECT id FROM syncrelay.sync_dispatch_outbox')).rows.map((r) => r.id).sort();
     expect(await remaining()).toEqual([...prunable, ...kept].sort());
     const counts: number[] = [];
     for (let i = 0; i < 5; i++) counts.push(await db.transaction((tx) => pruneDispatchedOutbox(tx, cutoff, 2)));
@@ -390,7 +389,7 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
     const runs = [await newRun(), await newRun()];
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 5, maxLength: 40, size: 'max' }), async (ops) => {
-        await db.query('DELETE FROM sync_dispatch_outbox');
+        await db.query('DELETE FROM syncrelay.sync_dispatch_outbox');
         const model = new Map<string, ModelRow>();
         const claims: { id: string; token: string; attempts: number }[] = [];
         let now = T0.getTime();
@@ -480,7 +479,7 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
         }
 
         async function compare(): Promise<void> {
-          const { rows } = await db.query<OutboxRow>('SELECT * FROM sync_dispatch_outbox ORDER BY id');
+          const { rows } = await db.query<OutboxRow>('SELECT * FROM syncrelay.sync_dispatch_outbox ORDER BY id');
           const actual = rows.map((r) => ({
             id: r.id,
             key: `${r.sync_run_id}/${r.kind}`,

@@ -31,7 +31,7 @@ export async function seedRun(
 }
 
 export async function setRunStatus(db: Db, runId: string, status: RunStatus, completedAt: Date | null = null): Promise<void> {
-  await db.query('UPDATE sync_runs SET status = $2, completed_at = $3 WHERE id = $1', [runId, status, completedAt]);
+  await db.query('UPDATE syncrelay.sync_runs SET status = $2, completed_at = $3 WHERE id = $1', [runId, status, completedAt]);
 }
 
 export interface UnitSpec {
@@ -54,7 +54,7 @@ export async function seedUnits(
   for (const s of specs) {
     const reference = s.tier === 'reference';
     const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode,
+      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode,
                                    created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'backfill', $8, $8) RETURNING id`,
       [s.orgId ?? i.orgId, runId, i.integrationId, s.provider ?? 'synthetic', reference ? 'teams' : 'work-items',
@@ -72,10 +72,10 @@ export async function setUnit(db: Db, unitId: string, set: Partial<Record<keyof 
   const entries = Object.entries(set);
   if (entries.length === 0) return;
   const assignments = entries.map(([col], n) => `${quoteIdent(col)} = $${n + 2}`).join(', ');
-  await db.query(`UPDATE sync_run_units SET ${assignments} WHERE id = $1`, [unitId, ...entries.map(([, v]) => v)]);
+  await db.query(`UPDATE syncrelay.sync_run_units SET ${assignments} WHERE id = $1`, [unitId, ...entries.map(([, v]) => v)]);
 }
 
 export async function unit(db: Db, unitId: string): Promise<UnitRow> {
-  const { rows } = await db.query<UnitRow>('SELECT * FROM sync_run_units WHERE id = $1', [unitId]);
+  const { rows } = await db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE id = $1', [unitId]);
   return rows[0]!;
 }

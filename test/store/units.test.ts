@@ -177,7 +177,7 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
   const outboxOf = async (runId: string) =>
     (
       await db.query<{ kind: string; status: string; available_at: Date; trace_context: unknown }>(
-        'SELECT kind, status, available_at, trace_context FROM sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+        'SELECT kind, status, available_at, trace_context FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
         [runId],
       )
     ).rows;
@@ -364,7 +364,7 @@ describe('dispatch statements', () => {
     const args = { runId, bucket: bucketOf(orgId), now: NOW, staleBefore: STALE_BEFORE };
     const refsOnly = await claimDispatchCandidates(db, { ...args, limit: 10, includeWorkItems: false });
     expect(refsOnly.map((u) => u.id).sort()).toEqual([ids[2]!, ids[4]!].sort());
-    await db.query("UPDATE sync_run_units SET status = 'planned' WHERE id = ANY($1::uuid[])", [[ids[2], ids[4]]]);
+    await db.query("UPDATE syncrelay.sync_run_units SET status = 'planned' WHERE id = ANY($1::uuid[])", [[ids[2], ids[4]]]);
 
     const firstTwo = await claimDispatchCandidates(db, { ...args, limit: 2, includeWorkItems: true });
     expect(firstTwo.map((u) => u.tier)).toEqual(['reference', 'reference']);
@@ -400,7 +400,7 @@ describe('dispatch statements', () => {
     expect(await countActiveInBucket(db, bucketOf(orgId), NOW, STALE_BEFORE)).toBe(cap);
     expect(await dispatchWithinCap(second.runId, bucketOf(orgId), cap)).toBe(0);
     const { rows } = await db.query<{ status: string; n: number }>(
-      'SELECT status, count(*)::int AS n FROM sync_run_units WHERE sync_run_id = $1 GROUP BY status ORDER BY status',
+      'SELECT status, count(*)::int AS n FROM syncrelay.sync_run_units WHERE sync_run_id = $1 GROUP BY status ORDER BY status',
       [second.runId],
     );
     expect(rows).toEqual([

@@ -1,6 +1,6 @@
 /** What every route module receives. */
 import type { FastifyRequest } from 'fastify';
-import type { EngineContext } from '../../tasks/context.js';
+import type { EngineContext } from '../../context.js';
 
 export interface RouteDeps {
   ctx: EngineContext;

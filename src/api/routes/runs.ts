@@ -1,7 +1,8 @@
 /** POST /sync-runs/:id/cancel, GET /sync-runs/:id, GET /sync-runs/:id/units. */
 import type { FastifyInstance } from 'fastify';
 import { cancelRun } from '../../planning/cancel.js';
-import { countRunUnitsByStatus, getJobRunOfRun, getRunOfOrg, listRunUnitViews } from '../../store/admin.js';
+import { readRunView } from '../../planning/runView.js';
+import { getRunOfOrg, listRunUnitViews } from '../../store/admin.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
@@ -23,12 +24,10 @@ export function runRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
   });
 
   mount(app, endpoints.getRun, async ({ params, request }) => {
-    const { orgId } = principalOf(request);
-    const run = await getRunOfOrg(ctx.db, orgId, params.id);
-    if (!run) throw runNotFound(params.id);
-    const unitCounts = await countRunUnitsByStatus(ctx.db, orgId, run.id);
-    const jobRun = await getJobRunOfRun(ctx.db, orgId, run.id);
-    return { run: presentRun(run), unit_counts: unitCounts, job_run: jobRun ? presentJobRun(jobRun) : null };
+    const view = await readRunView(ctx.db, params.id, principalOf(request).orgId);
+    if (!view) throw runNotFound(params.id);
+    const { run, units, job_run: jobRun } = view;
+    return { run: presentRun(run), unit_counts: units, job_run: jobRun ? presentJobRun(jobRun) : null };
   });
 
   mount(app, endpoints.listUnits, async ({ params, query, request }) => {

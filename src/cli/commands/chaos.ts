@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FAULT_KINDS, type ChaosOptions, type FaultKind } from '../../chaos/options.js';
 import { formatReport } from '../../chaos/report.js';
-import { runChaosRole, type ChaosRole } from '../../chaos/role.js';
+import { runChaosRole } from '../../chaos/role.js';
 import { ChaosRun } from '../../chaos/run.js';
 import type { PostSyncDelivery } from '../../config.js';
 import { intInRange, list, seconds } from '../args.js';
@@ -124,7 +124,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
       try {
         report = await run.execute();
       } catch (err) {
-        if (shutdown.signal.aborted) throw new CliError(`chaos interrupted by ${shutdown.signalName}`, shutdown.interruptedExitCode, { cause: err });
+        if (shutdown.signal.aborted) throw new CliError(`chaos interrupted by ${String(shutdown.signalName)}`, shutdown.interruptedExitCode, { cause: err });
         throw err;
       }
       if (flags.json) printJson(report);
@@ -144,7 +144,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     .option('--seed <k>', 'seeds injected publish failures', intInRange(0, 2 ** 31 - 1), 1)
     .action(async (role: string, o: { id: string; concurrency: number; pool: number; seed: number }) => {
       if (role !== 'worker' && role !== 'reconciler') throw new CliError(`chaos-role: unknown role ${JSON.stringify(role)}`);
-      await runChaosRole({ role: role as ChaosRole, id: o.id, concurrency: o.concurrency, poolSize: o.pool, seed: o.seed });
+      await runChaosRole({ role: role, id: o.id, concurrency: o.concurrency, poolSize: o.pool, seed: o.seed });
       await new Promise<never>(() => undefined); // runs until a signal or the end of stdin exits the process
     });
 }

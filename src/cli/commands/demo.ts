@@ -144,7 +144,7 @@ async function summarize(session: Session, integrationId: string, runId: string,
 }
 
 function interrupted(shutdown: Shutdown, detail: string): CliError {
-  return new CliError(`demo interrupted by ${shutdown.signalName}${detail}`, shutdown.interruptedExitCode);
+  return new CliError(`demo interrupted by ${String(shutdown.signalName)}${detail}`, shutdown.interruptedExitCode);
 }
 
 /** The command that shows the run again from this directory. */

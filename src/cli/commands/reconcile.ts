@@ -1,6 +1,7 @@
 /** `syncrelay reconcile --once`: one reconciler pass, then its counters. */
 import type { Command } from 'commander';
 import { ValidationError } from '../../errors.js';
+import type { PassCounters } from '../../reconciler/pass.js';
 import { formatTable, printJson, printLine } from '../output.js';
 import { withSession } from '../session.js';
 
@@ -29,7 +30,7 @@ they would be dropped on exit, and a relayed post_sync is never re-armed).`,
       };
       const counters = await withSession({ usesBroker: true, check }, ({ engine }) => engine.reconcileOnce(opts.id));
       if (opts.json) return printJson(counters);
-      const rows = Object.entries(counters).map(([name, value]) => ({ name, value }));
+      const rows = Object.entries(counters as PassCounters & Record<string, number>).map(([name, value]) => ({ name, value }));
       printLine(
         formatTable(rows, [
           { header: 'counter', value: (r) => r.name },

@@ -1,12 +1,10 @@
 /** `syncrelay runs list|show`: sync runs, their units by status and their JobRun. */
 import { Option, type Command } from 'commander';
-import type { UnitCounts } from '../../domain/aggregate.js';
 import { isTerminalRun, RUN_STATUSES, UNIT_STATUSES, type RunStatus } from '../../domain/statuses.js';
 import { NotFoundError } from '../../errors.js';
-import { getJobRunForRun } from '../../store/jobRuns.js';
-import type { JobRunRow, RunRow } from '../../store/rows.js';
-import { getRun, listRuns } from '../../store/runs.js';
-import { countUnitsByStatus } from '../../store/units.js';
+import { readRunView, type RunView } from '../../planning/runView.js';
+import type { RunRow } from '../../store/rows.js';
+import { listRuns } from '../../store/runs.js';
 import type { Db } from '../../db/types.js';
 import { intInRange, seconds, uuid } from '../args.js';
 import {
@@ -24,18 +22,11 @@ import {
 import { pause, Shutdown } from '../signals.js';
 import { withSession } from '../session.js';
 
-export interface RunView {
-  run: RunRow;
-  units: UnitCounts;
-  job_run: JobRunRow | null;
-}
-
 /** The run (of `orgId`, when given), its unit counts and its JobRun; NotFoundError otherwise. */
 export async function loadRunView(db: Db, runId: string, orgId?: string): Promise<RunView> {
-  const run = await getRun(db, runId);
-  if (!run || (orgId !== undefined && run.org_id !== orgId)) throw new NotFoundError('sync run', runId);
-  const [units, jobRun] = await Promise.all([countUnitsByStatus(db, runId), getJobRunForRun(db, runId)]);
-  return { run, units, job_run: jobRun };
+  const view = await readRunView(db, runId, orgId);
+  if (!view) throw new NotFoundError('sync run', runId);
+  return view;
 }
 
 export function registerRuns(program: Command): void {

@@ -31,7 +31,7 @@ export async function unitTotals(db: Db, runId: string) {
   const { rows } = await db.query<{ attempts: number; deferrals: number; expired: number }>(
     `SELECT COALESCE(sum(attempts), 0)::int AS attempts, COALESCE(sum(rate_limit_deferrals), 0)::int AS deferrals,
             COALESCE(sum(expired_lease_retry_count), 0)::int AS expired
-       FROM sync_run_units WHERE sync_run_id = $1`,
+       FROM ${db.schema.sync_run_units} WHERE sync_run_id = $1`,
     [runId],
   );
   return rows[0] ?? { attempts: 0, deferrals: 0, expired: 0 };
@@ -41,7 +41,7 @@ export async function unitTotals(db: Db, runId: string) {
 export async function failuresByCategory(db: Db, runId: string): Promise<Record<string, number>> {
   const { rows } = await db.query<{ category: string; n: number }>(
     `SELECT COALESCE(result ->> 'error_category', 'unknown') AS category, count(*)::int AS n
-       FROM sync_run_units WHERE sync_run_id = $1 AND status = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1`,
+       FROM ${db.schema.sync_run_units} WHERE sync_run_id = $1 AND status = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1`,
     [runId],
   );
   return Object.fromEntries(rows.map((r) => [r.category, r.n]));
@@ -50,12 +50,12 @@ export async function failuresByCategory(db: Db, runId: string): Promise<Record<
 /** What post-sync did for the run: handlers with a receipt, metric rows and computed_at generations. */
 export async function postSyncState(db: Db, runId: string) {
   const receipts = await db.query<{ handler: string }>(
-    'SELECT handler FROM post_sync_receipts WHERE sync_run_id = $1 ORDER BY handler',
+    `SELECT handler FROM ${db.schema.post_sync_receipts} WHERE sync_run_id = $1 ORDER BY handler`,
     [runId],
   );
   const metrics = await db.query<{ rows: number; generations: number }>(
     `SELECT count(*)::int AS rows, count(DISTINCT computed_at)::int AS generations
-       FROM synthetic_metrics_daily WHERE sync_run_id = $1`,
+       FROM ${db.schema.table('synthetic_metrics_daily')} WHERE sync_run_id = $1`,
     [runId],
   );
   return {
@@ -81,15 +81,16 @@ export async function awaitPostSync(db: Db, runId: string, expected: readonly st
 }
 
 export async function itemsWritten(db: Db, integrationId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM synthetic_items WHERE integration_id = $1', [
-    integrationId,
-  ]);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${db.schema.table('synthetic_items')} WHERE integration_id = $1`,
+    [integrationId],
+  );
   return rows[0]?.n ?? 0;
 }
 
 export async function outboxState(db: Db, runId: string): Promise<Record<string, string>> {
   const { rows } = await db.query<{ kind: string; status: string }>(
-    'SELECT kind, status FROM sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+    `SELECT kind, status FROM ${db.schema.sync_dispatch_outbox} WHERE sync_run_id = $1 ORDER BY kind`,
     [runId],
   );
   return Object.fromEntries(rows.map((r) => [r.kind, r.status]));

@@ -24,10 +24,12 @@ export const metricsRollupHandler: PostSyncHandler = {
 export async function insertDailyMetrics(tx: Tx, payload: PostSyncPayload, computedAt: Date): Promise<number> {
   const { from, to } = payload.window;
   const bounded = from !== null && to !== null;
+  const s = tx.schema;
+  const items = s.table('synthetic_items');
   const res = await tx.query(
-    `INSERT INTO synthetic_metrics_daily (org_id, integration_id, sync_run_id, day, items, computed_at)
+    `INSERT INTO ${s.table('synthetic_metrics_daily')} (org_id, integration_id, sync_run_id, day, items, computed_at)
      SELECT $1, $2::uuid, $3::uuid, d.day,
-            (SELECT count(*) FROM synthetic_items i
+            (SELECT count(*) FROM ${items} i
               WHERE i.org_id = $1 AND i.integration_id = $2::uuid AND i.item_day = d.day)::int,
             $6::timestamptz
        FROM (
@@ -37,7 +39,7 @@ export async function insertDailyMetrics(tx: Tx, payload: PostSyncPayload, compu
                                 interval '1 day') AS gs
           WHERE $7::boolean
          UNION
-         SELECT DISTINCT s.item_day FROM synthetic_items s
+         SELECT DISTINCT s.item_day FROM ${items} s
           WHERE NOT $7::boolean AND s.org_id = $1 AND s.integration_id = $2::uuid
        ) AS d
       ORDER BY d.day`,

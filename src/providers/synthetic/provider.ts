@@ -40,7 +40,7 @@ export function createSyntheticProvider(): Provider {
 /** The synthetic provider's own migrations (copied beside the compiled module by the build). */
 const SYNTHETIC_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
-/** A Postgres sink with the `synthetic_items` surface: idempotent upserts, so retry-safe. */
+/** A Postgres sink with the `synthetic_items` surface (in the install's schema): idempotent upserts, so retry-safe. */
 export function syntheticSink(db: Db): PostgresSink {
   return new PostgresSink(db, {
     [SYNTHETIC_SURFACE]: {
@@ -137,7 +137,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
     };
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
@@ -157,7 +157,7 @@ function outcomeOf(err: unknown, signal: AbortSignal): ExecutionOutcome {
 /** Inserts the execution row (outcome 'running'); returns its id. */
 async function startExecution(ctx: UnitContext): Promise<string> {
   const res = await ctx.db.query<{ id: string }>(
-    `INSERT INTO synthetic_executions (org_id, unit_id, lease_owner, started_at, outcome)
+    `INSERT INTO ${ctx.db.schema.table('synthetic_executions')} (org_id, unit_id, lease_owner, started_at, outcome)
      VALUES ($1, $2, $3, $4, 'running') RETURNING id::text AS id`,
     [ctx.unit.orgId, ctx.unit.id, ctx.lease.owner, ctx.clock.now()],
   );
@@ -167,11 +167,10 @@ async function startExecution(ctx: UnitContext): Promise<string> {
 /** Best effort: a failure here is logged and never masks the unit's own outcome. */
 async function finishExecution(ctx: UnitContext, id: string, outcome: ExecutionOutcome): Promise<void> {
   try {
-    await ctx.db.query('UPDATE synthetic_executions SET ended_at = $2, outcome = $3 WHERE id = $1::bigint', [
-      id,
-      ctx.clock.now(),
-      outcome,
-    ]);
+    await ctx.db.query(
+      `UPDATE ${ctx.db.schema.table('synthetic_executions')} SET ended_at = $2, outcome = $3 WHERE id = $1::bigint`,
+      [id, ctx.clock.now(), outcome],
+    );
   } catch (err) {
     ctx.logger.warn({ err, unitId: ctx.unit.id, outcome }, 'synthetic_execution_record_failed');
   }

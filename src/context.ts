@@ -1,14 +1,15 @@
 /** Everything a task needs, passed explicitly (no process-wide singletons). */
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { Broker } from '../broker/types.js';
-import type { Clock } from '../clock.js';
-import type { ResolvedSettings } from '../config.js';
-import type { Db } from '../db/types.js';
-import type { RetryEligibility } from '../domain/retryPolicy.js';
-import type { Faults } from '../faults.js';
-import type { EngineMetrics } from '../observability/metrics.js';
-import type { ProviderRegistry } from '../providers/registry.js';
+import type { Broker } from './broker/types.js';
+import type { Clock } from './clock.js';
+import type { ResolvedSettings } from './config.js';
+import type { Db } from './db/types.js';
+import type { RetryEligibility } from './domain/retryPolicy.js';
+import type { Faults } from './faults.js';
+import type { EngineMetrics } from './observability/metrics.js';
+import type { ProviderRegistry } from './providers/registry.js';
+import type { UnitEnds } from './tasks/unitEnds.js';
 
 export interface EngineContext {
   db: Db;
@@ -27,8 +28,6 @@ export interface EngineContext {
   metrics?: EngineMetrics;
   /** Where spans come from. @default the global tracer provider's `syncrelay` tracer */
   tracer?: Tracer;
-}
-
-export function after(now: Date, ms: number): Date {
-  return new Date(now.getTime() + ms);
+  /** The owner of this engine's unit ends (group commit, finalize re-checks, retries). */
+  unitEnds: UnitEnds;
 }

@@ -1,8 +1,8 @@
 /** The HTTP side of observability: `/metrics` as an API plugin and trigger answers counted per status. */
 import type { FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
-import { endpoints } from '../api/contracts/endpoints.js';
-import type { ApiPlugin } from '../api/server.js';
-import { EngineMetrics, type TriggerOperation } from './metrics.js';
+import { EngineMetrics, type TriggerOperation } from '../observability/metrics.js';
+import { endpoints } from './contracts/endpoints.js';
+import type { ApiPlugin } from './server.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -37,9 +37,10 @@ const TRIGGER_ROUTES = new Map<string, TriggerOperation>([
 /** An onResponse hook counting the trigger endpoints' answers by status code (401 and 429 included). */
 export function triggerMetricsHook(engine: MetricsHolder): onResponseHookHandler {
   const metrics = metricsOf(engine);
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const url = request.routeOptions.url;
     const operation = url === undefined ? undefined : TRIGGER_ROUTES.get(`${request.method} ${url}`);
     if (operation) metrics?.triggerAnswered(operation, reply.statusCode);
+    done();
   };
 }

@@ -1,13 +1,13 @@
 /** Broker job ids and messages. */
-import type { TaskMessage, TaskName } from '../broker/types.js';
+import type { TaskMessage } from './types.js';
 import type { OutboxRow, UnitRow } from '../store/rows.js';
 
 /** Outbox kinds publish under (outbox id, claim token): a retried publish within one claim is de-duplicated. */
 export function outboxMessage(row: OutboxRow): TaskMessage {
   return {
-    name: row.kind as TaskName,
+    name: row.kind,
     payload: { orgId: row.org_id, runId: row.sync_run_id, ...(row.trace_context ? { trace: row.trace_context } : {}) },
-    jobId: `${row.kind}.${row.id}.${row.claim_token}`,
+    jobId: `${row.kind}.${row.id}.${String(row.claim_token)}`,
   };
 }
 

@@ -1,0 +1,28 @@
+/** A run as the API and the CLI show it: the one read path both use. */
+import type { Tx } from '../db/types.js';
+import type { UnitCounts } from '../domain/aggregate.js';
+import { countRunUnitsByStatus, getJobRunOfRun, getRunOfOrg } from '../store/admin.js';
+import type { JobRunRow, RunRow } from '../store/rows.js';
+import { getRun } from '../store/runs.js';
+
+export interface RunView {
+  run: RunRow;
+  /** Unit counts by status. */
+  units: UnitCounts;
+  job_run: JobRunRow | null;
+}
+
+/**
+ * The run (of `orgId` when given: another org's run is not found), its unit counts by status and
+ * its JobRun, or null. Three statements, none locking anything; the counts and the JobRun are read
+ * under the run's own org.
+ */
+export async function readRunView(tx: Tx, runId: string, orgId?: string): Promise<RunView | null> {
+  const run = orgId === undefined ? await getRun(tx, runId) : await getRunOfOrg(tx, orgId, runId);
+  if (!run) return null;
+  const [units, jobRun] = await Promise.all([
+    countRunUnitsByStatus(tx, run.org_id, run.id),
+    getJobRunOfRun(tx, run.org_id, run.id),
+  ]);
+  return { run, units, job_run: jobRun };
+}

@@ -1,0 +1,137 @@
+/**
+ * What a unit's end wakes — the one rule, written once as SQL, used by every path that ends a unit
+ * or frees capacity: success and failure (inside the terminal CAS statement, finishUnits),
+ * rate-limit deferral and soft-timeout retry, lease expiry in the reconciler, and cancellation
+ * (armEndWakes, below).
+ *
+ * - **finalize** the unit's run when no other unit of it is open (the unit itself ended; a unit
+ *   that went back to `retrying` is itself open) and the run is live. A unit that saw others open
+ *   re-checks after its commit (of two "last" units racing, the later one arms it).
+ * - **dispatch** the runs of the `limit` oldest planned units in the unit's concurrency bucket (the
+ *   slot it freed goes to the run waiting longest), and its own run if it has planned units (work
+ *   items waiting for the reference tier).
+ *
+ * Wake-ups of one (run, kind) merge: the earliest time, a trace over none.
+ */
+import type { DbSchema } from '../db/schema.js';
+import type { Tx } from '../db/types.js';
+import { OUTBOX_TRANSITIONS } from '../domain/statuses.js';
+import { armConflictSql, type Wake } from './outbox.js';
+import { DISPATCH, RUN_TERMINAL, sqlLit, UNIT_OPEN } from './sql.js';
+
+const ARM_TO = sqlLit(OUTBOX_TRANSITIONS.arm.to);
+const WAITING = DISPATCH.planned;
+
+/**
+ * Runs woken per freed slot: the run of the oldest planned unit in the bucket (its dispatch
+ * claims up to the free capacity from its own units). More would only queue dispatch tasks on the
+ * bucket's lock to find the slot taken; slots still free after that are the materializer's.
+ */
+export const MAX_RUNS_WOKEN = 1;
+
+/**
+ * The end facts of an ended unit `u` (a row with id, org_id, sync_run_id, provider, cost_class and
+ * its status after the end) as two select-list columns: `others_open` and `waiting_runs`. `limit`
+ * is the SQL text of the parameter holding the bucket's wake limit.
+ */
+export function endFactsSql(s: DbSchema, u: string, limit: string): string {
+  return `(${u}.status IN ${UNIT_OPEN}
+            OR EXISTS (SELECT 1 FROM ${s.sync_run_units} o
+                        WHERE o.sync_run_id = ${u}.sync_run_id AND o.status IN ${UNIT_OPEN} AND o.id <> ${u}.id))
+            AS others_open,
+          ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
+            (SELECT p.org_id, p.sync_run_id FROM ${s.sync_run_units} p
+              WHERE p.org_id = ${u}.org_id AND p.provider = ${u}.provider AND p.cost_class = ${u}.cost_class
+                AND p.status = ${WAITING} ORDER BY p.id LIMIT ${limit})
+            UNION ALL
+            (SELECT p.org_id, p.sync_run_id FROM ${s.sync_run_units} p
+              WHERE p.sync_run_id = ${u}.sync_run_id AND p.status = ${WAITING} LIMIT 1)
+          ) w) AS waiting_runs`;
+}
+
+/**
+ * The `wakes` and `armed` CTEs over the CTE `ended` (org_id, sync_run_id, trace, run_live and the
+ * end facts) and, with `extra`, the CTE `extra` (org_id, run_id, kind, available_at, trace: the
+ * caller's own wake-ups).
+ * Rows are upserted in (run id, kind) order, the order every writer of outbox rows locks them in.
+ * `armed` returns (kind, available_at) of every armed row; `now` is the time's parameter.
+ */
+export function armWakesSql(s: DbSchema, now: string, opts: { extra: boolean }): string {
+  const extra = opts.extra
+    ? `UNION ALL
+       SELECT x.org_id, x.run_id, x.kind, x.available_at, x.trace FROM extra x`
+    : '';
+  return `wakes AS (
+       SELECT e.org_id, e.sync_run_id AS run_id, 'finalize_sync_run' AS kind, ${now}::timestamptz AS available_at,
+              e.trace
+         FROM ended e WHERE NOT e.others_open AND e.run_live
+       UNION ALL
+       SELECT w ->> 'org_id', (w ->> 'sync_run_id')::uuid, 'dispatch_sync_run', ${now}::timestamptz, NULL::jsonb
+         FROM ended e CROSS JOIN LATERAL unnest(e.waiting_runs) AS w
+       ${extra}),
+     armed AS (
+       INSERT INTO ${s.sync_dispatch_outbox} AS o
+         (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
+       SELECT DISTINCT ON (run_id, kind COLLATE "C")
+              org_id, run_id, kind, ${ARM_TO}, available_at, trace, ${now}::timestamptz, ${now}::timestamptz
+         FROM wakes ORDER BY run_id, kind COLLATE "C", available_at, trace IS NULL
+       ${armConflictSql(now)}
+       RETURNING o.kind, o.available_at)`;
+}
+
+/** The NOTIFY of armed rows due now, as a count column (`channel`: the parameter with the schema's channel). */
+export function notifyArmedSql(now: string, channel: string): string {
+  return `(SELECT count(CASE WHEN a.available_at <= ${now} THEN pg_notify(${channel}, a.kind) END)::int
+             FROM armed a) AS armed`;
+}
+
+/** An ended unit whose wake-ups to arm, with the trace its run's finalize carries. */
+export interface EndedRef {
+  unitId: string;
+  trace?: Record<string, string> | null;
+}
+
+/**
+ * Arms what the ends of these units (already moved, earlier in the caller's transaction) wake, plus
+ * the caller's own `extra` wake-ups, in ONE statement. The run is read live: a cancelled run is not
+ * finalized again, a unit that went back to retrying keeps its run open.
+ * Locks: the armed outbox rows, in (run id, kind) order. NOTIFYs the relay for rows due now
+ * (delivered on commit). Returns, per ended unit, whether its run still had an open unit.
+ */
+export async function armEndWakes(
+  tx: Tx,
+  ended: readonly EndedRef[],
+  extra: readonly Wake[],
+  now: Date,
+  wakeLimit = MAX_RUNS_WOKEN,
+): Promise<{ id: string; others_open: boolean }[]> {
+  if (ended.length === 0 && extra.length === 0) return [];
+  const s = tx.schema;
+  const { rows } = await tx.query<{ id: string | null; others_open: boolean | null }>(
+    `WITH ended AS (
+       SELECT u.id, u.org_id, u.sync_run_id, t.trace,
+              (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL} AS run_live,
+              ${endFactsSql(s, 'u', '$3')}
+         FROM unnest($1::uuid[], $2::jsonb[]) AS t(id, trace)
+         JOIN ${s.sync_run_units} u ON u.id = t.id),
+     extra AS (
+       SELECT * FROM unnest($5::text[], $6::uuid[], $7::text[], $8::timestamptz[], $9::jsonb[])
+                  AS x(org_id, run_id, kind, available_at, trace)),
+     ${armWakesSql(s, '$4', { extra: true })}
+     SELECT e.id, e.others_open, ${notifyArmedSql('$4', '$10')}
+       FROM (SELECT NULL) AS one LEFT JOIN ended e ON true`,
+    [
+      ended.map((e) => e.unitId),
+      ended.map((e) => (e.trace ? JSON.stringify(e.trace) : null)),
+      wakeLimit,
+      now,
+      extra.map((w) => w.orgId),
+      extra.map((w) => w.runId),
+      extra.map((w) => w.kind),
+      extra.map((w) => w.availableAt),
+      extra.map((w) => (w.trace ? JSON.stringify(w.trace) : null)),
+      s.channel,
+    ],
+  );
+  return rows.flatMap((r) => (r.id === null ? [] : [{ id: r.id, others_open: r.others_open ?? false }]));
+}

@@ -1,0 +1,261 @@
+/**
+ * The one owner of unit ends in an engine: group commit of terminal ends, the finalize re-checks
+ * that follow them, retries (rate-limit deferral, soft timeout), and settling what is still in
+ * flight. The `Engine` creates one and closes it; nothing about ends lives in module state.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { after } from '../clock.js';
+import type { Db } from '../db/types.js';
+import { describeError, InjectedFault } from '../errors.js';
+import type { Faults } from '../faults.js';
+import type { EngineMetrics } from '../observability/metrics.js';
+import type { TraceCarrier } from '../observability/trace.js';
+import type { DatasetSpec } from '../providers/types.js';
+import { armEndWakes, MAX_RUNS_WOKEN } from '../store/endWakes.js';
+import { armOutboxRows } from '../store/outbox.js';
+import type { UnitRow } from '../store/rows.js';
+import { finishUnits, retryOwnUnit, runsWithoutOpenUnits, type EndedUnit, type EndFacts } from '../store/units.js';
+import { advanceWatermark } from '../store/watermarks.js';
+import { Coalescer } from './coalesce.js';
+import { EndRechecks, type RunRef } from './endRechecks.js';
+
+export type EndOutcome = 'success' | 'failed' | 'retrying' | 'lease_lost';
+
+export interface Terminal {
+  status: 'success' | 'failed';
+  result: Record<string, unknown>;
+  error: string | null;
+  touchedSurfaces: readonly string[];
+  /** Where the watermark moves on success (incremental / full_resync only). */
+  watermark: Date | null;
+}
+
+export interface UnitEndsDeps {
+  db: Db;
+  clock: Clock;
+  faults: Faults;
+  logger: Logger;
+  metrics?: EngineMetrics;
+}
+
+interface EndRequest {
+  unit: UnitRow;
+  owner: string;
+  t: Terminal;
+  dataset: DatasetSpec | undefined;
+  trace: TraceCarrier | null | undefined;
+}
+
+/**
+ * 'lease_lost'; the unit's terminal status and whether it saw other open units; or the error that
+ * ended this unit alone (after its batch failed and it was ended again on its own).
+ */
+type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean } | { error: unknown };
+
+/** An end and the sequence number of the commit that made it (see ./endRechecks.ts). */
+interface Committed {
+  ended: Ended;
+  commit: number;
+}
+
+/**
+ * One end statement of an engine at a time: while it commits, the ends that arrive fill the
+ * next one (an idle worker's end still goes out at once). Two workers' ends still run side by side.
+ */
+const ENDS_IN_FLIGHT = 1;
+
+/** Group commit of one engine's unit ends, their re-checks, and its retries. */
+export class UnitEnds {
+  private readonly ends: Coalescer<EndRequest, Committed>;
+  private readonly rechecks: EndRechecks;
+  /** Re-checks still running after their units' tasks returned. */
+  private readonly background = new Set<Promise<void>>();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly deps: UnitEndsDeps) {
+    const reads = new Coalescer((runs: RunRef[]) => this.recheckBatch(runs), 1);
+    this.rechecks = new EndRechecks((ref) => reads.submit(ref));
+    this.ends = new Coalescer((reqs) => this.endAndCount(reqs), ENDS_IN_FLIGHT);
+  }
+
+  /**
+   * Success or failure in ONE commit: the CAS on our own live lease with the wake-ups of
+   * ../store/endWakes.ts (one statement), and the watermark when one moves. A lost lease writes
+   * nothing. After commit, a unit that saw other open units re-checks with a fresh snapshot and
+   * arms finalize if the run became finalizable (or a later end batch stands in for that re-check,
+   * see ./endRechecks.ts). Ends that happen at the same time share that commit (each unit its own
+   * CAS, its own watermark and wake-ups), so under load a commit finishes many units.
+   */
+  async end(
+    unit: UnitRow,
+    owner: string,
+    t: Terminal,
+    dataset: DatasetSpec | undefined,
+    trace?: TraceCarrier | null,
+  ): Promise<EndOutcome> {
+    this.rechecks.queuedEnd(unit.sync_run_id);
+    const { ended, commit } = await this.ends.submit({ unit, owner, t, dataset, trace });
+    if (ended === 'lease_lost') return 'lease_lost';
+    if ('error' in ended) throw ended.error;
+    await this.deps.faults.hit('unit.afterComplete.beforeRecheck');
+    if (ended.sawOthers) {
+      this.inBackground(this.rechecks.after({ orgId: unit.org_id, runId: unit.sync_run_id, trace }, commit), unit);
+    }
+    return ended.status;
+  }
+
+  /**
+   * running → retrying with a wake-up of the run's dispatch row at `availableAt` (earliest wins),
+   * plus what the end wakes (../store/endWakes.ts), in one transaction.
+   */
+  async retry(
+    unit: UnitRow,
+    owner: string,
+    reason: 'rate_limit' | 'soft_timeout',
+    delayMs: number,
+    error: string,
+    trace?: TraceCarrier | null,
+  ): Promise<EndOutcome> {
+    const outcome = await this.deps.db.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      const availableAt = after(now, delayMs);
+      const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
+      if (!row) return 'lease_lost' as const;
+      const own = { kind: 'dispatch_sync_run' as const, orgId: unit.org_id, runId: unit.sync_run_id, availableAt, trace };
+      await armEndWakes(tx, [{ unitId: row.id, trace }], [own], now);
+      return 'retrying' as const;
+    });
+    if (outcome === 'retrying') this.deps.metrics?.unitRetried(reason);
+    return outcome;
+  }
+
+  /** Resolves once every re-check started so far has been made (a graceful stop waits for it). */
+  async settle(): Promise<void> {
+    while (this.background.size > 0) await Promise.all([...this.background]);
+  }
+
+  /** Waits for the re-checks in flight; safe to call twice (the second waits for the first). */
+  close(): Promise<void> {
+    this.closing ??= this.settle().catch(() => undefined);
+    return this.closing;
+  }
+
+  /**
+   * The unit's task does not wait for its re-check: the worker slot goes to the next message while
+   * the re-check waits for a later batch or runs. A re-check that fails, or dies with its process,
+   * is the materializer's finalizable scan's (as a crash between commit and re-check always was).
+   */
+  private inBackground(recheck: Promise<void>, unit: UnitRow): void {
+    const tracked = recheck.catch((err: unknown) =>
+      this.deps.logger.warn(
+        { runId: unit.sync_run_id, err: describeError(err) },
+        'finalize re-check failed; the materializer arms finalize',
+      ),
+    );
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+  }
+
+  /** One batch of ends, told to the re-checks: when it started, whether it committed, which runs it finished units of. */
+  private async endAndCount(reqs: EndRequest[]): Promise<Committed[]> {
+    const batch = this.rechecks.begin(reqs.map((r) => r.unit.sync_run_id));
+    let ended: Ended[];
+    try {
+      ended = await this.endBatch(reqs);
+    } catch (err) {
+      this.rechecks.failed(batch);
+      throw err;
+    }
+    const finished = new Set(reqs.filter((_, i) => isFinished(ended[i]!)).map((r) => r.unit.sync_run_id));
+    const commit = this.rechecks.committed(batch, finished);
+    return ended.map((e) => ({ ended: e, commit }));
+  }
+
+  /**
+   * One batch of ends. If it fails (other than by an injected crash) and held more than one unit,
+   * every unit is ended again on its own, so one unit's error never fails another.
+   */
+  private async endBatch(reqs: EndRequest[]): Promise<Ended[]> {
+    try {
+      return await this.endOnce(reqs);
+    } catch (err) {
+      if (reqs.length === 1 || err instanceof InjectedFault) throw err;
+      return Promise.all(
+        reqs.map((r) =>
+          this.endBatch([r]).then(
+            (e) => e[0]!,
+            (error: unknown) => ({ error }),
+          ),
+        ),
+      );
+    }
+  }
+
+  /**
+   * The terminal CAS statement arms everything the batch's ends wake (finishUnits), so a batch that
+   * moves no watermark commits it on its own: one statement, one round trip. A batch that moves one
+   * (incremental and full_resync successes) adds the watermark upserts in the same transaction.
+   * Which of the two runs depends on the batch's data alone.
+   */
+  private async endOnce(reqs: EndRequest[]): Promise<Ended[]> {
+    const { db, clock } = this.deps;
+    const items = reqs.map((r) => ({ unitId: r.unit.id, owner: r.owner, ...r.t, trace: r.trace }));
+    if (!reqs.some(movesWatermark)) return endedOf(reqs, await finishUnits(db, items, clock.now(), MAX_RUNS_WOKEN));
+    return db.transaction(async (tx) => {
+      const now = clock.now();
+      const ended = endedOf(reqs, await finishUnits(tx, items, now, MAX_RUNS_WOKEN));
+      for (const [i, { unit, t }] of reqs.entries()) {
+        if (ended[i] === 'lease_lost' || !movesWatermark(reqs[i]!)) continue;
+        const at = t.watermark!;
+        const key = { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id! };
+        await advanceWatermark(tx, { ...key, datasetKey: unit.dataset_key, at }, now);
+      }
+      return ended;
+    });
+  }
+
+  /** Re-checks, each made after its unit's commit: one read, one transaction if needed. */
+  private async recheckBatch(runs: RunRef[]): Promise<void[]> {
+    const { db, clock } = this.deps;
+    const done = new Set(await runsWithoutOpenUnits(db, [...new Set(runs.map((r) => r.runId))]));
+    const finalize = runs.filter((r) => done.has(r.runId));
+    if (finalize.length > 0) {
+      await db.transaction((tx) => {
+        const now = clock.now();
+        const wakes = finalize.map((r) => ({
+          kind: 'finalize_sync_run' as const,
+          orgId: r.orgId,
+          runId: r.runId,
+          availableAt: now,
+          trace: r.trace,
+        }));
+        return armOutboxRows(tx, wakes, now);
+      });
+    }
+    return runs.map(() => undefined);
+  }
+}
+
+function isFinished(e: Ended): boolean {
+  return e !== 'lease_lost' && !('error' in e);
+}
+
+/** A success that moves its source's watermark (incremental / full_resync of a dataset that keeps one). */
+function movesWatermark({ unit, t, dataset }: EndRequest): boolean {
+  return (
+    t.status === 'success' &&
+    t.watermark !== null &&
+    unit.source_id !== null &&
+    unit.mode !== 'backfill' &&
+    dataset?.keepsWatermark === true
+  );
+}
+
+/** Each request's end: its row came back from the CAS (same id and owner), or its lease was lost. */
+function endedOf(reqs: EndRequest[], rows: (EndedUnit & EndFacts)[]): Ended[] {
+  return reqs.map(({ unit, owner, t }) => {
+    const row = rows.find((r) => r.id === unit.id && r.lease_owner === owner);
+    return row ? { status: t.status, sawOthers: row.others_open } : 'lease_lost';
+  });
+}
