@@ -44,7 +44,7 @@ describe('a connection terminated between two statements of a transaction', () =
 
     const db = new GatedDb(h.db);
     const parked = db.park(new RegExp(`FROM ${sqlTable('sync_runs')} WHERE id = \\$1 FOR NO KEY UPDATE`), 'after');
-    const delivery = h.deliver(dispatch!, { ...h.ctx, db });
+    const delivery = h.deliver(dispatch!, h.worker({ db }));
     await within(parked.reached, 5000, 'the dispatch locking its run');
     await terminate(h, await backendParkedAt(h, 'FOR NO KEY UPDATE'));
     parked.release();

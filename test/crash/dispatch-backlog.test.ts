@@ -8,6 +8,7 @@
  * longer ago than the stale threshold (presumed lost, as for a dispatching unit).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitError } from '../../src/errors.js';
 import { bucketKey } from '../../src/store/rows.js';
 import { Harness, SECOND, T0, within } from './harness.js';
 
@@ -141,5 +142,64 @@ describe('dispatch behind a backlog', () => {
       await holder;
     }
     for (const id of [a, b]) expect((await h.settle(id)).status).toBe('success');
+  });
+
+  /**
+   * Every path that frees a slot follows the one rule of what an end wakes: a unit's deferral, its
+   * lease expiring, its run's cancellation — each wakes the run waiting longest in the bucket now,
+   * not at the countdown.
+   */
+  describe('every path that frees a slot wakes the run waiting longest', () => {
+    async function fullBucket(h: Harness) {
+      const integ = await h.integration();
+      const a = (await h.backfill(integ, 7)).syncRunId; // one unit each, one bucket with room for one
+      const b = (await h.backfill(integ, 7)).syncRunId;
+      expect((await h.pass()).relayed_dispatch).toBe(2);
+      const dispatches = await h.take('dispatch_sync_run');
+      const of = (run: string) => dispatches.find((m) => m.payload.runId === run)!;
+      expect(await h.deliver(of(a))).toMatchObject({ kind: 'dispatched', units: 1 });
+      expect(await h.deliver(of(b))).toMatchObject({ kind: 'dispatched', units: 0 }); // the bucket is full
+      const [unitOfA] = await h.take('run_sync_unit');
+      const countdown = h.now().getTime() + 60 * SECOND;
+      expect((await h.outbox(b, 'dispatch_sync_run'))!.available_at.getTime()).toBe(countdown);
+      return { a, b, unitOfA: unitOfA! };
+    }
+    const dueAt = async (h: Harness, run: string) => (await h.outbox(run, 'dispatch_sync_run'))!.available_at.getTime();
+    const open = () => Harness.open({ settings: { concurrencyPerBucket: 1, leaseMs: 10 * SECOND, redispatchCountdownMs: 60 * SECOND } });
+
+    it('a rate-limit deferral', async () => {
+      h = await open();
+      const { a, b, unitOfA } = await fullBucket(h);
+      h.provider.script(unitOfA.payload.unitId!, { kind: 'throw', error: new RateLimitError(120 * SECOND) });
+      expect(await h.deliver(unitOfA)).toBe('retrying');
+      expect(await dueAt(h, b)).toBe(h.now().getTime());
+      expect(await dueAt(h, a)).toBeGreaterThanOrEqual(h.now().getTime() + 120 * SECOND); // its own retry
+    });
+
+    it('a lease expiring in the reconciler', async () => {
+      h = await open();
+      const { b, unitOfA } = await fullBucket(h);
+      const hold = h.provider.holdBeforeReturn(unitOfA.payload.unitId!, { abortable: false });
+      const running = h.deliver(unitOfA);
+      await within(hold.reached, 5000, "A's unit running");
+      h.advance(11 * SECOND); // past the lease: the worker is as good as dead
+      expect(await h.pass()).toMatchObject({ expired_units: 1, relayed_dispatch: 1 });
+      const { rows } = await h.db.query<{ available_at: Date; status: string }>(
+        `SELECT available_at, status FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'`,
+        [b],
+      );
+      // Woken by the expiry at the pass's time, not at the countdown 49 s ahead (the same pass relayed it).
+      expect(rows[0]!.available_at.getTime()).toBeLessThanOrEqual(h.now().getTime());
+      hold.release();
+      expect(await running).toBe('lease_lost');
+    });
+
+    it('a cancellation of the run holding the slot', async () => {
+      h = await open();
+      const { a, b } = await fullBucket(h);
+      expect(await h.engine.cancel(a)).toBe('cancelled');
+      expect(await dueAt(h, b)).toBe(h.now().getTime());
+      expect((await h.settle(b)).status).toBe('success');
+    });
   });
 });

@@ -10,9 +10,8 @@ import { METRICS_ROLLUP } from '../../src/providers/synthetic.js';
 import type { Db } from '../../src/db/types.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
-import { settleRechecks } from '../../src/tasks/unitEnd.js';
 import { LEDGER_SLICE_BATCHES } from '../../src/reconciler/materialize.js';
-import { sqlTable } from './gate.js';
+import { RowLocks, sqlTable } from './gate.js';
 import { Harness, SECOND } from './harness.js';
 
 let h: Harness | undefined;
@@ -305,6 +304,15 @@ describe('window 9: zero-unit run', () => {
 });
 
 /** Resolves for everybody once `n` callers have arrived. */
+/** Resolves once `ready()` holds, checked on every turn of the event loop (bounded). */
+async function waitUntil(ready: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`not ready within ${ms} ms`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 function barrier(n: number, whenAllArrived?: () => Promise<void>): () => Promise<void> {
   let arrived = 0;
   let open!: () => void;
@@ -353,24 +361,46 @@ describe('the finalize hot row: two last units finishing together', () => {
     await expectFinalizedOnce(h, runId);
   });
 
+  /**
+   * Both units past their providers, then both end statements sent while the test holds the two
+   * unit rows: each statement takes its snapshot and waits; released together, neither sees the
+   * other's end (the production path: one end statement per worker, no fault point inside it).
+   */
+  async function endTogether(h: Harness, a: TaskMessage, b: TaskMessage) {
+    let locks: RowLocks | undefined;
+    const ids = [a.payload.unitId!, b.payload.unitId!];
+    h.faults.arm(
+      'unit.beforeComplete',
+      barrier(2, async () => {
+        locks = await RowLocks.take(h.t.url, h.db.schema.sync_run_units, ids);
+      }),
+      2,
+    );
+    // Two workers (two engine contexts): one worker's concurrent ends would share one statement.
+    const ends = Promise.allSettled([h.deliver(a), h.deliver(b, h.worker())]);
+    await waitUntil(() => locks !== undefined);
+    await locks!.untilWaiting(2);
+    await locks!.release();
+    return ends;
+  }
+
   it('both commit at once, each seeing the other open: the re-checks arm finalize, and it runs once', async () => {
     h = await Harness.open();
     const { runId, a, b } = await twoDispatchedUnits(h);
-    h.faults.arm('unit.complete.beforeCommit', barrier(2), 2);
-    // Both have committed and neither has re-checked yet: nothing armed finalize in its transaction.
+    // Both have committed and neither has re-checked yet: nothing armed finalize in its statement.
     let armedInTx: unknown = 'not checked';
     const afterCommit = barrier(2, async () => {
       armedInTx = (await h!.outbox(runId, 'finalize_sync_run'))?.status ?? null;
     });
     h.faults.arm('unit.afterComplete.beforeRecheck', afterCommit, 2);
-    // Two workers (two engine contexts): one worker's concurrent ends share one transaction.
-    expect((await Promise.all([h.deliver(a), h.deliver(b, { ...h.ctx })])).sort()).toEqual(['success', 'success']);
+    const ends = await endTogether(h, a, b);
+    expect(ends.map((e) => (e.status === 'fulfilled' ? e.value : e.reason)).sort()).toEqual(['success', 'success']);
     expect(armedInTx).toBeNull();
     expect((await h.outbox(runId, 'finalize_sync_run'))!.status).toBe('pending'); // the re-check armed it
     await expectFinalizedOnce(h, runId);
   });
 
-  it('a unit’s task returns before its re-check is made; a graceful stop (settleRechecks) waits for it', async () => {
+  it('a unit’s task returns before its re-check is made; a graceful stop (UnitEnds.settle) waits for it', async () => {
     h = await Harness.open();
     const { runId, a, b } = await twoDispatchedUnits(h);
     // The re-check's read is held at the database until the test lets it through.
@@ -395,11 +425,11 @@ describe('the finalize hot row: two last units finishing together', () => {
       listen: (channel, onNotify) => inner.listen(channel, onNotify),
       close: () => Promise.resolve(),
     };
-    const ctx = { ...h.ctx, db: held };
+    const ctx = h.worker({ db: held });
     expect(await runSyncUnit(ctx, a.payload.unitId!)).toBe('success'); // B was open: a re-check is due
     await reachedRead;
     let settled = false;
-    const settling = settleRechecks(ctx).then(() => (settled = true));
+    const settling = ctx.unitEnds.settle().then(() => (settled = true));
     for (let i = 0; i < 10; i++) await Promise.resolve();
     expect(settled).toBe(false);
     release();
@@ -412,9 +442,8 @@ describe('the finalize hot row: two last units finishing together', () => {
   it('both crash between commit and re-check: the materializer’s finalizable scan arms finalize', async () => {
     h = await Harness.open();
     const { runId, a, b } = await twoDispatchedUnits(h);
-    h.faults.arm('unit.complete.beforeCommit', barrier(2), 2);
     h.faults.arm('unit.afterComplete.beforeRecheck', 'throw', 2);
-    const ends = await Promise.allSettled([h.deliver(a), h.deliver(b, { ...h.ctx })]);
+    const ends = await endTogether(h, a, b);
     expect(ends.map((e) => e.status)).toEqual(['rejected', 'rejected']);
     expect((await h.units(runId)).map((u) => u.status)).toEqual(['success', 'success']);
     expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();

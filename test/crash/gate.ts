@@ -5,6 +5,7 @@
  * the pg adapter retries a deadlocked transaction, so without this a deadlock only shows as a
  * one-second stall.
  */
+import pg from 'pg';
 import type { Db, Tx } from '../../src/db/types.js';
 import { Hold } from './harness.js';
 
@@ -98,4 +99,44 @@ export async function untilBlockedOrDone(db: Db, settled: Promise<unknown>, ms =
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`nothing blocked and nothing finished within ${ms} ms`);
+}
+
+/**
+ * Row locks held from a transaction of the test's own (SELECT … FOR UPDATE), so statements that
+ * need those rows wait for them — with the snapshots they took when they started. Releasing them
+ * lets the waiting statements go on at once, none seeing what another committed meanwhile.
+ */
+export class RowLocks {
+  private constructor(private readonly client: pg.Client) {}
+
+  /** Locks the rows of `table` (a qualified name) with these ids. */
+  static async take(url: string, table: string, ids: readonly string[]): Promise<RowLocks> {
+    const client = new pg.Client({ connectionString: url, application_name: 'syncrelay-test-rowlocks' });
+    await client.connect();
+    await client.query('BEGIN');
+    const { rowCount } = await client.query(`SELECT 1 FROM ${table} WHERE id = ANY ($1::uuid[]) FOR UPDATE`, [ids]);
+    if (rowCount !== ids.length) throw new Error(`locked ${rowCount} of ${ids.length} rows`);
+    return new RowLocks(client);
+  }
+
+  /** Resolves once `n` backends of the database wait for a lock (bounded). */
+  async untilWaiting(n: number, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const { rows } = await this.client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (rows[0]!.n >= n) return;
+      if (Date.now() > deadline) throw new Error(`${rows[0]!.n} of ${n} statements waited for the held rows`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async release(): Promise<void> {
+    try {
+      await this.client.query('COMMIT');
+    } finally {
+      await this.client.end();
+    }
+  }
 }

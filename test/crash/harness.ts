@@ -28,11 +28,11 @@ import { reconcilePass, type PassCounters } from '../../src/reconciler/pass.js';
 import { PostgresSink } from '../../src/sinks/postgres.js';
 import { nextDueAt } from '../../src/store/outbox.js';
 import type { JobRunRow, OutboxRow, RunRow, UnitRow } from '../../src/store/rows.js';
-import type { EngineContext } from '../../src/tasks/context.js';
+import type { EngineContext } from '../../src/context.js';
 import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { postSync } from '../../src/tasks/postSync.js';
-import { settleRechecks } from '../../src/tasks/unitEnd.js';
+import { UnitEnds } from '../../src/tasks/unitEnds.js';
 import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
 import { testSettings } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
@@ -395,6 +395,16 @@ export class Harness {
     return this.engine.ctx;
   }
 
+  /**
+   * The context of another worker process on the same database: its own unit-end owner (its own
+   * group commit and re-checks), with `overrides` (e.g. a Db that gates its statements).
+   */
+  worker(overrides: Partial<EngineContext> = {}): EngineContext {
+    const ctx = { ...this.engine.ctx, ...overrides };
+    const { db, clock, faults, logger, metrics } = ctx;
+    return { ...ctx, unitEnds: new UnitEnds({ db, clock, faults, logger, metrics }) };
+  }
+
   get db() {
     return this.t.db;
   }
@@ -451,7 +461,7 @@ export class Harness {
           break;
         case 'run_sync_unit':
           outcome = await runSyncUnit(ctx, unitId!);
-          await settleRechecks(ctx); // the unit's finalize re-check, which its task does not wait for
+          await ctx.unitEnds.settle(); // the unit's finalize re-check, which its task does not wait for
           break;
         case 'finalize_sync_run':
           outcome = await finalizeSyncRun(ctx, runId);

@@ -44,13 +44,13 @@ describe('lock order: outbox rows', () => {
     h.provider.throwOnce(retried!.payload.unitId!, new RateLimitError(5 * SECOND));
     const retryDb = new GatedDb(h.db);
     const parked = retryDb.park(OUTBOX_WRITE, 'after');
-    const retry = h.deliver(retried!, { ...h.ctx, db: retryDb });
+    const retry = h.deliver(retried!, h.worker({ db: retryDb }));
     await within(parked.reached, 5000, 'the retry reaching its outbox write');
 
     // The unit end wakes the run of the bucket's oldest planned unit (the first run) and its own
     // run B, in run id order; the retry arms B's row and the first run's too (its freed slot).
     const endDb = new GatedDb(h.db);
-    const end = h.deliver(ended!, { ...h.ctx, db: endDb });
+    const end = h.deliver(ended!, h.worker({ db: endDb }));
     await untilBlockedOrDone(h.db, end);
     parked.release();
 
@@ -89,7 +89,7 @@ describe('lock order: the run row', () => {
     // the foreign key's FOR KEY SHARE on the run row must not wait for the cancellation, which
     // would then wait for the unit row.
     const endDb = new GatedDb(h.db);
-    expect(await within(h.deliver(msg!, { ...h.ctx, db: endDb }), 10_000, 'the unit end')).toBe('success');
+    expect(await within(h.deliver(msg!, h.worker({ db: endDb })), 10_000, 'the unit end')).toBe('success');
     expect((await h.outbox(runId, 'finalize_sync_run'))!.status).toBe('pending');
     parked.release();
 

@@ -261,7 +261,7 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect(passes.map((p) => p.error)).toEqual([expect.stringContaining('relay.afterPublish.beforeMark')]);
 
     // While the claim is live nobody else publishes the row.
-    const other = { ...h.ctx, faults: new Faults() };
+    const other = h.worker({ faults: new Faults() });
     h.advance(299 * SECOND);
     expect((await h.pass(other, 'relay-b')).relayed_dispatch).toBe(0);
     // The claim expires: another relay claims it with a new token, publishes and marks.
