@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config.js';
 import { loadMigrations, migrate, type Migration } from '../../src/db/migrator.js';
@@ -8,8 +7,6 @@ import { DbSchema } from '../../src/db/schema.js';
 import { createSyntheticProvider } from '../../src/providers/synthetic.js';
 import { adminQuery, pgUrl } from '../helpers/pg.js';
 
-/** The migration files of the layout before syncrelay had a schema of its own (tables in public). */
-const LEGACY_DIR = fileURLToPath(new URL('../fixtures/legacy-layout/', import.meta.url));
 const synthetic = createSyntheticProvider();
 
 /** An empty database (not the migrated template); dropped after the test. */
@@ -52,13 +49,18 @@ async function objectsBySchema(db: PgDb): Promise<Record<string, string[]>> {
   return out;
 }
 
-/** Applies the earlier layout as its migrator did: the files unqualified, its ledger in public. */
+/**
+ * Applies the earlier layout as its migrator did: versions 1–6 unqualified on a connection whose
+ * search_path is public, its ledger in public. Version 1 of that layout also created the synthetic
+ * provider's tables, which are that provider's own migration now.
+ */
 async function migrateLegacyLayout(db: PgDb): Promise<void> {
-  const legacy = await loadMigrations(LEGACY_DIR);
+  const legacy = (await loadMigrations()).filter((m) => m.version <= 6);
+  const [syntheticTables] = (await synthetic.migrations!()) as Migration[];
   await db.exec(`CREATE TABLE syncrelay_migrations (
     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   for (const m of legacy) {
-    await db.exec(m.sql);
+    await db.exec(m.version === 1 ? `${m.sql}\n${syntheticTables!.sql}` : m.sql);
     await db.query('INSERT INTO public.syncrelay_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
   }
 }
