@@ -44,7 +44,8 @@ function parse(argv: string[]) {
   const reps = values.reps === undefined ? (values.quick ? 1 : 5) : Number(values.reps);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps must be a positive integer');
   const only = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SCENARIOS);
-  for (const name of only) if (!SCENARIOS[name]) throw new Error(`unknown scenario "${name}" (known: ${Object.keys(SCENARIOS).join(', ')})`);
+  for (const name of only)
+    if (!SCENARIOS[name]) throw new Error(`unknown scenario "${name}" (known: ${Object.keys(SCENARIOS).join(', ')})`);
   return { quick: values.quick!, reps, only, out: values.out! };
 }
 
@@ -86,7 +87,14 @@ async function main(): Promise<number> {
   }
   removeBuilds();
   mkdirSync(args.out, { recursive: true });
-  const report = { started_at: started.toISOString(), finished_at: new Date().toISOString(), quick: args.quick, reps: args.reps, machine: machine(), results };
+  const report = {
+    started_at: started.toISOString(),
+    finished_at: new Date().toISOString(),
+    quick: args.quick,
+    reps: args.reps,
+    machine: machine(),
+    results,
+  };
   writeFileSync(join(args.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(args.out, 'ratios.svg'), renderChart(report));
   opts.note(`wrote ${join(args.out, 'latest.json')} and ratios.svg`);

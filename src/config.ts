@@ -91,7 +91,10 @@ function delivery(env: Env): PostSyncDelivery {
   const raw = env.SYNC_POST_SYNC_DELIVERY;
   if (raw === undefined || raw === '') return 'at-most-once';
   if (raw === 'at-most-once' || raw === 'exactly-once') return raw;
-  throw new ValidationError('SYNC_POST_SYNC_DELIVERY', `must be at-most-once or exactly-once, got ${JSON.stringify(raw)}`);
+  throw new ValidationError(
+    'SYNC_POST_SYNC_DELIVERY',
+    `must be at-most-once or exactly-once, got ${JSON.stringify(raw)}`,
+  );
 }
 
 /** Reads and validates the settings of SPEC §10; a bad value throws naming the setting. */

@@ -65,7 +65,10 @@ export class Engine {
   private scheduler: SchedulerLoop | null = null;
   private closed = false;
 
-  private constructor(readonly ctx: EngineContext, owned: { db: boolean; broker: boolean }) {
+  private constructor(
+    readonly ctx: EngineContext,
+    owned: { db: boolean; broker: boolean },
+  ) {
     this.owned = owned;
   }
 

@@ -27,34 +27,51 @@ export class SyncRelayError extends Error {
 
 /** A setting or argument failed validation; `field` names what is wrong. */
 export class ValidationError extends SyncRelayError {
-  constructor(readonly field: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly field: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super('invalid_input', `${field}: ${message}`, options);
   }
 }
 
 export class NotFoundError extends SyncRelayError {
-  constructor(readonly entity: string, readonly id: string) {
+  constructor(
+    readonly entity: string,
+    readonly id: string,
+  ) {
     super('not_found', `${entity} ${id} not found`);
   }
 }
 
 /** A non-terminal run of the same integration and mode already exists. */
 export class RunConflictError extends SyncRelayError {
-  constructor(readonly existingRunId: string, readonly mode: string) {
+  constructor(
+    readonly existingRunId: string,
+    readonly mode: string,
+  ) {
     super('run_conflict', `a ${mode} run is already in progress: ${existingRunId}`);
   }
 }
 
 /** The unit's lease is no longer ours: write nothing, end without a terminal write. */
 export class LeaseLostError extends SyncRelayError {
-  constructor(readonly unitId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly unitId: string,
+    options?: { cause?: unknown },
+  ) {
     super('lease_lost', `lease lost for unit ${unitId}`, options);
   }
 }
 
 /** The provider asks to be called again after `retryAfterMs`. */
 export class RateLimitError extends SyncRelayError {
-  constructor(readonly retryAfterMs: number, message = 'rate limited', options?: { cause?: unknown }) {
+  constructor(
+    readonly retryAfterMs: number,
+    message = 'rate limited',
+    options?: { cause?: unknown },
+  ) {
     super('rate_limit', message, options);
   }
 }

@@ -33,7 +33,12 @@ export type {
   UnitInfo,
   UnitResult,
 } from './providers/types.js';
-export { linearBackfillEligibility, WORK_ITEM_FAMILY, type RetryEligibility, type ExpiredUnitFacts } from './domain/retryPolicy.js';
+export {
+  linearBackfillEligibility,
+  WORK_ITEM_FAMILY,
+  type RetryEligibility,
+  type ExpiredUnitFacts,
+} from './domain/retryPolicy.js';
 export * from './domain/statuses.js';
 export {
   SyncRelayError,
@@ -48,7 +53,13 @@ export {
   classifyError,
   type ErrorCategory,
 } from './errors.js';
-export { buildServer, startApiServer, type ApiServerOptions, type ApiPlugin, type RunningApiServer } from './api/server.js';
+export {
+  buildServer,
+  startApiServer,
+  type ApiServerOptions,
+  type ApiPlugin,
+  type RunningApiServer,
+} from './api/server.js';
 export { EngineMetrics } from './observability/index.js';
 export { metricsPlugin } from './api/metrics.js';
 export { createSchedule, updateSchedule, deleteSchedule, type NewSchedule } from './planning/schedules.js';

@@ -26,7 +26,11 @@ function targetValue(target: string): number {
 
 export function renderChart(report: Report): string {
   const rows = report.results.filter((r) => Number.isFinite(r.ratio));
-  const scaleMax = Math.max(2, ...rows.map((r) => Math.min(r.ratio, 10)), ...rows.map((r) => targetValue(r.target)).filter(Number.isFinite));
+  const scaleMax = Math.max(
+    2,
+    ...rows.map((r) => Math.min(r.ratio, 10)),
+    ...rows.map((r) => targetValue(r.target)).filter(Number.isFinite),
+  );
   const x = (v: number) => LEFT + (Math.min(v, scaleMax) / scaleMax) * BAR_MAX;
   const height = 70 + rows.length * ROW + 40;
   const parts: string[] = [
@@ -44,7 +48,10 @@ export function renderChart(report: Report): string {
       `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" fill="${colour}" opacity="0.85"/>`,
       `<text x="${TEXT_X}" y="${y + 17}"><tspan font-weight="bold" fill="${colour}">${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} ${r.met ? 'met' : 'not met'}</tspan> · target ${escape(r.target)}</text>`,
     );
-    if (Number.isFinite(t)) parts.push(`<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`);
+    if (Number.isFinite(t))
+      parts.push(
+        `<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`,
+      );
   });
   const axisY = 64 + rows.length * ROW + 8;
   parts.push(`<line x1="${LEFT}" x2="${LEFT + BAR_MAX}" y1="${axisY}" y2="${axisY}" stroke="#999"/>`);

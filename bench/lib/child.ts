@@ -54,7 +54,10 @@ function rssLine(): string {
 async function startWorker(): Promise<() => Promise<void>> {
   const settings = loadSettings(process.env);
   const logger = createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'warn', 'syncrelay-bench-worker');
-  const db = await openDb(settings, { poolSize: positiveInt('BENCH_POOL', 8), applicationName: 'syncrelay-bench-worker' });
+  const db = await openDb(settings, {
+    poolSize: positiveInt('BENCH_POOL', 8),
+    applicationName: 'syncrelay-bench-worker',
+  });
   const registry = benchRegistry({
     onUnitStart: (unitId, owner) => say(`unit ${unitId} ${owner}`),
     handlers: [{ name: 'bench-done', run: async (payload) => say(`done ${payload.runId}`) }],
@@ -96,7 +99,8 @@ async function startPeer(): Promise<() => Promise<void>> {
 
 async function main(): Promise<void> {
   const mode = process.argv[2];
-  if (mode !== 'worker' && mode !== 'peer') throw new Error(`usage: child.ts worker|peer (got ${JSON.stringify(mode)})`);
+  if (mode !== 'worker' && mode !== 'peer')
+    throw new Error(`usage: child.ts worker|peer (got ${JSON.stringify(mode)})`);
   const close = mode === 'worker' ? await startWorker() : await startPeer();
   let stopping = false;
   const stop = async () => {

@@ -28,7 +28,11 @@ let built: string | undefined;
 /** Transpiles once per bench run; returns the path of the child entry (child.js). */
 export function buildChildEntry(): string {
   if (built) return built;
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false };
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.ESNext,
+    target: ts.ScriptTarget.ES2022,
+    sourceMap: false,
+  };
   for (const file of [...tsFiles(join(ROOT, 'src')), ...tsFiles(join(ROOT, 'bench', 'lib'))]) {
     const out = join(BUILD_DIR, relative(ROOT, file)).replace(/\.ts$/, '.js');
     const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: options, fileName: file });

@@ -47,7 +47,9 @@ export async function cpuProbe(db: Db, database: string, workerPids: readonly nu
   const lastSeen = new Map<number, number>();
   return {
     async snapshot() {
-      const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+      const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+        database,
+      ]);
       for (const { pid } of rows) if (!lastSeen.has(pid)) lastSeen.set(pid, 0);
       for (const pid of lastSeen.keys()) {
         const now = processCpuMs(pid);

@@ -12,7 +12,9 @@ import { benchRegistry } from './providers.js';
 
 /** SYNC_* settings from the bench's own environment (none in the documented runs). */
 function syncEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => k.startsWith('SYNC_') && v !== undefined)) as Record<string, string>;
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => k.startsWith('SYNC_') && v !== undefined),
+  ) as Record<string, string>;
 }
 
 /**
@@ -25,7 +27,14 @@ export function benchSettings(url: string, prefix: string, env: Record<string, s
 
 /** The environment a bench worker process needs for the same settings. */
 export function childEnv(url: string, prefix: string, env: Record<string, string> = {}): Record<string, string> {
-  return { ...syncEnv(), ...env, DATABASE_URL: url, REDIS_URL, SYNCRELAY_QUEUE_PREFIX: prefix, SYNCRELAY_LOG_LEVEL: process.env.SYNCRELAY_LOG_LEVEL ?? 'error' };
+  return {
+    ...syncEnv(),
+    ...env,
+    DATABASE_URL: url,
+    REDIS_URL,
+    SYNCRELAY_QUEUE_PREFIX: prefix,
+    SYNCRELAY_LOG_LEVEL: process.env.SYNCRELAY_LOG_LEVEL ?? 'error',
+  };
 }
 
 export function openBroker(prefix: string): BullMqBroker {

@@ -58,7 +58,10 @@ export class ChildProc {
   /** Resolves with the words of the first line for which `match` holds. */
   next(match: (words: string[]) => boolean, timeoutMs = 60_000): Promise<string[]> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => (off(), reject(new Error(`timed out waiting for a line from ${this.pid}: ${this.stderrTail}`))), timeoutMs);
+      const timer = setTimeout(
+        () => (off(), reject(new Error(`timed out waiting for a line from ${this.pid}: ${this.stderrTail}`))),
+        timeoutMs,
+      );
       const off = this.on((w) => {
         if (match(w)) {
           clearTimeout(timer);
@@ -96,7 +99,11 @@ export class ChildProc {
 }
 
 /** Starts `n` children and waits until all are ready. */
-export async function startChildren(mode: 'worker' | 'peer', n: number, env: Record<string, string>): Promise<ChildProc[]> {
+export async function startChildren(
+  mode: 'worker' | 'peer',
+  n: number,
+  env: Record<string, string>,
+): Promise<ChildProc[]> {
   const all = Array.from({ length: n }, () => new ChildProc(mode, env));
   try {
     await Promise.all(all.map((c) => c.ready));

@@ -47,7 +47,9 @@ export function hangProvider(announce: (unitId: string, owner: string) => void):
 }
 
 /** A registry with both bench providers (each with the no-op sink) and optional handlers. */
-export function benchRegistry(opts: { onUnitStart?: (unitId: string, owner: string) => void; handlers?: PostSyncHandler[] } = {}): ProviderRegistry {
+export function benchRegistry(
+  opts: { onUnitStart?: (unitId: string, owner: string) => void; handlers?: PostSyncHandler[] } = {},
+): ProviderRegistry {
   const registry = new ProviderRegistry()
     .register(noopProvider(), noopSink)
     .register(hangProvider(opts.onUnitStart ?? (() => undefined)), noopSink);
@@ -63,8 +65,14 @@ export async function createBenchIntegration(db: Db, provider: string, name = pr
       [BENCH_ORG, provider, name],
     );
     const id = rows[0]!.id;
-    await tx.query(`INSERT INTO syncrelay.integration_sources (org_id, integration_id, external_key, name) VALUES ($1, $2, 'src-1', 'src-1')`, [BENCH_ORG, id]);
-    await tx.query(`INSERT INTO syncrelay.integration_datasets (org_id, integration_id, dataset_key) VALUES ($1, $2, $3)`, [BENCH_ORG, id, NOOP_DATASET]);
+    await tx.query(
+      `INSERT INTO syncrelay.integration_sources (org_id, integration_id, external_key, name) VALUES ($1, $2, 'src-1', 'src-1')`,
+      [BENCH_ORG, id],
+    );
+    await tx.query(
+      `INSERT INTO syncrelay.integration_datasets (org_id, integration_id, dataset_key) VALUES ($1, $2, $3)`,
+      [BENCH_ORG, id, NOOP_DATASET],
+    );
     return id;
   });
 }

@@ -94,13 +94,25 @@ async function syncrelayOnce(
   });
   const start = performance.now();
   const wallStart = Date.now();
-  const t = await engine.trigger({ orgId: BENCH_ORG, integrationId, mode: 'backfill', triggeredBy: 'api', since, before, force: true });
+  const t = await engine.trigger({
+    orgId: BENCH_ORG,
+    integrationId,
+    mode: 'backfill',
+    triggeredBy: 'api',
+    since,
+    before,
+    force: true,
+  });
   runId = t.syncRunId;
   const triggered = Date.now();
   if (t.units !== n) throw new Error(`planned ${t.units} units, expected ${n}`);
   await withTimeout(done, 300_000, 'the run to reach post_sync');
-  const { rows } = await engine.db.query<{ status: string; completed_units: number }>('SELECT status, completed_units FROM syncrelay.sync_runs WHERE id = $1', [runId]);
-  if (rows[0]?.status !== 'success' || rows[0].completed_units !== n) throw new Error(`run ended ${JSON.stringify(rows[0])}`);
+  const { rows } = await engine.db.query<{ status: string; completed_units: number }>(
+    'SELECT status, completed_units FROM syncrelay.sync_runs WHERE id = $1',
+    [runId],
+  );
+  if (rows[0]?.status !== 'success' || rows[0].completed_units !== n)
+    throw new Error(`run ended ${JSON.stringify(rows[0])}`);
   const doneWall = wallStart + (doneAt - start);
   const { rows: at } = await engine.db.query<{ first: number; last: number; completed: number }>(
     `SELECT extract(epoch FROM min(u.started_at)) * 1000 AS first, extract(epoch FROM max(u.updated_at)) * 1000 AS last,
@@ -109,7 +121,13 @@ async function syncrelayOnce(
     [runId],
   );
   const { first, last, completed } = at[0]!;
-  const phases = { trigger: triggered - wallStart, to_first_unit: first - triggered, units: last - first, finalize: completed - last, post_sync: doneWall - completed };
+  const phases = {
+    trigger: triggered - wallStart,
+    to_first_unit: first - triggered,
+    units: last - first,
+    finalize: completed - last,
+    post_sync: doneWall - completed,
+  };
   return { rate: (n / (doneAt - start)) * 1000, phases };
 }
 
@@ -155,7 +173,17 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     throw err;
   });
   const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, prefix, env) });
-  const m: Measured = { syncrelay: [], peer: [], ceiling: [], rssPeak: 0, rssIdle: 0, peerRssPeak: 0, cpu: [], peerCpu: [], phases: [] };
+  const m: Measured = {
+    syncrelay: [],
+    peer: [],
+    ceiling: [],
+    rssPeak: 0,
+    rssIdle: 0,
+    peerRssPeak: 0,
+    cpu: [],
+    peerCpu: [],
+    phases: [],
+  };
   try {
     await engine.startReconciler({ id: 'bench' });
     m.rssIdle = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.now));
@@ -164,8 +192,16 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     await syncrelayOnce(engine, workers, integrationId, n);
     await b.db.query('VACUUM ANALYZE');
     const ceilingMs = opts.quick ? 300 : 2000;
-    const syncrelayCpu = await cpuProbe(b.db, b.name, workers.map((w) => w.pid));
-    const peerCpu = await cpuProbe(b.db, b.name, peers.map((p) => p.pid));
+    const syncrelayCpu = await cpuProbe(
+      b.db,
+      b.name,
+      workers.map((w) => w.pid),
+    );
+    const peerCpu = await cpuProbe(
+      b.db,
+      b.name,
+      peers.map((p) => p.pid),
+    );
     for (let rep = 0; rep < opts.reps; rep++) {
       m.ceiling.push(await commitsPerSecond(b.url, ceilingMs));
       const p0 = await peerCpu.snapshot();

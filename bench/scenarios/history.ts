@@ -103,7 +103,11 @@ async function prepare(name: Side['name'], history: number, note: (m: string) =>
   const live = await loadLive(b, integrationId);
   await b.db.query('VACUUM ANALYZE');
   note(`history ${name}: ${history} rows loaded in ${round(since(start) / 1000)} s`);
-  const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, benchPrefix('hist')), broker: new InProcessBroker() });
+  const engine = await openBenchEngine({
+    db: b.db,
+    settings: benchSettings(b.url, benchPrefix('hist')),
+    broker: new InProcessBroker(),
+  });
   return { name, history, b, live, engine, claim: [], pass: [] };
 }
 
@@ -111,11 +115,13 @@ async function measureOnce(s: Side): Promise<void> {
   await rearm(s.b, s.live);
   const now = new Date();
   let start = performance.now();
-  const claimed = await s.b.db.transaction(async (tx) => {
-    const rows = await claimDueOutboxRows(tx, now, new Date(now.getTime() + 300_000), LIVE_RUNS);
-    s.claim.push(since(start));
-    throw Object.assign(new Error('roll back'), { rows: rows.length });
-  }).catch((err: { rows?: number }) => err.rows ?? -1);
+  const claimed = await s.b.db
+    .transaction(async (tx) => {
+      const rows = await claimDueOutboxRows(tx, now, new Date(now.getTime() + 300_000), LIVE_RUNS);
+      s.claim.push(since(start));
+      throw Object.assign(new Error('roll back'), { rows: rows.length });
+    })
+    .catch((err: { rows?: number }) => err.rows ?? -1);
   if (claimed !== LIVE_RUNS) throw new Error(`claimed ${claimed} of ${LIVE_RUNS} due rows`);
   await rearm(s.b, s.live);
   start = performance.now();
@@ -134,7 +140,7 @@ export const historyScenario: Scenario = {
       sides.push(await prepare('small', 1000, opts.note));
       sides.push(await prepare('large', large, opts.note));
       for (const s of sides) await measureOnce(s); // warm-up
-      for (const s of sides) (s.claim.length = 0), (s.pass.length = 0);
+      for (const s of sides) ((s.claim.length = 0), (s.pass.length = 0));
       for (let rep = 0; rep < reps; rep++) for (const s of rep % 2 ? [...sides].reverse() : sides) await measureOnce(s);
     } finally {
       for (const s of sides) {

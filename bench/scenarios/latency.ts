@@ -80,7 +80,9 @@ export const latencyScenario: Scenario = {
     const postSyncStart = new Map<string, number>();
     const unitCommitted = new Map<string, number>();
     const broker = new TimedBroker(openBroker(prefix), (msg, at) => {
-      const target = { dispatch_sync_run: dispatchStart, finalize_sync_run: finalizeStart, post_sync: postSyncStart }[msg.name as string];
+      const target = { dispatch_sync_run: dispatchStart, finalize_sync_run: finalizeStart, post_sync: postSyncStart }[
+        msg.name as string
+      ];
       if (target && !target.has(msg.payload.runId)) target.set(msg.payload.runId, at);
     });
     const faults = new Faults();
@@ -95,12 +97,24 @@ export const latencyScenario: Scenario = {
       engine.startWorker({ concurrency: 4 });
       await engine.startReconciler({ id: 'bench-latency' });
       let currentRun = '';
-      faults.arm('unit.afterComplete.beforeRecheck', () => void unitCommitted.set(currentRun, performance.now()), Number.MAX_SAFE_INTEGER);
+      faults.arm(
+        'unit.afterComplete.beforeRecheck',
+        () => void unitCommitted.set(currentRun, performance.now()),
+        Number.MAX_SAFE_INTEGER,
+      );
       const before = new Date(Date.UTC(2020, 0, 1));
       const since = new Date(before.getTime() - DAY_MS);
       for (let i = 0; i < samples + 5; i++) {
         const rawMs = await raw.sample();
-        const t = await engine.trigger({ orgId: BENCH_ORG, integrationId, mode: 'backfill', triggeredBy: 'api', since, before, force: true });
+        const t = await engine.trigger({
+          orgId: BENCH_ORG,
+          integrationId,
+          mode: 'backfill',
+          triggeredBy: 'api',
+          since,
+          before,
+          force: true,
+        });
         const committed = performance.now();
         currentRun = t.syncRunId;
         const d = await waitFor(dispatchStart, t.syncRunId, 'dispatch_sync_run to start');
@@ -121,7 +135,11 @@ export const latencyScenario: Scenario = {
       await deletePrefix(prefix);
       await b.drop();
     }
-    const fig = (xs: number[]) => ({ p50: round(quantile(xs, 0.5)), p99: round(quantile(xs, 0.99)), max: round(Math.max(...xs)) });
+    const fig = (xs: number[]) => ({
+      p50: round(quantile(xs, 0.5)),
+      p99: round(quantile(xs, 0.99)),
+      max: round(Math.max(...xs)),
+    });
     const budget = (xs: number[]) => Math.max(quantile(xs, 0.5) / P50_MS, quantile(xs, 0.99) / P99_MS);
     const result = (scenario: string, xs: number[]): ScenarioResult => {
       const f = fig(xs);

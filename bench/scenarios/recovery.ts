@@ -23,7 +23,10 @@ export const recoveryScenario: Scenario = {
     const reps = opts.quick ? 1 : Math.max(3, opts.reps);
     const b = await createBenchDatabase('recovery');
     const prefix = benchPrefix('rec');
-    const env = { SYNC_UNIT_RUNNING_LEASE_SECONDS: String(LEASE_S), SYNC_RECONCILE_INTERVAL_SECONDS: String(INTERVAL_S) };
+    const env = {
+      SYNC_UNIT_RUNNING_LEASE_SECONDS: String(LEASE_S),
+      SYNC_RECONCILE_INTERVAL_SECONDS: String(INTERVAL_S),
+    };
     const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, prefix, env) });
     const times: number[] = [];
     let worker: ChildProc | null = null;
@@ -31,11 +34,23 @@ export const recoveryScenario: Scenario = {
       const integrationId = await createBenchIntegration(b.db, HANG_PROVIDER);
       await engine.startReconciler({ id: 'bench-recovery' });
       for (let rep = 0; rep < reps; rep++) {
-        const [spawned] = await startChildren('worker', 1, { ...childEnv(b.url, prefix, env), BENCH_CONCURRENCY: '2', BENCH_POOL: '2' });
+        const [spawned] = await startChildren('worker', 1, {
+          ...childEnv(b.url, prefix, env),
+          BENCH_CONCURRENCY: '2',
+          BENCH_POOL: '2',
+        });
         worker = spawned!;
         const started = worker.next((w) => w[0] === 'unit', 60_000);
         const before = new Date(Date.UTC(2020, 0, 1 + rep));
-        await engine.trigger({ orgId: BENCH_ORG, integrationId, mode: 'backfill', triggeredBy: 'api', since: new Date(before.getTime() - DAY_MS), before, force: true });
+        await engine.trigger({
+          orgId: BENCH_ORG,
+          integrationId,
+          mode: 'backfill',
+          triggeredBy: 'api',
+          since: new Date(before.getTime() - DAY_MS),
+          before,
+          force: true,
+        });
         const [, unitId] = await started;
         // Let the unit run for a moment (a heartbeat or two), then kill its process mid-unit.
         await new Promise((r) => setTimeout(r, 300 + rep * 200));
@@ -43,7 +58,10 @@ export const recoveryScenario: Scenario = {
         const killedAt = performance.now();
         await worker.exited;
         for (;;) {
-          const { rows } = await b.db.query<{ status: string }>('SELECT status FROM syncrelay.sync_run_units WHERE id = $1', [unitId]);
+          const { rows } = await b.db.query<{ status: string }>(
+            'SELECT status FROM syncrelay.sync_run_units WHERE id = $1',
+            [unitId],
+          );
           if (rows[0]?.status !== 'running') break;
           if (performance.now() - killedAt > 60_000) throw new Error('the killed unit was never recovered');
           await new Promise((r) => setTimeout(r, 5));

@@ -41,7 +41,8 @@ async function reset(b: BenchDatabase): Promise<void> {
     `INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at)
      SELECT org_id, id, 'dispatch_sync_run', 'pending', now() - interval '1 second' FROM syncrelay.sync_runs`,
   );
-  for (const t of ['sync_dispatch_outbox', 'sync_runs', 'sync_run_units']) await b.db.query(`VACUUM ANALYZE ${b.db.schema.table(t)}`);
+  for (const t of ['sync_dispatch_outbox', 'sync_runs', 'sync_run_units'])
+    await b.db.query(`VACUUM ANALYZE ${b.db.schema.table(t)}`);
 }
 
 /** Rows per second through the relay (claim → re-check → publish → mark), all on BullMQ. */
@@ -56,7 +57,9 @@ async function relayOnce(b: BenchDatabase, n: number): Promise<number> {
     const counters = await relayDue(engine.ctx);
     const ms = since(start);
     if (counters.relayed_dispatch !== n) throw new Error(`relay published ${counters.relayed_dispatch} of ${n} rows`);
-    const { rows } = await b.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE status = 'dispatched'");
+    const { rows } = await b.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE status = 'dispatched'",
+    );
     if (rows[0]!.n !== n) throw new Error(`relay marked ${rows[0]!.n} of ${n} rows`);
     return (n / ms) * 1000;
   } finally {
@@ -71,7 +74,11 @@ async function rawOnce(n: number): Promise<number> {
   const prefix = benchPrefix('raw');
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   const keep = { count: 1000 };
-  const queue = new Queue('tasks', { connection, prefix, defaultJobOptions: { attempts: 1, removeOnComplete: keep, removeOnFail: keep } });
+  const queue = new Queue('tasks', {
+    connection,
+    prefix,
+    defaultJobOptions: { attempts: 1, removeOnComplete: keep, removeOnFail: keep },
+  });
   try {
     await queue.waitUntilReady();
     await queue.add('post_sync', { orgId: BENCH_ORG, runId: randomUUID() }, { jobId: 'warm-up' });

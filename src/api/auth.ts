@@ -54,7 +54,8 @@ export function authHook(deps: { db: Db; clock: Clock }) {
     const scope = routeScope(request);
     if (scope === null || scope === 'public') return;
     const token = bearerToken(request);
-    if (token === null) throw new ApiError(401, 'unauthorized', 'an API token is required (Authorization: Bearer <token>)');
+    if (token === null)
+      throw new ApiError(401, 'unauthorized', 'an API token is required (Authorization: Bearer <token>)');
     const row = looksLikeToken(token)
       ? await authenticateTokenHash(deps.db, hashToken(token), deps.clock.now(), TOUCH_AFTER_MS)
       : null;

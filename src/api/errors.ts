@@ -45,9 +45,23 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
     code: 'unsupported_media_type',
     message: 'request body must be application/json',
   },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'invalid_json', message: 'body: must not be empty with content-type application/json', field: 'body' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'invalid_json', message: 'body: is not valid JSON', field: 'body' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'invalid_request', message: 'content-length does not match the body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: 'invalid_json',
+    message: 'body: must not be empty with content-type application/json',
+    field: 'body',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    status: 400,
+    code: 'invalid_json',
+    message: 'body: is not valid JSON',
+    field: 'body',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    code: 'invalid_request',
+    message: 'content-length does not match the body',
+  },
 };
 
 /** Maps anything thrown while handling a request to the status and body the client sees. */
@@ -57,7 +71,13 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(400, 'invalid_input', err.message, { field: err.field }, { cause: err });
   }
   if (err instanceof NotFoundError) {
-    return new ApiError(404, 'not_found', `${err.entity} not found`, { entity: err.entity, id: err.id }, { cause: err });
+    return new ApiError(
+      404,
+      'not_found',
+      `${err.entity} not found`,
+      { entity: err.entity, id: err.id },
+      { cause: err },
+    );
   }
   if (err instanceof RunConflictError) {
     return new ApiError(
@@ -71,7 +91,9 @@ export function toApiError(err: unknown): ApiError {
   const fe = err as Partial<FastifyError> | null;
   const known = typeof fe?.code === 'string' ? FRAMEWORK_ERRORS[fe.code] : undefined;
   if (known) {
-    return new ApiError(known.status, known.code, known.message, known.field ? { field: known.field } : {}, { cause: err });
+    return new ApiError(known.status, known.code, known.message, known.field ? { field: known.field } : {}, {
+      cause: err,
+    });
   }
   if (err instanceof SyntaxError && fe?.statusCode === 400) {
     return new ApiError(400, 'invalid_json', 'body: is not valid JSON', { field: 'body' }, { cause: err });
@@ -79,9 +101,21 @@ export function toApiError(err: unknown): ApiError {
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
     // Another framework 4xx: its message is about the request, never about our internals.
-    return new ApiError(status, 'invalid_request', typeof fe?.message === 'string' ? fe.message : 'invalid request', {}, { cause: err });
+    return new ApiError(
+      status,
+      'invalid_request',
+      typeof fe?.message === 'string' ? fe.message : 'invalid request',
+      {},
+      { cause: err },
+    );
   }
-  return new ApiError(500, 'internal_error', 'internal error; the request id is in the x-request-id header', {}, { cause: err });
+  return new ApiError(
+    500,
+    'internal_error',
+    'internal error; the request id is in the x-request-id header',
+    {},
+    { cause: err },
+  );
 }
 
 export function errorBody(e: ApiError): ErrorBodyT {

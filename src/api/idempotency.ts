@@ -68,7 +68,11 @@ export async function runIdempotent(
       return { status: prior.status_code, body: prior.response, replayed: true };
     }
     const body = await effect(tx);
-    await insertIdempotencyRecord(tx, { orgId: req.orgId, key, requestHash: hash, statusCode: status, response: body }, deps.clock.now());
+    await insertIdempotencyRecord(
+      tx,
+      { orgId: req.orgId, key, requestHash: hash, statusCode: status, response: body },
+      deps.clock.now(),
+    );
     return { status, body, replayed: false };
   });
 }

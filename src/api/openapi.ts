@@ -9,7 +9,7 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'invalid input (details.field names it); nothing was written',
   401: 'missing, invalid or revoked API token',
   403: 'the token lacks the required scope',
-  404: 'no such resource in the token\'s org',
+  404: "no such resource in the token's org",
   409: 'a run of this integration and mode has not finished (details.existing_run_id)',
   413: 'request body too large',
   415: 'request body is not application/json',
@@ -45,7 +45,10 @@ function rewriteRefs(value: unknown): unknown {
 
 function parameters(e: Endpoint, components: Json): Json[] {
   const out: Json[] = [];
-  for (const [where, schema] of [['path', e.params], ['query', e.query]] as const) {
+  for (const [where, schema] of [
+    ['path', e.params],
+    ['query', e.query],
+  ] as const) {
     const json = toSchema(schema, 'input', components);
     const required = new Set((json.required as string[] | undefined) ?? []);
     for (const [name, s] of Object.entries((json.properties ?? {}) as Record<string, Json>)) {
@@ -116,7 +119,7 @@ export function buildOpenApiDocument(info: { version: string; serverUrl?: string
       version: info.version,
       description:
         'Durable sync engine API. Bearer API tokens are scoped to one org and carry scopes (read, trigger, ' +
-        'admin; admin holds all). Another org\'s ids answer 404. Every error answers ' +
+        "admin; admin holds all). Another org's ids answer 404. Every error answers " +
         '{"error":{"code","message","details"}}.',
     },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),

@@ -8,7 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type onResponseHookHandler } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type onResponseHookHandler,
+} from 'fastify';
 import type { Logger } from 'pino';
 import { metricsPlugin, triggerMetricsHook } from './metrics.js';
 import { requestTraceContext } from '../observability/trace.js';
@@ -81,7 +86,9 @@ function requestId(req: { headers: Record<string, string | string[] | undefined>
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';
@@ -134,7 +141,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   scheduleRoutes(app, deps);
   openApiRoutes(app);
 
-  const plugins = metrics ? [metricsPlugin(metrics), ...(opts.plugins ?? [])] : opts.plugins ?? [];
+  const plugins = metrics ? [metricsPlugin(metrics), ...(opts.plugins ?? [])] : (opts.plugins ?? []);
   for (const plugin of plugins) await app.register(async (child) => plugin(child, deps));
   return app;
 }
@@ -201,7 +208,7 @@ export async function startApiServer(
     throw err;
   }
   const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : opts.port ?? 8080;
+  const port = typeof address === 'object' && address ? address.port : (opts.port ?? 8080);
   const host = opts.host ?? '127.0.0.1';
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   let closing: Promise<void> | null = null;

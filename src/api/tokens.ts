@@ -37,7 +37,8 @@ export function hasScope(scopes: readonly string[], needed: ApiScope): boolean {
 export function parseScopes(raw: readonly string[]): ApiScope[] {
   if (raw.length === 0) throw new ValidationError('scopes', `at least one of ${API_SCOPES.join(', ')} is required`);
   for (const s of raw) {
-    if (!API_SCOPES.includes(s as ApiScope)) throw new ValidationError('scopes', `unknown scope "${s}" (known: ${API_SCOPES.join(', ')})`);
+    if (!API_SCOPES.includes(s as ApiScope))
+      throw new ValidationError('scopes', `unknown scope "${s}" (known: ${API_SCOPES.join(', ')})`);
   }
   return [...new Set(raw as ApiScope[])];
 }

@@ -1,7 +1,14 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { BrokerError, ValidationError } from '../errors.js';
-import { TASK_NAMES, type Broker, type ConsumeOptions, type Consumer, type TaskHandler, type TaskMessage } from './types.js';
+import {
+  TASK_NAMES,
+  type Broker,
+  type ConsumeOptions,
+  type Consumer,
+  type TaskHandler,
+  type TaskMessage,
+} from './types.js';
 
 /** Receives an error a handler threw; the message is not redelivered. */
 export type HandlerErrorHook = (err: unknown, msg: TaskMessage) => void;
@@ -107,7 +114,11 @@ export class BullMqBroker implements Broker {
   async ping(): Promise<void> {
     this.assertOpen();
     try {
-      await withTimeout(this.whenReady().then(() => this.producer.ping()), this.timeoutMs, () => this.timedOut('ping'));
+      await withTimeout(
+        this.whenReady().then(() => this.producer.ping()),
+        this.timeoutMs,
+        () => this.timedOut('ping'),
+      );
     } catch (err) {
       throw asBrokerError(err, 'ping failed');
     }

@@ -1,5 +1,12 @@
 import { BrokerError, ValidationError } from '../errors.js';
-import { TASK_NAMES, type Broker, type ConsumeOptions, type Consumer, type TaskHandler, type TaskMessage } from './types.js';
+import {
+  TASK_NAMES,
+  type Broker,
+  type ConsumeOptions,
+  type Consumer,
+  type TaskHandler,
+  type TaskMessage,
+} from './types.js';
 
 export interface InProcessBrokerOptions {
   /** Called when a handler throws; the message is not redelivered. @default ignore */

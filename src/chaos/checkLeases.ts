@@ -87,6 +87,9 @@ export async function checkNoFencedOutWrites(db: Db): Promise<InvariantResult> {
   const { rows: count } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${items}`);
   return finding('no_fenced_out_writes', 'no sink row written by a fenced-out worker', {
     checked: `${count[0]!.n} synthetic_items rows`,
-    examples: rows.map((r) => `unit ${r.unit_id}: item ${r.item_key} written by ${r.lease_owner} at ${r.written_at.toISOString()} ${r.why}`),
+    examples: rows.map(
+      (r) =>
+        `unit ${r.unit_id}: item ${r.item_key} written by ${r.lease_owner} at ${r.written_at.toISOString()} ${r.why}`,
+    ),
   });
 }

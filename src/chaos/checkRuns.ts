@@ -25,13 +25,19 @@ export async function checkTerminalWithinBound(db: Db, ctx: CheckContext): Promi
     const late = r.completed_at.getTime() - ctx.faultsStoppedAt - ctx.boundMs;
     if (late > 0) {
       const after = Math.round((r.completed_at.getTime() - ctx.faultsStoppedAt) / 100) / 10;
-      examples.push(`run ${r.id}: terminal ${after} s after the faults stopped (bound ${ctx.boundMs / 1000} s); ${await whyOpen(db, r.id)}`);
+      examples.push(
+        `run ${r.id}: terminal ${after} s after the faults stopped (bound ${ctx.boundMs / 1000} s); ${await whyOpen(db, r.id)}`,
+      );
     }
   }
-  return finding('runs_terminal_within_bound', 'every committed run terminal within lease + reconcile interval + slack after the faults stop', {
-    checked: `${rows.length} runs, bound ${ctx.boundMs / 1000} s`,
-    examples,
-  });
+  return finding(
+    'runs_terminal_within_bound',
+    'every committed run terminal within lease + reconcile interval + slack after the faults stop',
+    {
+      checked: `${rows.length} runs, bound ${ctx.boundMs / 1000} s`,
+      examples,
+    },
+  );
 }
 
 /** What a late or open run was waiting for: its units and the last changes of its outbox rows. */
@@ -45,7 +51,12 @@ async function whyOpen(db: Db, runId: string): Promise<string> {
     [runId],
   );
   type OutboxEvent = {
-    at: Date; kind: string; status: string; attempts: number; claimed: boolean; available_at: Date;
+    at: Date;
+    kind: string;
+    status: string;
+    attempts: number;
+    claimed: boolean;
+    available_at: Date;
     last_error: string | null;
   };
   const { rows: outbox } = await db.query<OutboxEvent>(
@@ -56,7 +67,8 @@ async function whyOpen(db: Db, runId: string): Promise<string> {
   const t = (d: Date) => d.toISOString().slice(11, 23);
   const u = units.map((x) => `${x.n} ${x.status} (last change ${x.last ? t(x.last) : '-'})`);
   const o = outbox.map(
-    (x) => `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
+    (x) =>
+      `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
   );
   return `units: ${u.join(', ')}; last outbox changes: ${o.join(' | ') || 'none'}`;
 }
@@ -66,9 +78,19 @@ export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<Inva
   const s = db.schema;
   const a = auditTables(s);
   const { rows } = await db.query<{
-    id: string; status: RunStatus; completed_units: number; failed_units: number; became: number; left: number;
-    jobs: number; job_id: string | null; job_status: string | null; job_completed: string | null; job_failed: string | null;
-    job_became: number; job_left: number;
+    id: string;
+    status: RunStatus;
+    completed_units: number;
+    failed_units: number;
+    became: number;
+    left: number;
+    jobs: number;
+    job_id: string | null;
+    job_status: string | null;
+    job_completed: string | null;
+    job_failed: string | null;
+    job_became: number;
+    job_left: number;
   }>(
     `SELECT r.id, r.status, r.completed_units, r.failed_units,
             (SELECT count(*)::int FROM ${a.runEvents} e WHERE e.run_id = r.id AND e.new_status IN ${TERMINAL}
@@ -96,15 +118,20 @@ export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<Inva
       examples.push(`run ${r.id}: ${r.jobs} JobRuns`);
       continue;
     }
-    if (r.job_status !== jobRunStatusFor(r.status)) examples.push(`run ${r.id} is ${r.status} but JobRun ${String(r.job_id)} is ${String(r.job_status)}`);
+    if (r.job_status !== jobRunStatusFor(r.status))
+      examples.push(`run ${r.id} is ${r.status} but JobRun ${String(r.job_id)} is ${String(r.job_status)}`);
     if (r.job_completed !== null && Number(r.job_completed) !== r.completed_units) {
-      examples.push(`run ${r.id}: ${r.completed_units} completed units but JobRun ${String(r.job_id)} says ${r.job_completed}`);
+      examples.push(
+        `run ${r.id}: ${r.completed_units} completed units but JobRun ${String(r.job_id)} says ${r.job_completed}`,
+      );
     }
     if (r.job_failed !== null && Number(r.job_failed) !== r.failed_units) {
       examples.push(`run ${r.id}: ${r.failed_units} failed units but JobRun ${String(r.job_id)} says ${r.job_failed}`);
     }
     if (r.job_became !== 1 || r.job_left > 0) {
-      examples.push(`JobRun ${String(r.job_id)} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`);
+      examples.push(
+        `JobRun ${String(r.job_id)} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`,
+      );
     }
   }
   return finding('run_terminal_once_job_run_agrees', 'each run terminal exactly once; its JobRun agrees', {
@@ -131,15 +158,20 @@ export async function checkPostSync(db: Db, ctx: CheckContext): Promise<Invarian
   for (const r of rows) {
     const expected = r.successes > 0 ? 1 : 0;
     if (r.generations > expected || (exactly && r.generations !== expected)) {
-      examples.push(`run ${r.id}: ${r.generations} post_sync generations (${r.successes} successful units, ${r.receipts} receipts)`);
+      examples.push(
+        `run ${r.id}: ${r.generations} post_sync generations (${r.successes} successful units, ${r.receipts} receipts)`,
+      );
     }
-    if (exactly && r.receipts !== expected) examples.push(`run ${r.id}: ${r.receipts} receipts for ${expected} expected deliveries`);
+    if (exactly && r.receipts !== expected)
+      examples.push(`run ${r.id}: ${r.receipts} receipts for ${expected} expected deliveries`);
   }
   const delivered = rows.filter((r) => r.generations === 1).length;
   const due = rows.filter((r) => r.successes > 0).length;
   return finding(
     exactly ? 'post_sync_exactly_once' : 'post_sync_at_most_once',
-    exactly ? 'post_sync handlers ran exactly once per run with successful units' : 'post_sync handlers ran at most once per run',
+    exactly
+      ? 'post_sync handlers ran exactly once per run with successful units'
+      : 'post_sync handlers ran at most once per run',
     { checked: `${rows.length} runs, ${due} with successful units, ${delivered} delivered`, examples },
   );
 }
@@ -147,8 +179,17 @@ export async function checkPostSync(db: Db, ctx: CheckContext): Promise<Invarian
 /** total = completed + failed + cancelled, each equal to the unit rows, and the status their aggregate. */
 export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantResult> {
   const { rows } = await db.query<{
-    id: string; status: RunStatus; total_units: number; completed_units: number; failed_units: number; cancelled_units: number;
-    n: number; success: number; failed: number; cancelled: number; open: number;
+    id: string;
+    status: RunStatus;
+    total_units: number;
+    completed_units: number;
+    failed_units: number;
+    cancelled_units: number;
+    n: number;
+    success: number;
+    failed: number;
+    cancelled: number;
+    open: number;
   }>(
     `SELECT r.id, r.status, r.total_units, r.completed_units, r.failed_units,
             COALESCE((r.result ->> 'cancelled_units')::int, 0) AS cancelled_units,
@@ -166,12 +207,20 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
   for (const r of rows) {
     const stored = `total ${r.total_units} = ${r.completed_units} + ${r.failed_units} + ${r.cancelled_units}`;
     const actual = `${r.n} units: ${r.success} success, ${r.failed} failed, ${r.cancelled} cancelled, ${r.open} open`;
-    if (r.total_units !== r.completed_units + r.failed_units + r.cancelled_units) examples.push(`run ${r.id}: ${stored} does not add up`);
-    else if (r.total_units !== r.n || r.completed_units !== r.success || r.failed_units !== r.failed || r.cancelled_units !== r.cancelled || r.open > 0) {
+    if (r.total_units !== r.completed_units + r.failed_units + r.cancelled_units)
+      examples.push(`run ${r.id}: ${stored} does not add up`);
+    else if (
+      r.total_units !== r.n ||
+      r.completed_units !== r.success ||
+      r.failed_units !== r.failed ||
+      r.cancelled_units !== r.cancelled ||
+      r.open > 0
+    ) {
       examples.push(`run ${r.id}: ${stored}, but ${actual}`);
     }
     const agg = aggregateRun({ success: r.success, failed: r.failed, cancelled: r.cancelled });
-    if (r.status !== 'cancelled' && agg && agg.status !== r.status) examples.push(`run ${r.id} is ${r.status} but its units say ${agg.status} (${actual})`);
+    if (r.status !== 'cancelled' && agg && agg.status !== r.status)
+      examples.push(`run ${r.id} is ${r.status} but its units say ${agg.status} (${actual})`);
   }
   return finding('unit_counts_match', 'total_units = completed + failed (+ cancelled), matching the unit rows', {
     checked: `${rows.length} terminal runs`,
@@ -190,7 +239,12 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   // Unit ends may share a transaction (group commit): a change is attributed to the units of its
   // transaction that ended successfully on that source and dataset with that window end.
   type Change = {
-    id: string; source_id: string; dataset_key: string; old_at: Date | null; new_at: Date; writers: number;
+    id: string;
+    source_id: string;
+    dataset_key: string;
+    old_at: Date | null;
+    new_at: Date;
+    writers: number;
     backfills: string[] | null;
   };
   const { rows: changes } = await db.query<Change>(
@@ -207,9 +261,14 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   const examples: string[] = [];
   for (const c of changes) {
     const what = `watermark of source ${c.source_id} / ${c.dataset_key} (change ${c.id})`;
-    if (c.old_at && c.new_at.getTime() <= c.old_at.getTime()) examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
-    if (c.writers === 0 && c.backfills?.length) examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${String(c.backfills[0])}`);
-    else if (c.writers === 0) examples.push(`${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`);
+    if (c.old_at && c.new_at.getTime() <= c.old_at.getTime())
+      examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
+    if (c.writers === 0 && c.backfills?.length)
+      examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${String(c.backfills[0])}`);
+    else if (c.writers === 0)
+      examples.push(
+        `${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`,
+      );
   }
   type Final = { source_id: string; dataset_key: string; watermark_at: Date; furthest: Date | null };
   const { rows: finals } = await db.query<Final>(
@@ -221,7 +280,9 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   );
   for (const f of finals) {
     if (!f.furthest || f.furthest.getTime() !== f.watermark_at.getTime()) {
-      examples.push(`watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, the furthest successful non-backfill window ends ${f.furthest?.toISOString() ?? 'nowhere'}`);
+      examples.push(
+        `watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, the furthest successful non-backfill window ends ${f.furthest?.toISOString() ?? 'nowhere'}`,
+      );
     }
   }
   return finding('watermarks_forward_never_backfill', 'watermarks only moved forward and never for a backfill', {

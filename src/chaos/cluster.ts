@@ -22,7 +22,11 @@ export interface ClusterConfig {
   /** Where each child's stderr goes (`<name>.log`), if anywhere. */
   logDir?: string;
   /** Runs a command inside the partition namespace, for the partitioned worker. */
-  partitioned?: { wrap: (command: string, args: string[]) => { command: string; args: string[] }; databaseUrl: (name: string) => string; redisUrl: string };
+  partitioned?: {
+    wrap: (command: string, args: string[]) => { command: string; args: string[] };
+    databaseUrl: (name: string) => string;
+    redisUrl: string;
+  };
 }
 
 export interface UnexpectedExit {
@@ -136,8 +140,19 @@ export class Cluster {
     wrap: ((command: string, args: string[]) => { command: string; args: string[] }) | null,
   ): ChaosChild {
     const { entry } = this.config;
-    const roleArgs = [...entry.args, 'chaos-role', role, '--id', name, '--concurrency', String(this.config.concurrency),
-      '--pool', role === 'worker' ? String(this.config.concurrency + 3) : '4', '--seed', String(this.config.seed + this.spawned)];
+    const roleArgs = [
+      ...entry.args,
+      'chaos-role',
+      role,
+      '--id',
+      name,
+      '--concurrency',
+      String(this.config.concurrency),
+      '--pool',
+      role === 'worker' ? String(this.config.concurrency + 3) : '4',
+      '--seed',
+      String(this.config.seed + this.spawned),
+    ];
     const { command, args } = wrap ? wrap(entry.command, roleArgs) : { command: entry.command, args: roleArgs };
     const env = {
       ...baseEnv(),

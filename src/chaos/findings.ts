@@ -14,9 +14,20 @@ export interface InvariantResult {
 
 const MAX_EXAMPLES = 20;
 
-export function finding(id: string, title: string, r: { checked: string; examples: string[]; violations?: number }): InvariantResult {
+export function finding(
+  id: string,
+  title: string,
+  r: { checked: string; examples: string[]; violations?: number },
+): InvariantResult {
   const violations = r.violations ?? r.examples.length;
-  return { id, title, ok: violations === 0, checked: r.checked, violations, examples: r.examples.slice(0, MAX_EXAMPLES) };
+  return {
+    id,
+    title,
+    ok: violations === 0,
+    checked: r.checked,
+    violations,
+    examples: r.examples.slice(0, MAX_EXAMPLES),
+  };
 }
 
 export interface CheckContext {

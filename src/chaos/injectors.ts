@@ -138,7 +138,14 @@ const reconcilerKill: Injector = async ({ cluster, rng }) => {
   }
   const startedAt = Date.now();
   await cluster.killAndReplace(r);
-  return { kind: 'reconciler-kill', target: `${r.name} (pid ${r.pid})`, startedAt, endedAt: startedAt, units: [], detail: point };
+  return {
+    kind: 'reconciler-kill',
+    target: `${r.name} (pid ${r.pid})`,
+    startedAt,
+    endedAt: startedAt,
+    units: [],
+    detail: point,
+  };
 };
 
 const redisRestart: Injector = async ({ redis, rng }) => {
@@ -146,14 +153,27 @@ const redisRestart: Injector = async ({ redis, rng }) => {
   const startedAt = Date.now();
   const downMs = rng.int(300, 1500);
   await redis.restart(downMs);
-  return { kind: 'redis-restart', target: `redis-server pid ${redis.pid ?? '?'} port ${redis.port}`, startedAt, endedAt: Date.now(), units: [], detail: `down ${downMs} ms` };
+  return {
+    kind: 'redis-restart',
+    target: `redis-server pid ${redis.pid ?? '?'} port ${redis.port}`,
+    startedAt,
+    endedAt: Date.now(),
+    units: [],
+    detail: `down ${downMs} ms`,
+  };
 };
 
 const redisFlushAll: Injector = async ({ redis }) => {
   if (!redis) return null;
   const startedAt = Date.now();
   await redis.flushAll();
-  return { kind: 'redis-flushall', target: `redis-server port ${redis.port}`, startedAt, endedAt: Date.now(), units: [] };
+  return {
+    kind: 'redis-flushall',
+    target: `redis-server port ${redis.port}`,
+    startedAt,
+    endedAt: Date.now(),
+    units: [],
+  };
 };
 
 /** Terminates this run's engine backends: all of one child's, or about half of everyone's. */
@@ -167,7 +187,9 @@ const pgTerminate: Injector = async ({ db, rng, engineAppNames }) => {
   const names = [...new Set(rows.map((r) => r.application_name))];
   const oneChild = rng.next() < 0.5;
   const victimName = rng.pick(names);
-  const chosen = rows.filter((r) => (oneChild ? r.application_name === victimName : rng.next() < 0.5)).map((r) => r.pid);
+  const chosen = rows
+    .filter((r) => (oneChild ? r.application_name === victimName : rng.next() < 0.5))
+    .map((r) => r.pid);
   if (chosen.length === 0) chosen.push(rng.pick(rows).pid);
   const startedAt = Date.now();
   // Re-checked at the moment of terminating: a pid is only ever one of ours.
@@ -177,7 +199,14 @@ const pgTerminate: Injector = async ({ db, rng, engineAppNames }) => {
     [chosen, engineAppNames],
   );
   const n = done.filter((d) => d.ok).length;
-  return { kind: 'pg-terminate', target: oneChild ? victimName : 'engine connections', startedAt, endedAt: Date.now(), units: [], detail: `${n} backends` };
+  return {
+    kind: 'pg-terminate',
+    target: oneChild ? victimName : 'engine connections',
+    startedAt,
+    endedAt: Date.now(),
+    units: [],
+    detail: `${n} backends`,
+  };
 };
 
 /** A fraction of every child's broker publishes fail for a few seconds. */
@@ -189,7 +218,14 @@ const publishFail: Injector = async ({ cluster, rng }) => {
   set(rate);
   await sleep(windowMs);
   set(0);
-  return { kind: 'publish-fail', target: 'every engine process', startedAt, endedAt: Date.now(), units: [], detail: `${rate * 100}% of publishes for ${windowMs} ms` };
+  return {
+    kind: 'publish-fail',
+    target: 'every engine process',
+    startedAt,
+    endedAt: Date.now(),
+    units: [],
+    detail: `${rate * 100}% of publishes for ${windowMs} ms`,
+  };
 };
 
 export const INJECTORS: Record<FaultKind, Injector> = {

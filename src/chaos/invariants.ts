@@ -2,7 +2,13 @@
 import type { Db } from '../db/types.js';
 import { buildLeaseTable, checkNoFencedOutWrites, checkNoOverlappingLeases } from './checkLeases.js';
 import type { CheckContext, InvariantResult } from './findings.js';
-import { checkCounts, checkPostSync, checkTerminalOnce, checkTerminalWithinBound, checkWatermarks } from './checkRuns.js';
+import {
+  checkCounts,
+  checkPostSync,
+  checkTerminalOnce,
+  checkTerminalWithinBound,
+  checkWatermarks,
+} from './checkRuns.js';
 
 export type { CheckContext, InvariantResult } from './findings.js';
 

@@ -38,7 +38,10 @@ export async function removeStaleNamespaces(): Promise<string[]> {
   for (const line of (await ip('netns', 'list').catch(() => '')).split('\n')) {
     const m = /^(srchaos-(\d+)-[0-9a-f]{6})\b/.exec(line.trim());
     if (!m || pidAlive(Number(m[2]))) continue;
-    await ip('netns', 'del', m[1]!).then(() => removed.push(m[1]!), () => undefined);
+    await ip('netns', 'del', m[1]!).then(
+      () => removed.push(m[1]!),
+      () => undefined,
+    );
   }
   return removed;
 }
@@ -55,7 +58,10 @@ function pidAlive(pid: number): boolean {
 /** Forwards every connection accepted on `host:port` to `target`; `sockets` are ended on close. */
 class TcpForwarder {
   private readonly sockets = new Set<Socket>();
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
 
   static start(host: string, target: { host: string; port: number }): Promise<TcpForwarder> {
     let self: TcpForwarder | undefined;
@@ -160,7 +166,8 @@ export class PartitionableNetwork {
 /** A 10.x.y.0/30 (as `10.x.y`) that no address or route of the host overlaps. */
 async function freeSubnet(): Promise<string> {
   const used = `${await ip('-4', 'route', 'show', 'table', 'all')}\n${await ip('-4', 'addr')}`;
-  const inUse = (a: number, b: number) => new RegExp(`\\b10\\.${a}\\.${b}\\.|\\b10\\.${a}\\.0\\.0/(8|9|1[0-6])\\b|\\b10\\.0\\.0\\.0/8\\b`).test(used);
+  const inUse = (a: number, b: number) =>
+    new RegExp(`\\b10\\.${a}\\.${b}\\.|\\b10\\.${a}\\.0\\.0/(8|9|1[0-6])\\b|\\b10\\.0\\.0\\.0/8\\b`).test(used);
   for (let i = 0; i < 50; i++) {
     const a = 200 + Math.floor(Math.random() * 50);
     const b = Math.floor(Math.random() * 256);

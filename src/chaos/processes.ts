@@ -69,7 +69,9 @@ export class ChaosChild {
     let markReady!: () => void;
     this.ready = new Promise<void>((resolve, reject) => {
       markReady = resolve;
-      void this.exited.then((e) => reject(new Error(`${spec.name} exited before it was ready (${describeExit(e)}): ${this.tail()}`)));
+      void this.exited.then((e) =>
+        reject(new Error(`${spec.name} exited before it was ready (${describeExit(e)}): ${this.tail()}`)),
+      );
     });
     this.ready.catch(() => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -154,7 +156,12 @@ export class ChaosChild {
 
   /** The last lines of its stderr: for an uncaught error, the error and the top of its stack. */
   tail(lines = 12): string {
-    return this.stderrTail.trim().split('\n').slice(-lines).map((l) => l.trim()).join(' | ');
+    return this.stderrTail
+      .trim()
+      .split('\n')
+      .slice(-lines)
+      .map((l) => l.trim())
+      .join(' | ');
   }
 }
 

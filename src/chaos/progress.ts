@@ -74,7 +74,9 @@ export class ChaosProgress {
   private line(): string {
     const s = this.state();
     const c = this.counts;
-    const kinds = Object.entries(s.faultsByKind).map(([k, n]) => `${k} ${n}`).join(', ');
+    const kinds = Object.entries(s.faultsByKind)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
     return (
       `chaos ${s.phase} ${Math.round(s.elapsedMs / 1000)} s · runs ${c.runsTerminal}/${c.runs} terminal (${s.runsTriggered}/${s.runsPlanned} triggered)` +
       ` · units ${c.unitsDone}/${c.units} done · faults ${s.faults}${kinds ? ` (${kinds})` : ''}`

@@ -17,7 +17,10 @@
 import type { FaultPoint } from '../faults.js';
 
 /** The reconciler's points between claiming outbox rows and marking them. */
-export const RELAY_PAUSE_POINTS: readonly FaultPoint[] = ['relay.afterClaim.beforePublish', 'relay.afterPublish.beforeMark'];
+export const RELAY_PAUSE_POINTS: readonly FaultPoint[] = [
+  'relay.afterClaim.beforePublish',
+  'relay.afterPublish.beforeMark',
+];
 
 export type ChildEvent =
   | { kind: 'ready'; pid: number }

@@ -33,7 +33,8 @@ type Measure = (db: Db, r: FaultRecord) => Promise<number | null>;
 
 const TERMINAL = "('success', 'failed', 'cancelled')";
 /** An outbox event `e` showing its row published: marked dispatched, or awaiting its ack (exactly-once post_sync). */
-const PUBLISHED_AGAIN = "(e.status = 'dispatched' OR (NOT e.claimed AND e.last_error IS NULL AND e.available_at > e.at))";
+const PUBLISHED_AGAIN =
+  "(e.status = 'dispatched' OR (NOT e.claimed AND e.last_error IS NULL AND e.available_at > e.at))";
 
 /** The latest of `at` over the things a query returns; null if one of them never recovered. */
 async function latest(db: Db, sql: string, params: unknown[]): Promise<Date | null> {
@@ -120,7 +121,10 @@ const MEASURES: Partial<Record<FaultKind, Measure>> = {
 };
 
 /** Recovery per fault kind, and over every fault measured. */
-export async function recoveryByKind(db: Db, records: FaultRecord[]): Promise<{ all: Recovery; byKind: Partial<Record<FaultKind, Recovery>> }> {
+export async function recoveryByKind(
+  db: Db,
+  records: FaultRecord[],
+): Promise<{ all: Recovery; byKind: Partial<Record<FaultKind, Recovery>> }> {
   const byKind: Partial<Record<FaultKind, number[]>> = {};
   const all: number[] = [];
   for (const r of records) {

@@ -18,7 +18,9 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     server.once('error', reject);
     server.listen(0, host, () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -60,9 +62,26 @@ export class PrivateRedis {
    * closes — so a private Redis never outlives this process, even one that is SIGKILLed.
    */
   private async launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir,
-      '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--loglevel', 'warning'];
-    const watchdog = 'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+    ];
+    const watchdog =
+      'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
     const proc = spawn('sh', ['-c', watchdog, 'sh', this.binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc = proc;
     proc.stdin.on('error', () => undefined);
@@ -85,7 +104,13 @@ export class PrivateRedis {
   }
 
   private async ping(): Promise<boolean> {
-    const client = new Redis({ host: '127.0.0.1', port: this.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port: this.port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();

@@ -7,19 +7,36 @@ import type { InvariantResult } from './invariants.js';
 import type { FaultKind } from './options.js';
 import type { Recovery } from './recovery.js';
 
-
 export interface ChaosReport {
   ok: boolean;
   seed: number;
   config: {
-    runs: number; units_per_run: number; workers: number; reconcilers: number; concurrency: number; duration_s: number;
-    post_sync: PostSyncDelivery; faults: FaultKind[]; lease_s: number; reconcile_interval_s: number; slack_s: number;
-    terminal_bound_s: number; redis: string; partitioned_worker: boolean;
+    runs: number;
+    units_per_run: number;
+    workers: number;
+    reconcilers: number;
+    concurrency: number;
+    duration_s: number;
+    post_sync: PostSyncDelivery;
+    faults: FaultKind[];
+    lease_s: number;
+    reconcile_interval_s: number;
+    slack_s: number;
+    terminal_bound_s: number;
+    redis: string;
+    partitioned_worker: boolean;
   };
   database: { name: string; kept: boolean };
   queue_prefix: string;
   runs: { total: number; by_status: Record<string, number>; trigger_failures: number; cancelled_by_user: number };
-  units: { total: number; by_status: Record<string, number>; failed_by_category: Record<string, number>; attempts: number; expired_lease_retries: number; rate_limit_deferrals: number };
+  units: {
+    total: number;
+    by_status: Record<string, number>;
+    failed_by_category: Record<string, number>;
+    attempts: number;
+    expired_lease_retries: number;
+    rate_limit_deferrals: number;
+  };
   faults: {
     injected: Partial<Record<FaultKind, number>>;
     missed: Partial<Record<FaultKind, number>>;
@@ -51,7 +68,10 @@ export async function countBy(db: Db, sql: string, params: unknown[]): Promise<R
 
 const secs = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 const pairs = (o: Record<string, number | string | undefined>) =>
-  Object.entries(o).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${String(v)}`).join(' · ') || '-';
+  Object.entries(o)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} ${String(v)}`)
+    .join(' · ') || '-';
 
 /** The report as text for a person. */
 export function formatReport(r: ChaosReport): string {
@@ -68,7 +88,8 @@ export function formatReport(r: ChaosReport): string {
     `faults   ${String(Object.values(r.faults.injected).reduce((a, b) => a + (b ?? 0), 0)).padStart(6)}   ${pairs(r.faults.injected)}`,
     `                  publishes failed ${r.faults.publishes_failed} · units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}`,
   ];
-  if (Object.keys(r.faults.missed).length > 0) lines.push(`                  missed (nothing to act on at the time): ${pairs(r.faults.missed)}`);
+  if (Object.keys(r.faults.missed).length > 0)
+    lines.push(`                  missed (nothing to act on at the time): ${pairs(r.faults.missed)}`);
   for (const [k, why] of Object.entries(r.faults.skipped)) lines.push(`                  skipped ${k}: ${why}`);
   const a = r.recovery.after_last_fault;
   const f = r.recovery.per_fault;
@@ -85,7 +106,8 @@ export function formatReport(r: ChaosReport): string {
     `post_sync ${r.post_sync.mode}: ${r.post_sync.delivered} of ${r.post_sync.runs_with_successful_units} runs with successful units delivered (${r.post_sync.not_delivered} not)`,
     `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly · ${r.processes.start_failures.length} failed while starting (replaced)`,
   );
-  for (const e of r.processes.unexpected_exits.slice(0, 5)) lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);
+  for (const e of r.processes.unexpected_exits.slice(0, 5))
+    lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);
   lines.push('', 'invariants');
   for (const i of r.invariants) {
     lines.push(`  ${i.ok ? 'PASS' : 'FAIL'}  ${i.title}  [${i.checked}]`);
@@ -95,6 +117,11 @@ export function formatReport(r: ChaosReport): string {
     }
   }
   const failed = r.invariants.filter((i) => !i.ok).length;
-  lines.push('', failed === 0 ? `result: PASS — all ${r.invariants.length} invariants hold (${secs(r.elapsed_ms)})` : `result: FAIL — ${failed} of ${r.invariants.length} invariants violated`);
+  lines.push(
+    '',
+    failed === 0
+      ? `result: PASS — all ${r.invariants.length} invariants hold (${secs(r.elapsed_ms)})`
+      : `result: FAIL — ${failed} of ${r.invariants.length} invariants violated`,
+  );
   return lines.join('\n');
 }

@@ -53,10 +53,16 @@ function announcing(inner: Provider): Provider {
 export async function runChaosRole(opts: RoleOptions): Promise<void> {
   const settings = loadSettings(process.env);
   if (!settings.databaseUrl || !settings.redisUrl) throw new Error('chaos-role needs DATABASE_URL and REDIS_URL');
-  const logger = createLogger(process.env.SYNCRELAY_LOG_LEVEL || 'warn', `syncrelay-chaos-${opts.role}`).child({ id: opts.id });
+  const logger = createLogger(process.env.SYNCRELAY_LOG_LEVEL || 'warn', `syncrelay-chaos-${opts.role}`).child({
+    id: opts.id,
+  });
   const db = await openDb(settings, { poolSize: opts.poolSize });
   const rng = new Rng(opts.seed);
-  const broker = new FlakyBroker(openBroker(settings), () => rng.next(), (m) => say(`publish-failed ${m.length}`));
+  const broker = new FlakyBroker(
+    openBroker(settings),
+    () => rng.next(),
+    (m) => say(`publish-failed ${m.length}`),
+  );
   const faults = new Faults();
   const registry = new ProviderRegistry().register(announcing(createSyntheticProvider()), syntheticSink(db));
   const engine = await Engine.open({ settings, db, broker, logger, registry, faults, migrate: false });

@@ -8,7 +8,14 @@ import { Cluster } from './cluster.js';
 import { databaseUrl } from './database.js';
 import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
 import { checkInvariants } from './invariants.js';
-import { CLAIM_TIMEOUT_MS, LEASE_MS, RECONCILE_INTERVAL_MS, terminalBoundMs, type ChaosOptions, type FaultKind } from './options.js';
+import {
+  CLAIM_TIMEOUT_MS,
+  LEASE_MS,
+  RECONCILE_INTERVAL_MS,
+  terminalBoundMs,
+  type ChaosOptions,
+  type FaultKind,
+} from './options.js';
 import { ChaosProgress } from './progress.js';
 import { Rng } from './random.js';
 import { buildReport } from './reportData.js';
@@ -44,7 +51,12 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /** Faults that must not overlap with one of their own group. */
-const GROUP: Partial<Record<FaultKind, string>> = { 'redis-restart': 'redis', 'redis-flushall': 'redis', 'publish-fail': 'publish', 'net-partition': 'net' };
+const GROUP: Partial<Record<FaultKind, string>> = {
+  'redis-restart': 'redis',
+  'redis-flushall': 'redis',
+  'publish-fail': 'publish',
+  'net-partition': 'net',
+};
 
 export class ChaosRun {
   readonly records: FaultRecord[] = [];
@@ -71,8 +83,14 @@ export class ChaosRun {
     const { kinds, skipped } = await resolveFaults(this.opts);
     if (!this.env.redisUrl && !this.opts.redisServer) throw new Error('REDIS_URL or --redis-server is required');
     const r: Resources = {
-      names, serverUrl: this.env.databaseUrl, redisUrl: this.env.redisUrl ?? '', redis: null, net: null, netUrls: null,
-      control: null, databaseCreated: false,
+      names,
+      serverUrl: this.env.databaseUrl,
+      redisUrl: this.env.redisUrl ?? '',
+      redis: null,
+      net: null,
+      netUrls: null,
+      control: null,
+      databaseCreated: false,
     };
     for (const [k, why] of Object.entries(skipped)) this.io.note(`chaos: skipping ${k}: ${why}`);
     let progress: ChaosProgress | null = null;
@@ -98,7 +116,15 @@ export class ChaosRun {
       const runPlan = planRuns(integrations, this.opts.runs, this.opts.unitsPerRun, durationMs, rng.fork(1));
       const faultPlan = planFaults(kinds, durationMs, rng.fork(2));
       this.planned = runPlan.length;
-      const ctx: FaultContext = { cluster, db: engine.db, rng: rng.fork(3), redis: r.redis, net: r.net, engineAppNames: `${names.enginePrefix}%`, signal: this.io.signal };
+      const ctx: FaultContext = {
+        cluster,
+        db: engine.db,
+        rng: rng.fork(3),
+        redis: r.redis,
+        net: r.net,
+        engineAppNames: `${names.enginePrefix}%`,
+        signal: this.io.signal,
+      };
       this.phase = 'faults';
       const t0 = Date.now();
       await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
@@ -112,12 +138,28 @@ export class ChaosRun {
       await cluster.stopAll();
       this.cluster = null;
       this.phase = 'checking';
-      const invariants = await checkInvariants(engine.db, { orgId: names.orgId, runs: this.runs, faultsStoppedAt, boundMs, postSync: this.opts.postSync });
+      const invariants = await checkInvariants(engine.db, {
+        orgId: names.orgId,
+        runs: this.runs,
+        faultsStoppedAt,
+        boundMs,
+        postSync: this.opts.postSync,
+      });
       progress.stop();
       progress = null;
       return await buildReport(engine.db, {
-        opts: this.opts, names, kinds, skipped, run: this, faultsStoppedAt, boundMs, invariants, cluster,
-        redis: r.redis ? 'private' : 'shared', partitioned: r.net !== null, elapsedMs: Date.now() - this.startedAt,
+        opts: this.opts,
+        names,
+        kinds,
+        skipped,
+        run: this,
+        faultsStoppedAt,
+        boundMs,
+        invariants,
+        cluster,
+        redis: r.redis ? 'private' : 'shared',
+        partitioned: r.net !== null,
+        elapsedMs: Date.now() - this.startedAt,
       });
     } finally {
       progress?.stop();
@@ -141,9 +183,14 @@ export class ChaosRun {
         concurrency: this.opts.concurrency,
         seed: this.opts.seed,
         logDir: this.opts.logDir,
-        partitioned: net && netUrls
-          ? { wrap: (c, a) => net.wrap(c, a), databaseUrl: (name) => databaseUrl(netUrls.database, names.database, appName(name)), redisUrl: netUrls.redis }
-          : undefined,
+        partitioned:
+          net && netUrls
+            ? {
+                wrap: (c, a) => net.wrap(c, a),
+                databaseUrl: (name) => databaseUrl(netUrls.database, names.database, appName(name)),
+                redisUrl: netUrls.redis,
+              }
+            : undefined,
       },
       this.opts.workers,
       this.opts.reconcilers,
@@ -154,7 +201,12 @@ export class ChaosRun {
     return this.cluster;
   }
 
-  private async triggerAll(plan: PlannedRun[], t0: number, engine: NonNullable<Resources['control']>, orgId: string): Promise<void> {
+  private async triggerAll(
+    plan: PlannedRun[],
+    t0: number,
+    engine: NonNullable<Resources['control']>,
+    orgId: string,
+  ): Promise<void> {
     const cancels: Promise<void>[] = [];
     for (const p of plan) {
       await sleep(t0 + p.at - Date.now(), this.io.signal);

@@ -24,24 +24,44 @@ const TROUBLE = { failRate: 0.02, rateLimitRate: 0.04, rateLimitRetryAfterMs: 30
 
 const PROFILES: readonly Profile[] = [
   {
-    key: 'linear-backfill', name: 'Chaos Linear (backfills)', linear: true, modes: ['backfill'],
-    datasets: ['teams', 'work-items', 'work-item-comments'], windowDays: 14,
-    config: { impersonate: 'linear', latencyMs: 250, itemsPerDay: 12, ...TROUBLE }, weight: 0.4,
+    key: 'linear-backfill',
+    name: 'Chaos Linear (backfills)',
+    linear: true,
+    modes: ['backfill'],
+    datasets: ['teams', 'work-items', 'work-item-comments'],
+    windowDays: 14,
+    config: { impersonate: 'linear', latencyMs: 250, itemsPerDay: 12, ...TROUBLE },
+    weight: 0.4,
   },
   {
-    key: 'linear-incremental', name: 'Chaos Linear (incremental)', linear: true, modes: ['incremental', 'incremental', 'full_resync'],
-    datasets: ['teams', 'work-items', 'work-item-comments'], windowDays: 14,
-    config: { impersonate: 'linear', latencyMs: 200, itemsPerDay: 4, ...TROUBLE }, weight: 0.2,
+    key: 'linear-incremental',
+    name: 'Chaos Linear (incremental)',
+    linear: true,
+    modes: ['incremental', 'incremental', 'full_resync'],
+    datasets: ['teams', 'work-items', 'work-item-comments'],
+    windowDays: 14,
+    config: { impersonate: 'linear', latencyMs: 200, itemsPerDay: 4, ...TROUBLE },
+    weight: 0.2,
   },
   {
-    key: 'plain-backfill', name: 'Chaos synthetic (backfills)', linear: false, modes: ['backfill'],
-    datasets: ['teams', 'work-items', 'work-item-history'], windowDays: 7,
-    config: { latencyMs: 200, itemsPerDay: 10, ...TROUBLE }, weight: 0.2,
+    key: 'plain-backfill',
+    name: 'Chaos synthetic (backfills)',
+    linear: false,
+    modes: ['backfill'],
+    datasets: ['teams', 'work-items', 'work-item-history'],
+    windowDays: 7,
+    config: { latencyMs: 200, itemsPerDay: 10, ...TROUBLE },
+    weight: 0.2,
   },
   {
-    key: 'plain-incremental', name: 'Chaos synthetic (incremental)', linear: false, modes: ['incremental', 'incremental', 'full_resync'],
-    datasets: ['teams', 'work-items', 'work-item-labels'], windowDays: 7,
-    config: { latencyMs: 200, itemsPerDay: 4, ...TROUBLE }, weight: 0.2,
+    key: 'plain-incremental',
+    name: 'Chaos synthetic (incremental)',
+    linear: false,
+    modes: ['incremental', 'incremental', 'full_resync'],
+    datasets: ['teams', 'work-items', 'work-item-labels'],
+    windowDays: 7,
+    config: { latencyMs: 200, itemsPerDay: 4, ...TROUBLE },
+    weight: 0.2,
   },
 ];
 
@@ -67,7 +87,12 @@ export interface PlannedRun {
 }
 
 /** Creates the org's integrations, sized so a run has about `unitsPerRun` units. */
-export async function createIntegrations(engine: Engine, orgId: string, unitsPerRun: number, seed: number): Promise<ChaosIntegration[]> {
+export async function createIntegrations(
+  engine: Engine,
+  orgId: string,
+  unitsPerRun: number,
+  seed: number,
+): Promise<ChaosIntegration[]> {
   const out: ChaosIntegration[] = [];
   const incrementalSources = Math.max(1, Math.round((unitsPerRun - 1) / WORK_ITEM_DATASETS));
   for (const p of PROFILES) {
@@ -90,7 +115,13 @@ export async function createIntegrations(engine: Engine, orgId: string, unitsPer
  * last runs still meet them, and what is open when the faults stop is recovery, not a fresh queue);
  * a few are cancelled by a user shortly after they are triggered.
  */
-export function planRuns(integrations: readonly ChaosIntegration[], n: number, unitsPerRun: number, durationMs: number, rng: Rng): PlannedRun[] {
+export function planRuns(
+  integrations: readonly ChaosIntegration[],
+  n: number,
+  unitsPerRun: number,
+  durationMs: number,
+  rng: Rng,
+): PlannedRun[] {
   const span = durationMs * 0.75;
   const runs: PlannedRun[] = [];
   for (let i = 0; i < n; i++) {

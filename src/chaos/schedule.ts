@@ -9,7 +9,13 @@ export interface PlannedFault {
 }
 
 /** About one fault every `everyMs`; none starts in the last `tailMs`, so every fault has ended by the end. */
-export function planFaults(kinds: readonly FaultKind[], durationMs: number, rng: Rng, everyMs = 4000, tailMs = 7000): PlannedFault[] {
+export function planFaults(
+  kinds: readonly FaultKind[],
+  durationMs: number,
+  rng: Rng,
+  everyMs = 4000,
+  tailMs = 7000,
+): PlannedFault[] {
   if (kinds.length === 0) return [];
   const start = Math.min(3000, durationMs * 0.05);
   const end = Math.max(start + 1, durationMs - tailMs);

@@ -37,7 +37,9 @@ export function makeNames(): Names {
 }
 
 /** The kinds that will run, and why the others will not (an explicit request that cannot run is refused). */
-export async function resolveFaults(opts: ChaosOptions): Promise<{ kinds: FaultKind[]; skipped: Partial<Record<FaultKind, string>> }> {
+export async function resolveFaults(
+  opts: ChaosOptions,
+): Promise<{ kinds: FaultKind[]; skipped: Partial<Record<FaultKind, string>> }> {
   const kinds: FaultKind[] = [];
   const skipped: Partial<Record<FaultKind, string>> = {};
   for (const kind of opts.faults) {
@@ -103,7 +105,13 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
   }
   const db = new PgDb({ connectionString: controlUrl, max: 4, schema });
   // The control engine only plans, triggers and cancels (rows and outbox rows): it needs no broker.
-  r.control = await Engine.open({ settings, db, broker: new InProcessBroker(), logger: silentLogger(), migrate: false });
+  r.control = await Engine.open({
+    settings,
+    db,
+    broker: new InProcessBroker(),
+    logger: silentLogger(),
+    migrate: false,
+  });
 }
 
 /** Takes down everything `setUp` made, whatever state it is in; never throws. */

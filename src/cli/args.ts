@@ -12,7 +12,9 @@ export function intInRange(min: number, max = Number.MAX_SAFE_INTEGER): (raw: st
   return (raw) => {
     const n = raw.trim() === '' ? Number.NaN : Number(raw);
     if (!Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`Expected an integer from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ' up'}.`);
+      throw new InvalidArgumentError(
+        `Expected an integer from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ' up'}.`,
+      );
     }
     return n;
   };
@@ -28,7 +30,8 @@ export function seconds(raw: string): number {
 /** `a,b , c` → ['a', 'b', 'c']; an empty entry is refused. */
 export function list(raw: string): string[] {
   const items = raw.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw new InvalidArgumentError('Expected a comma-separated list without empty entries.');
+  if (items.some((s) => s === ''))
+    throw new InvalidArgumentError('Expected a comma-separated list without empty entries.');
   return items;
 }
 
@@ -36,7 +39,8 @@ export function list(raw: string): string[] {
 export function isoTime(raw: string): Date {
   const text = raw.trim();
   const d = ISO_TIME.test(text) ? new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text) : null;
-  if (!d || Number.isNaN(d.getTime())) throw new InvalidArgumentError('Expected an ISO 8601 time such as 2026-01-01T00:00:00Z.');
+  if (!d || Number.isNaN(d.getTime()))
+    throw new InvalidArgumentError('Expected an ISO 8601 time such as 2026-01-01T00:00:00Z.');
   return d;
 }
 
@@ -60,4 +64,3 @@ export function jsonObject(raw: string): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
-

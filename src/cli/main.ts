@@ -24,7 +24,9 @@ import { CliError, EXIT_FAILURE, errorLine, oneLine } from './output.js';
 
 function buildProgram(): Command {
   const program = new Command('syncrelay')
-    .description('durable sync engine: outbox-dispatched units under claim + lease, reconciled so no committed run is stranded')
+    .description(
+      'durable sync engine: outbox-dispatched units under claim + lease, reconciled so no committed run is stranded',
+    )
     .showHelpAfterError(false)
     .configureOutput({
       outputError: (str, write) => write(`syncrelay: ${oneLine(str.replace(/^error:\s*/, ''))}\n`),

@@ -83,7 +83,10 @@ export function printTable<R>(rows: readonly R[], columns: readonly Column<R>[])
 }
 
 /** `key  value` lines with the keys aligned. */
-export function formatPairs(pairs: readonly (readonly [string, string | number | null | undefined])[], indent = ''): string {
+export function formatPairs(
+  pairs: readonly (readonly [string, string | number | null | undefined])[],
+  indent = '',
+): string {
   const width = Math.max(...pairs.map(([k]) => k.length));
   return pairs.map(([k, v]) => `${indent}${k.padEnd(width)}  ${cellText(v)}`.trimEnd()).join('\n');
 }

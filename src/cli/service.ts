@@ -1,5 +1,12 @@
 /** Long-running commands (start, worker, reconciler): run until a signal, then close gracefully. */
-import { cliLogger, describeBroker, describeDatabase, openSession, type Session, type SessionOptions } from './session.js';
+import {
+  cliLogger,
+  describeBroker,
+  describeDatabase,
+  openSession,
+  type Session,
+  type SessionOptions,
+} from './session.js';
 import { Shutdown } from './signals.js';
 
 /**
@@ -20,7 +27,12 @@ export async function runService(
     if (!shutdown.signal.aborted) {
       const details = await begin(session);
       logger.info(
-        { ...details, database: describeDatabase(session.settings), broker: describeBroker(session.settings), pid: process.pid },
+        {
+          ...details,
+          database: describeDatabase(session.settings),
+          broker: describeBroker(session.settings),
+          pid: process.pid,
+        },
         `${name} started`,
       );
       await shutdown.wait();

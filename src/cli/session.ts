@@ -23,7 +23,10 @@ export function resolveSettings(overrides: Partial<ResolvedSettings> = {}): Reso
 export function cliLogger(longRunning: boolean): Logger {
   const level = process.env.SYNCRELAY_LOG_LEVEL || (longRunning ? 'info' : 'warn');
   if (!LOG_LEVELS.includes(level)) {
-    throw new ValidationError('SYNCRELAY_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+    throw new ValidationError(
+      'SYNCRELAY_LOG_LEVEL',
+      `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`,
+    );
   }
   return createLogger(level);
 }
@@ -37,7 +40,9 @@ export function describeDatabase(settings: ResolvedSettings): string {
 }
 
 export function describeBroker(settings: ResolvedSettings): string {
-  return settings.redisUrl ? `BullMQ on Redis at ${maskUrl(settings.redisUrl)} (prefix ${settings.queuePrefix})` : 'in-process';
+  return settings.redisUrl
+    ? `BullMQ on Redis at ${maskUrl(settings.redisUrl)} (prefix ${settings.queuePrefix})`
+    : 'in-process';
 }
 
 function maskUrl(raw: string): string {

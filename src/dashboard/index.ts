@@ -57,10 +57,14 @@ export function dashboardPlugin(opts: { assetsDir?: string } = {}): ApiPlugin {
     const dir = opts.assetsDir ?? dashboardAssetsDir();
     for (const [url, { file, type }] of Object.entries(FILES)) {
       const body = readFileSync(join(dir, file));
-      app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) => send(reply, type, body));
+      app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) =>
+        send(reply, type, body),
+      );
     }
     for (const url of ['/dashboard', '/dashboard/']) {
-      app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) => reply.redirect('/', 302));
+      app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) =>
+        reply.redirect('/', 302),
+      );
     }
     app.get('/dashboard/session', { config: { scope: 'read' }, logLevel: 'warn' }, async (request) => {
       const p = principalOf(request);

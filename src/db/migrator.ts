@@ -158,6 +158,8 @@ export async function schemaVersion(db: Db): Promise<number> {
     s.syncrelay_migrations,
   ]);
   if (!rows[0]?.exists) return 0;
-  const { rows: v } = await db.query<{ v: number | null }>(`SELECT max(version)::int AS v FROM ${s.syncrelay_migrations}`);
+  const { rows: v } = await db.query<{ v: number | null }>(
+    `SELECT max(version)::int AS v FROM ${s.syncrelay_migrations}`,
+  );
   return v[0]?.v ?? 0;
 }

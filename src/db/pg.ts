@@ -207,12 +207,17 @@ export class PgDb implements Db {
 
 /** The client's socket, to batch several messages into one write (node-postgres keeps it on `connection.stream`). */
 function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | undefined {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
-  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : undefined;
+  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection
+    ?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function'
+    ? (stream as { cork(): void; uncork(): void })
+    : undefined;
 }
 
 /** A named (prepared) statement where the text allows it; see ./prepared.ts. */
 function config(text: string, values: readonly unknown[] | undefined): pg.QueryConfig {
   const name = statementName(text);
-  return name ? { name, text, values: values as unknown[] | undefined } : { text, values: values as unknown[] | undefined };
+  return name
+    ? { name, text, values: values as unknown[] | undefined }
+    : { text, values: values as unknown[] | undefined };
 }

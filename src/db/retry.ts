@@ -13,5 +13,5 @@ export const MAX_TX_ATTEMPTS = 5;
 
 /** A short, growing, jittered pause between attempts (ms). */
 export function retryPauseMs(attempt: number, random: () => number = Math.random): number {
-  return Math.round((5 * 2 ** attempt) * (0.5 + random()));
+  return Math.round(5 * 2 ** attempt * (0.5 + random()));
 }

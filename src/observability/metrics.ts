@@ -12,7 +12,14 @@ import type { Db } from '../db/types.js';
 import type { ExpiryDecision } from '../domain/retryPolicy.js';
 import { OUTBOX_KINDS, TERMINAL_UNIT_STATUSES, UNIT_STATUSES } from '../domain/statuses.js';
 import { describeError } from '../errors.js';
-import { liveRunCounts, openUnitCounts, outboxGroups, recentTerminalUnitCounts, type OutboxGroup, type StatusCount } from './queries.js';
+import {
+  liveRunCounts,
+  openUnitCounts,
+  outboxGroups,
+  recentTerminalUnitCounts,
+  type OutboxGroup,
+  type StatusCount,
+} from './queries.js';
 
 export type RetryReason = 'expired_lease' | 'soft_timeout' | 'rate_limit';
 export type TriggerOperation = 'sync' | 'backfill';
@@ -74,7 +81,11 @@ export class EngineMetrics {
     const counter = <L extends string>(name: string, labelNames: readonly L[], help: string) =>
       new Counter<L>({ name: `syncrelay_${name}`, help, labelNames, registers });
 
-    this.relayPublishes = counter('relay_publishes_total', ['kind'], 'Outbox rows the relay published to the broker, by kind.');
+    this.relayPublishes = counter(
+      'relay_publishes_total',
+      ['kind'],
+      'Outbox rows the relay published to the broker, by kind.',
+    );
     this.relayFailures = counter(
       'relay_publish_failures_total',
       ['kind'],
@@ -85,14 +96,26 @@ export class EngineMetrics {
       ['kind'],
       'Outbox rows the relay marked without publishing (the run no longer needed them), by kind.',
     );
-    this.leaseExpiries = counter('lease_expiries_total', ['decision'], "Expired unit leases handled by the reconciler's expire phase, by decision.");
+    this.leaseExpiries = counter(
+      'lease_expiries_total',
+      ['decision'],
+      "Expired unit leases handled by the reconciler's expire phase, by decision.",
+    );
     this.unitRetries = counter(
       'unit_retries_total',
       ['reason'],
       'Units moved running → retrying, by reason (rate_limit: rate-limit deferrals; expired_lease; soft_timeout).',
     );
-    this.triggerRequests = counter('trigger_requests_total', ['operation', 'code'], 'Trigger requests answered by the HTTP API, by status code.');
-    this.collectErrors = counter('metrics_collect_errors_total', [], 'Scrapes whose database gauges could not be read.');
+    this.triggerRequests = counter(
+      'trigger_requests_total',
+      ['operation', 'code'],
+      'Trigger requests answered by the HTTP API, by status code.',
+    );
+    this.collectErrors = counter(
+      'metrics_collect_errors_total',
+      [],
+      'Scrapes whose database gauges could not be read.',
+    );
     this.unitDuration = new Histogram({
       name: 'syncrelay_unit_duration_seconds',
       help: 'Wall time of a unit attempt in this process, from its claim to its end, by provider and outcome.',
@@ -172,7 +195,12 @@ export class EngineMetrics {
 
   private dbGauges(registers: Registry[]): void {
     const self = this;
-    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: Snapshot) => void) =>
+    const gauge = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      fill: (g: Gauge<L>, s: Snapshot) => void,
+    ) =>
       new Gauge<L>({
         name: `syncrelay_${name}`,
         help,
@@ -200,14 +228,18 @@ export class EngineMetrics {
         }
       },
     );
-    gauge('units', 'Non-terminal units by status (every run).', ['status'], (g, s) => fillCounts(g, OPEN_UNIT_STATUSES, s.openUnits));
+    gauge('units', 'Non-terminal units by status (every run).', ['status'], (g, s) =>
+      fillCounts(g, OPEN_UNIT_STATUSES, s.openUnits),
+    );
     gauge(
       'units_finished_recently',
       'Terminal units by status, of live runs and of runs completed within the recent window (bounded; not all history).',
       ['status'],
       (g, s) => fillCounts(g, TERMINAL_UNIT_STATUSES, s.recentTerminal),
     );
-    gauge('runs', 'Live (non-terminal) runs by status.', ['status'], (g, s) => fillCounts(g, LIVE_RUN_STATUSES, s.liveRuns));
+    gauge('runs', 'Live (non-terminal) runs by status.', ['status'], (g, s) =>
+      fillCounts(g, LIVE_RUN_STATUSES, s.liveRuns),
+    );
   }
 
   /** One round of queries per scrape: the gauges' collect() calls run at once and share it. */
@@ -228,7 +260,11 @@ export class EngineMetrics {
         outbox: await outboxGroups(tx),
         openUnits: await openUnitCounts(tx),
         liveRuns: await liveRunCounts(tx),
-        recentTerminal: await recentTerminalUnitCounts(tx, new Date(now.getTime() - this.recentTerminalMs), this.recentRunsLimit),
+        recentTerminal: await recentTerminalUnitCounts(
+          tx,
+          new Date(now.getTime() - this.recentTerminalMs),
+          this.recentRunsLimit,
+        ),
         now,
       }));
     } catch (err) {

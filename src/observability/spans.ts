@@ -47,25 +47,43 @@ export function inTriggerSpan<T>(
   const parentCtx = parent ? extractTrace(parent) : context.active();
   const options = {
     kind: SpanKind.INTERNAL,
-    attributes: { [ATTR.orgId]: attributes.orgId, [ATTR.integrationId]: attributes.integrationId, [ATTR.mode]: attributes.mode },
+    attributes: {
+      [ATTR.orgId]: attributes.orgId,
+      [ATTR.integrationId]: attributes.integrationId,
+      [ATTR.mode]: attributes.mode,
+    },
   };
   // With no SDK the span is a no-op carrying its parent's context, so the parent is what is stored.
-  return inSpan(tracer, SPAN.trigger, options, parentCtx, (span) => fn(injectTrace(trace.setSpan(parentCtx, span)), span));
+  return inSpan(tracer, SPAN.trigger, options, parentCtx, (span) =>
+    fn(injectTrace(trace.setSpan(parentCtx, span)), span),
+  );
 }
 
 /** A task delivery's span, child of the trace its payload carries; the outcome is recorded on it. */
-export function inTaskSpan<T>(tracer: Tracer, msg: TaskMessage, outboxId: string | null, fn: (span: Span) => Promise<T>): Promise<T> {
+export function inTaskSpan<T>(
+  tracer: Tracer,
+  msg: TaskMessage,
+  outboxId: string | null,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   const { orgId, runId, unitId } = msg.payload;
   const attributes: Record<string, string> = { [ATTR.task]: msg.name, [ATTR.orgId]: orgId, [ATTR.runId]: runId };
   if (unitId) attributes[ATTR.unitId] = unitId;
   if (outboxId) attributes[ATTR.outboxId] = outboxId;
-  return inSpan(tracer, `syncrelay.${msg.name}`, { kind: SpanKind.CONSUMER, attributes }, extractTrace(msg.payload.trace), fn);
+  return inSpan(
+    tracer,
+    `syncrelay.${msg.name}`,
+    { kind: SpanKind.CONSUMER, attributes },
+    extractTrace(msg.payload.trace),
+    fn,
+  );
 }
 
 /** A short name for a task's result, for a span attribute. */
 export function outcomeName(outcome: unknown): string | undefined {
   if (typeof outcome === 'string') return outcome;
-  if (outcome && typeof outcome === 'object' && 'kind' in outcome && typeof outcome.kind === 'string') return outcome.kind;
+  if (outcome && typeof outcome === 'object' && 'kind' in outcome && typeof outcome.kind === 'string')
+    return outcome.kind;
   return undefined;
 }
 
@@ -79,7 +97,12 @@ export class PublishSpans {
         SPAN.relayPublish,
         {
           kind: SpanKind.PRODUCER,
-          attributes: { [ATTR.task]: r.kind, [ATTR.orgId]: r.org_id, [ATTR.runId]: r.sync_run_id, [ATTR.outboxId]: r.id },
+          attributes: {
+            [ATTR.task]: r.kind,
+            [ATTR.orgId]: r.org_id,
+            [ATTR.runId]: r.sync_run_id,
+            [ATTR.outboxId]: r.id,
+          },
         },
         extractTrace(r.trace_context),
       ),

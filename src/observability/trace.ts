@@ -114,7 +114,9 @@ export function runTrace(run: { result: Record<string, unknown> | null } | null 
  * there is one, else the request's own `traceparent` / `tracestate` headers, else null.
  * Pass it as the API server's `traceContext` option.
  */
-export function requestTraceContext(request: { headers: Record<string, string | string[] | undefined> }): TraceCarrier | null {
+export function requestTraceContext(request: {
+  headers: Record<string, string | string[] | undefined>;
+}): TraceCarrier | null {
   const active = injectTrace(context.active());
   if (active) return active;
   const headers: Record<string, string> = {};

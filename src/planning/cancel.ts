@@ -26,9 +26,23 @@ export async function cancelRun(db: Db, clock: Clock, runId: string, orgId?: str
     const completed = counts.success ?? 0;
     const failed = counts.failed ?? 0;
     const cancelled = counts.cancelled ?? 0;
-    const outcome = { status: 'cancelled' as const, total: completed + failed + cancelled, completed, failed, cancelled, error: 'cancelled' };
+    const outcome = {
+      status: 'cancelled' as const,
+      total: completed + failed + cancelled,
+      completed,
+      failed,
+      cancelled,
+      error: 'cancelled',
+    };
     await finishRun(tx, runId, outcome, {}, now);
-    await completeJobRun(tx, runId, 'cancelled', { run_status: 'cancelled', completed_units: completed, failed_units: failed, cancelled_units: cancelled }, 'cancelled', now);
+    await completeJobRun(
+      tx,
+      runId,
+      'cancelled',
+      { run_status: 'cancelled', completed_units: completed, failed_units: failed, cancelled_units: cancelled },
+      'cancelled',
+      now,
+    );
     // post_sync once (the ledger), and the slots its units held to the runs waiting longest in their
     // buckets, in one statement (one lock order); the run is terminal now, so nothing finalizes it again.
     const postSync = completed > 0 && (await insertLedgerRow(tx, run.org_id, runId, 'post_sync', now));

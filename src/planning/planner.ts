@@ -48,20 +48,38 @@ export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promi
   const now = deps.clock.now();
   const row = await getIntegration(tx, args.integrationId, { orgId: args.orgId });
   if (!row) throw new NotFoundError('integration', args.integrationId);
-  const integration: IntegrationInfo = { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config };
+  const integration: IntegrationInfo = {
+    id: row.id,
+    orgId: row.org_id,
+    provider: row.provider,
+    name: row.name,
+    config: row.config,
+  };
   const provider = deps.registry.get(row.provider);
   const specs = await enabledSpecs(tx, provider, integration, args.datasets);
   const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
   const run = await insertRun(
     tx,
-    { orgId: args.orgId, integrationId: row.id, triggeredBy: args.triggeredBy, mode: args.mode, result: planResult(args) },
+    {
+      orgId: args.orgId,
+      integrationId: row.id,
+      triggeredBy: args.triggeredBy,
+      mode: args.mode,
+      result: planResult(args),
+    },
     now,
   );
   const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
   const unitProvider = provider.unitProvider?.(integration) ?? provider.name;
   const units: NewUnit[] = [];
   for (const spec of specs) {
-    const base = { org_id: args.orgId, sync_run_id: run.id, integration_id: row.id, provider: unitProvider, mode: args.mode };
+    const base = {
+      org_id: args.orgId,
+      sync_run_id: run.id,
+      integration_id: row.id,
+      provider: unitProvider,
+      mode: args.mode,
+    };
     const unit = (source: SourceRow | null, w: Window): NewUnit => ({
       ...base,
       source_id: source?.id ?? null,
@@ -110,7 +128,13 @@ async function enabledSpecs(
   return specs.filter((s) => enabled.has(s.key) && wanted.has(s.key));
 }
 
-function windowsFor(provider: Provider, spec: DatasetSpec, args: PlanArgs, now: Date, watermark: Date | null): Window[] {
+function windowsFor(
+  provider: Provider,
+  spec: DatasetSpec,
+  args: PlanArgs,
+  now: Date,
+  watermark: Date | null,
+): Window[] {
   const depth = provider.initialDepthDays ?? 30;
   const size = spec.windowDays ?? provider.windowDays ?? 7;
   switch (args.mode) {

@@ -18,11 +18,16 @@ const SHAPE_RE = /^(@[a-z]+|\S+(\s+\S+){4})$/i;
  */
 export function normalizeTimezone(timezone: string): string {
   const text = timezone.trim();
-  if (text === '' || text.length > 100) throw new ValidationError('timezone', 'must be an IANA time zone such as Europe/Berlin or UTC');
+  if (text === '' || text.length > 100)
+    throw new ValidationError('timezone', 'must be an IANA time zone such as Europe/Berlin or UTC');
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: text }).resolvedOptions().timeZone;
   } catch (cause) {
-    throw new ValidationError('timezone', `unknown time zone "${text}" (use an IANA name such as Europe/Berlin or UTC)`, { cause });
+    throw new ValidationError(
+      'timezone',
+      `unknown time zone "${text}" (use an IANA name such as Europe/Berlin or UTC)`,
+      { cause },
+    );
   }
 }
 
@@ -32,7 +37,10 @@ function cronOf(cron: string, timezone: string): Cron {
   if (text.length > MAX_CRON_LENGTH) throw new ValidationError('cron', `must be at most ${MAX_CRON_LENGTH} characters`);
   // croner also reads an ISO time as a one-off date; a schedule must be a recurring pattern.
   if (!SHAPE_RE.test(text)) {
-    throw new ValidationError('cron', 'must have five fields (minute hour day-of-month month day-of-week), e.g. "0 * * * *", or be a nickname such as @hourly');
+    throw new ValidationError(
+      'cron',
+      'must have five fields (minute hour day-of-month month day-of-week), e.g. "0 * * * *", or be a nickname such as @hourly',
+    );
   }
   try {
     return new Cron(text, { timezone, mode: '5-part', paused: true });

@@ -63,7 +63,11 @@ export interface SchedulerTickOptions {
 }
 
 /** Fires every schedule due at `now` (up to the limit), one transaction per job. */
-export async function runSchedulerTick(deps: SchedulerDeps, now: Date, opts: SchedulerTickOptions = {}): Promise<SchedulerTick> {
+export async function runSchedulerTick(
+  deps: SchedulerDeps,
+  now: Date,
+  opts: SchedulerTickOptions = {},
+): Promise<SchedulerTick> {
   const limit = opts.limit ?? 100;
   const tick: SchedulerTick = { fired: [], skipped: [], failed: [], errors: [], more: false };
   const handled: string[] = [];
@@ -115,7 +119,8 @@ async function fireSlot(tx: Tx, deps: SchedulerDeps, job: ScheduleRow, now: Date
     },
     now,
   );
-  if (outcome.outcome === 'fired') log.info({ runId: outcome.syncRunId, jobRunId: outcome.jobRunId, slot: base.slot }, 'schedule fired');
+  if (outcome.outcome === 'fired')
+    log.info({ runId: outcome.syncRunId, jobRunId: outcome.jobRunId, slot: base.slot }, 'schedule fired');
   else log.warn({ slot: base.slot, reason: outcome.reason }, `schedule ${outcome.outcome}`);
   return outcome;
 }

@@ -47,7 +47,8 @@ export function validateScheduleMode(mode: string): ScheduleMode {
         '(continues from the watermark) or full_resync, and trigger backfills by hand',
     );
   }
-  if (!SCHEDULE_MODES.includes(mode as ScheduleMode)) throw new ValidationError('mode', `must be one of ${SCHEDULE_MODES.join(', ')}`);
+  if (!SCHEDULE_MODES.includes(mode as ScheduleMode))
+    throw new ValidationError('mode', `must be one of ${SCHEDULE_MODES.join(', ')}`);
   return mode as ScheduleMode;
 }
 
@@ -62,7 +63,11 @@ export async function createSchedule(db: Db, clock: Clock, s: NewSchedule): Prom
     const integration = await getIntegration(tx, s.integrationId, { orgId: s.orgId });
     if (!integration) throw new NotFoundError('integration', s.integrationId);
     const nextRunAt = enabled ? nextSlot(cron, timezone, now) : null;
-    const row = await insertSchedule(tx, { orgId: s.orgId, integrationId: s.integrationId, cron, timezone, mode, enabled, nextRunAt }, now);
+    const row = await insertSchedule(
+      tx,
+      { orgId: s.orgId, integrationId: s.integrationId, cron, timezone, mode, enabled, nextRunAt },
+      now,
+    );
     await notifySchedulesChanged(tx);
     return row;
   });
@@ -72,7 +77,13 @@ export async function createSchedule(db: Db, clock: Clock, s: NewSchedule): Prom
  * Changes a schedule of the org. A new cron or time zone, or enabling it, moves the next slot to
  * the first after now (slots missed while disabled do not fire); disabling clears it.
  */
-export async function updateSchedule(db: Db, clock: Clock, id: string, orgId: string | null, patch: SchedulePatch): Promise<ScheduleRow> {
+export async function updateSchedule(
+  db: Db,
+  clock: Clock,
+  id: string,
+  orgId: string | null,
+  patch: SchedulePatch,
+): Promise<ScheduleRow> {
   const now = clock.now();
   const mode = patch.mode === undefined ? undefined : validateScheduleMode(patch.mode);
   if (patch.timezone !== undefined || patch.cron !== undefined) {
@@ -85,8 +96,17 @@ export async function updateSchedule(db: Db, clock: Clock, id: string, orgId: st
     const { cron, timezone } = validateSchedule(patch.cron ?? row.cron, patch.timezone ?? row.timezone, now);
     const enabled = patch.enabled ?? row.enabled;
     const moved = cron !== row.cron || timezone !== row.timezone || (enabled && !row.enabled);
-    const nextRunAt = !enabled ? null : moved || row.next_run_at === null ? nextSlot(cron, timezone, now) : row.next_run_at;
-    const updated = await updateScheduleRow(tx, id, { cron, timezone, mode: mode ?? row.mode, enabled, nextRunAt }, now);
+    const nextRunAt = !enabled
+      ? null
+      : moved || row.next_run_at === null
+        ? nextSlot(cron, timezone, now)
+        : row.next_run_at;
+    const updated = await updateScheduleRow(
+      tx,
+      id,
+      { cron, timezone, mode: mode ?? row.mode, enabled, nextRunAt },
+      now,
+    );
     if (!updated) throw new NotFoundError('schedule', id);
     await notifySchedulesChanged(tx);
     return updated;

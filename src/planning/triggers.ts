@@ -43,8 +43,12 @@ export function validateTrigger(a: TriggerArgs): void {
     if (a.since || a.before) throw new ValidationError('since', `only a backfill takes a window, not ${a.mode}`);
     return;
   }
-  for (const [field, d] of [['since', a.since], ['before', a.before]] as const) {
-    if (!(d instanceof Date) || Number.isNaN(d.getTime())) throw new ValidationError(field, 'is required for a backfill (ISO 8601 time)');
+  for (const [field, d] of [
+    ['since', a.since],
+    ['before', a.before],
+  ] as const) {
+    if (!(d instanceof Date) || Number.isNaN(d.getTime()))
+      throw new ValidationError(field, 'is required for a backfill (ISO 8601 time)');
   }
   if (a.since!.getTime() >= a.before!.getTime()) throw new ValidationError('since', 'must be earlier than before');
   const maxDays = a.maxWindowDays ?? 3660;

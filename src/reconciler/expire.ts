@@ -77,7 +77,10 @@ async function applyDecision(
 ): Promise<UnitRow | null> {
   const base = { unitId: unit.id, owner: unit.lease_owner!, now };
   if (d !== 'retry') {
-    return expireToFailed(tx, { ...base, category: d === 'retry_exhausted' ? 'worker_lost_retry_exhausted' : 'worker_lost' });
+    return expireToFailed(tx, {
+      ...base,
+      category: d === 'retry_exhausted' ? 'worker_lost_retry_exhausted' : 'worker_lost',
+    });
   }
   const availableAt = after(now, ctx.settings.expiredLeaseRetryBackoffMs);
   const row = await expireToRetrying(tx, { ...base, availableAt });
@@ -95,7 +98,10 @@ async function surfaceFacts(
   const none = { declaredSurfaces: ['<unknown>'], retrySafeSurfaces: [] };
   if (!cache.has(unit.integration_id)) {
     const row = await getIntegration(tx, unit.integration_id);
-    cache.set(unit.integration_id, row && { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config });
+    cache.set(
+      unit.integration_id,
+      row && { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config },
+    );
   }
   const integration = cache.get(unit.integration_id);
   if (!integration || !ctx.registry.has(integration.provider)) return none;

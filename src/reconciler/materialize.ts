@@ -1,7 +1,12 @@
 /** Phase 3: arm outbox rows that should exist but don't. */
 import type { OutboxKind } from '../domain/statuses.js';
 import { armOutboxRows } from '../store/outbox.js';
-import { ledgerRowsWithoutPostSync, runsNeedingDispatch, runsNeedingFinalize, type LedgerCursor } from '../store/reconcile.js';
+import {
+  ledgerRowsWithoutPostSync,
+  runsNeedingDispatch,
+  runsNeedingFinalize,
+  type LedgerCursor,
+} from '../store/reconcile.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
 
@@ -24,17 +29,30 @@ export async function materialize(ctx: EngineContext): Promise<MaterializeCounte
     const now = ctx.clock.now();
     const finalize = await runsNeedingFinalize(tx, batch);
     const finalizable = new Set(finalize.map((r) => r.sync_run_id));
-    const dispatch = (await runsNeedingDispatch(tx, now, after(now, -dispatchStaleMs), batch, concurrencyPerBucket)).filter(
-      (r) => !finalizable.has(r.sync_run_id),
-    );
+    const dispatch = (
+      await runsNeedingDispatch(tx, now, after(now, -dispatchStaleMs), batch, concurrencyPerBucket)
+    ).filter((r) => !finalizable.has(r.sync_run_id));
     const ledgerSince = after(now, -Math.min(outboxRetentionDays * DAY_MS, DAY_MS));
-    const slice = await ledgerRowsWithoutPostSync(tx, ledgerSince, ledgerCursors.get(ctx) ?? null, batch * LEDGER_SLICE_BATCHES);
+    const slice = await ledgerRowsWithoutPostSync(
+      tx,
+      ledgerSince,
+      ledgerCursors.get(ctx) ?? null,
+      batch * LEDGER_SLICE_BATCHES,
+    );
     ledgerCursors.set(ctx, slice.next);
     const postSync = slice.missing.slice(0, batch);
     const wakes = (kind: OutboxKind, rows: { org_id: string; sync_run_id: string }[]) =>
       rows.map((r) => ({ kind, orgId: r.org_id, runId: r.sync_run_id, availableAt: now }));
     // One statement for all three kinds: rows are locked in the one (run, kind) order.
-    await armOutboxRows(tx, [...wakes('finalize_sync_run', finalize), ...wakes('dispatch_sync_run', dispatch), ...wakes('post_sync', postSync)], now);
+    await armOutboxRows(
+      tx,
+      [
+        ...wakes('finalize_sync_run', finalize),
+        ...wakes('dispatch_sync_run', dispatch),
+        ...wakes('post_sync', postSync),
+      ],
+      now,
+    );
     return {
       materialized_dispatch: dispatch.length,
       materialized_finalize: finalize.length,

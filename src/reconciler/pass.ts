@@ -23,7 +23,9 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
   let error: unknown = null;
   try {
     const expired = await expireLeases(ctx);
-    const observer_repairs = await ctx.db.transaction((tx) => repairJobRuns(tx, ctx.clock.now(), ctx.settings.reconcileBatch));
+    const observer_repairs = await ctx.db.transaction((tx) =>
+      repairJobRuns(tx, ctx.clock.now(), ctx.settings.reconcileBatch),
+    );
     const materialized = await materialize(ctx);
     const probed = await probeParkedRows(ctx);
     const { skipped, ...relayed } = await relayDue(ctx);

@@ -31,7 +31,14 @@ export interface RelayCounters {
 }
 
 export function emptyRelayCounters(): RelayCounters {
-  return { relayed_dispatch: 0, relayed_finalize: 0, relayed_post_sync: 0, publish_failures: 0, parked_woken: 0, skipped: 0 };
+  return {
+    relayed_dispatch: 0,
+    relayed_finalize: 0,
+    relayed_post_sync: 0,
+    publish_failures: 0,
+    parked_woken: 0,
+    skipped: 0,
+  };
 }
 
 /** When the first publish of a relay call went through (null: none did). */
@@ -103,7 +110,11 @@ async function relayRound(ctx: EngineContext, counters: RelayCounters, published
       await previous?.done;
     } catch (err) {
       await previous?.done.catch(() => undefined);
-      await releaseUnlessCrash(ctx, err, [...(previous?.rows ?? []), ...rows, ...((await next?.catch(() => [])) ?? [])]);
+      await releaseUnlessCrash(ctx, err, [
+        ...(previous?.rows ?? []),
+        ...rows,
+        ...((await next?.catch(() => [])) ?? []),
+      ]);
       throw err;
     }
     rows = next ? await next : [];
@@ -128,7 +139,13 @@ async function releaseUnlessCrash(ctx: EngineContext, err: unknown, rows: Claime
 /** Claims a batch with the facts the re-check needs (read in the claim's own statement). */
 function claimBatch(ctx: EngineContext, batch: number): Promise<ClaimedOutboxRow[]> {
   const now = ctx.clock.now();
-  return claimDueOutboxRows(ctx.db, now, after(now, ctx.settings.claimTimeoutMs), batch, after(now, -ctx.settings.dispatchStaleMs));
+  return claimDueOutboxRows(
+    ctx.db,
+    now,
+    after(now, ctx.settings.claimTimeoutMs),
+    batch,
+    after(now, -ctx.settings.dispatchStaleMs),
+  );
 }
 
 /** Relays one claimed batch; resolves once published, with the marks of what it published still running. */
@@ -145,7 +162,8 @@ async function relayBatch(
   const unknown: OutboxRow[] = [];
   for (const row of rows) {
     if (row.kind === 'post_sync') (atMostOncePostSync ? postSyncFirst : publish).push(row);
-    else if (row.kind === 'dispatch_sync_run') (row.run_live && (row.run_needs_dispatch || !row.run_open) ? publish : skip).push(row);
+    else if (row.kind === 'dispatch_sync_run')
+      (row.run_live && (row.run_needs_dispatch || !row.run_open) ? publish : skip).push(row);
     else if (row.kind === 'finalize_sync_run') (row.run_live && !row.run_open ? publish : skip).push(row);
     else unknown.push(row);
   }
@@ -194,18 +212,29 @@ async function markPublished(ctx: EngineContext, rows: OutboxRow[], c: RelayCoun
   if (done.length < rows.length) {
     const marked = new Set(done);
     for (const r of rows.filter((row) => !marked.has(row.id))) {
-      ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind }, 'outbox claim lost before mark (another relay took over)');
+      ctx.logger.warn(
+        { runId: r.sync_run_id, outboxId: r.id, kind: r.kind },
+        'outbox claim lost before mark (another relay took over)',
+      );
     }
   }
   for (const r of rows) {
     c[COUNTER[r.kind]!] += 1;
     ctx.metrics?.relayPublished(r.kind);
-    ctx.logger.debug({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts }, 'outbox row published');
+    ctx.logger.debug(
+      { runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts },
+      'outbox row published',
+    );
   }
 }
 
 /** post_sync at-most-once: mark dispatched and commit FIRST, then publish; a failure is logged, never re-armed. */
-async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c: RelayCounters, published: Published): Promise<void> {
+async function relayPostSyncAtMostOnce(
+  ctx: EngineContext,
+  rows: OutboxRow[],
+  c: RelayCounters,
+  published: Published,
+): Promise<void> {
   if (rows.length === 0) return;
   const marked = new Set(await markOutboxDispatched(ctx.db, rows.map(ref), ctx.clock.now()));
   const mine = rows.filter((r) => marked.has(r.id));
@@ -219,7 +248,11 @@ async function relayPostSyncAtMostOnce(ctx: EngineContext, rows: OutboxRow[], c:
     spans.ok();
     c.relayed_post_sync += mine.length;
     ctx.metrics?.relayPublished('post_sync', mine.length);
-    for (const r of mine) ctx.logger.debug({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts }, 'outbox row published');
+    for (const r of mine)
+      ctx.logger.debug(
+        { runId: r.sync_run_id, outboxId: r.id, kind: r.kind, attempts: r.attempts },
+        'outbox row published',
+      );
   } catch (err) {
     spans.failed(err);
     c.publish_failures += mine.length;
@@ -241,7 +274,8 @@ async function failRows(ctx: EngineContext, rows: OutboxRow[], err: unknown, c: 
   );
   c.publish_failures += rows.length;
   for (const r of rows) ctx.metrics?.relayFailed(r.kind);
-  for (const r of rows) ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, err: error }, 'outbox publish failed');
+  for (const r of rows)
+    ctx.logger.warn({ runId: r.sync_run_id, outboxId: r.id, kind: r.kind, err: error }, 'outbox publish failed');
 }
 
 function ref(r: OutboxRow): ClaimRef {

@@ -50,7 +50,10 @@ export class PostgresSink implements Sink {
   async write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number> {
     const spec = Object.hasOwn(this.specs, surface) ? this.specs[surface] : undefined;
     if (!spec) throw new ValidationError('surface', `unknown surface "${surface}"`);
-    const batch = dedupe(spec, rows.map((row) => checkRow(surface, spec, row)));
+    const batch = dedupe(
+      spec,
+      rows.map((row) => checkRow(surface, spec, row)),
+    );
     if (batch.length === 0) return 0;
     const columns = spec.columns.filter((c) => batch.some((row) => Object.hasOwn(row, c)));
     const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
@@ -119,7 +122,8 @@ function checkRow(surface: string, spec: SurfaceSpec, row: Record<string, unknow
     if (!spec.columns.includes(key)) throw new ValidationError(`${surface}.${key}`, 'unknown column');
   }
   for (const c of spec.conflictColumns) {
-    if (row[c] === undefined || row[c] === null) throw new ValidationError(`${surface}.${c}`, 'conflict column is required');
+    if (row[c] === undefined || row[c] === null)
+      throw new ValidationError(`${surface}.${c}`, 'conflict column is required');
   }
   return row;
 }

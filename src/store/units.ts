@@ -56,7 +56,6 @@ export async function countUnitsByStatus(tx: Tx, runId: string): Promise<UnitCou
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-
 export interface ClaimArgs {
   unitId: string;
   owner: string;
@@ -299,7 +298,6 @@ export async function expireOwnLease(tx: Tx, unitId: string, owner: string, now:
   );
   return rowCount > 0;
 }
-
 
 /**
  * Embedded single-process start-up: the in-process queue died with the previous process, so every

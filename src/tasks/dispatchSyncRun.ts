@@ -155,10 +155,20 @@ async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): 
     return true;
   } catch (err) {
     const now = ctx.clock.now();
-    ctx.logger.warn({ runId: run.id, unitIds: units.map((u) => u.id), err: describeError(err) }, 'run_sync_unit publish failed; dispatch re-armed');
+    ctx.logger.warn(
+      { runId: run.id, unitIds: units.map((u) => u.id), err: describeError(err) },
+      'run_sync_unit publish failed; dispatch re-armed',
+    );
     await ctx.db.transaction(async (tx) => {
       await markUnitsUnpublished(tx, units);
-      await armOutbox(tx, 'dispatch_sync_run', [{ orgId: run.org_id, runId: run.id }], after(now, outboxBackoffMs(1)), now, trace);
+      await armOutbox(
+        tx,
+        'dispatch_sync_run',
+        [{ orgId: run.org_id, runId: run.id }],
+        after(now, outboxBackoffMs(1)),
+        now,
+        trace,
+      );
       await recordOutboxError(tx, run.id, 'dispatch_sync_run', describeError(err));
     });
     return false;

@@ -31,7 +31,10 @@ export class UnitLease implements LeaseGuard {
     private readonly runId?: string,
   ) {
     this.expiresAt = leaseExpiresAt;
-    this.softTimer = setTimeout(() => this.end('soft_timeout', new ProviderTimeoutError('soft timeout')), ctx.settings.softTimeoutMs);
+    this.softTimer = setTimeout(
+      () => this.end('soft_timeout', new ProviderTimeoutError('soft timeout')),
+      ctx.settings.softTimeoutMs,
+    );
     this.softTimer.unref();
     this.scheduleHeartbeat();
     if (shutdown?.aborted) this.onShutdown();

@@ -80,7 +80,9 @@ export async function buildPayload(
   const row = await getIntegration(ctx.db, run.integration_id);
   if (!row) return null;
   const windowed = rows.filter((r) => r.tier === 'work_item');
-  const w = coveredWindow((windowed.length > 0 ? windowed : rows).map((r) => ({ since: r.since_at, before: r.before_at })));
+  const w = coveredWindow(
+    (windowed.length > 0 ? windowed : rows).map((r) => ({ since: r.since_at, before: r.before_at })),
+  );
   return {
     integration: { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config },
     payload: {

@@ -46,7 +46,8 @@ async function runClaimed(
   await ctx.faults.hit('unit.afterClaim');
   const logger = ctx.logger.child({ runId: unit.sync_run_id, unitId: unit.id });
   const plugin = resolvePlugin(ctx, unit, found);
-  if ('error' in plugin) return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
+  if ('error' in plugin)
+    return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   let result: UnitResult | undefined;
   let error: unknown;
@@ -88,7 +89,15 @@ async function settle(
       await lease.abandon();
       return 'abandoned';
     case 'soft_timeout':
-      return softTimeoutUnit(ctx, unit, owner, surfaceFacts(plugin), error ?? new Error('soft timeout'), dataset, trace);
+      return softTimeoutUnit(
+        ctx,
+        unit,
+        owner,
+        surfaceFacts(plugin),
+        error ?? new Error('soft timeout'),
+        dataset,
+        trace,
+      );
     case 'held':
       break;
   }
@@ -133,7 +142,13 @@ function resolvePlugin(ctx: EngineContext, unit: UnitRow, found: Found): Plugin 
   try {
     const row = found.integration;
     if (!row) throw new Error(`integration ${unit.integration_id} not found`);
-    const integration: IntegrationInfo = { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config };
+    const integration: IntegrationInfo = {
+      id: row.id,
+      orgId: row.org_id,
+      provider: row.provider,
+      name: row.name,
+      config: row.config,
+    };
     const provider = ctx.registry.get(row.provider);
     const datasets = provider.datasetsFor?.(integration) ?? provider.datasets;
     const dataset = datasets.find((d) => d.key === unit.dataset_key);

@@ -26,7 +26,11 @@ export function claimForRun(ctx: EngineContext, unitId: string, owner: string): 
   if (!claimer) {
     claimer = new Coalescer(async (batch: Claim[]) => {
       const { settings, clock } = ctx;
-      const rows = await claimUnits(ctx.db, batch, { now: clock.now(), leaseMs: settings.leaseMs, maxLifetimeMs: settings.maxLifetimeMs });
+      const rows = await claimUnits(ctx.db, batch, {
+        now: clock.now(),
+        leaseMs: settings.leaseMs,
+        maxLifetimeMs: settings.maxLifetimeMs,
+      });
       return batch.map((c) => rows.find((r) => r.id === c.unitId && r.lease_owner === c.owner) ?? null);
     }, CLAIMS_IN_FLIGHT);
     claimers.set(ctx, claimer);

@@ -122,7 +122,13 @@ export class UnitEnds {
       const availableAt = after(now, delayMs);
       const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
       if (!row) return 'lease_lost' as const;
-      const own = { kind: 'dispatch_sync_run' as const, orgId: unit.org_id, runId: unit.sync_run_id, availableAt, trace };
+      const own = {
+        kind: 'dispatch_sync_run' as const,
+        orgId: unit.org_id,
+        runId: unit.sync_run_id,
+        availableAt,
+        trace,
+      };
       await armEndWakes(tx, [{ unitId: row.id, trace }], [own], now);
       return 'retrying' as const;
     });

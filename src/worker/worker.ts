@@ -77,7 +77,10 @@ export class Worker {
       case 'dispatch_sync_run':
         return dispatchSyncRun(this.ctx, runId);
       case 'run_sync_unit':
-        return runSyncUnit(this.ctx, unitId!, { shutdown: this.shutdown.signal, trace: traceCarrier(msg.payload.trace) });
+        return runSyncUnit(this.ctx, unitId!, {
+          shutdown: this.shutdown.signal,
+          trace: traceCarrier(msg.payload.trace),
+        });
       case 'finalize_sync_run':
         return finalizeSyncRun(this.ctx, runId);
       case 'post_sync':
@@ -91,7 +94,9 @@ export class Worker {
     const now = this.ctx.clock.now();
     const target = [{ orgId: msg.payload.orgId, runId: msg.payload.runId }];
     const trace = traceCarrier(msg.payload.trace);
-    await this.ctx.db.transaction((tx) => armOutbox(tx, 'post_sync', target, after(now, outboxBackoffMs(1)), now, trace));
+    await this.ctx.db.transaction((tx) =>
+      armOutbox(tx, 'post_sync', target, after(now, outboxBackoffMs(1)), now, trace),
+    );
   }
 
   /** Graceful stop; a second call returns the same promise. */

@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { revokeApiToken } from '../../src/store/apiTokens.js';
 import { generateToken } from '../../src/api/tokens.js';
-import { call, isErrorShape, ORG_A, ORG_B, openApiHarness, SYNTHETIC, tableCounts, type ApiHarness } from './helpers.js';
+import {
+  call,
+  isErrorShape,
+  ORG_A,
+  ORG_B,
+  openApiHarness,
+  SYNTHETIC,
+  tableCounts,
+  type ApiHarness,
+} from './helpers.js';
 
 let h: ApiHarness;
 /** Org A's integration, run and JobRun. */
@@ -15,10 +24,16 @@ let b: { integration: string; run: string };
 beforeAll(async () => {
   h = await openApiHarness();
   const ia = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC });
-  const ta = await call(h.url, 'POST', `/api/v1/integrations/${ia.body.id}/sync`, { token: h.tokens.admin, body: { mode: 'incremental' } });
+  const ta = await call(h.url, 'POST', `/api/v1/integrations/${ia.body.id}/sync`, {
+    token: h.tokens.admin,
+    body: { mode: 'incremental' },
+  });
   a = { integration: ia.body.id, run: ta.body.sync_run_id, jobRun: ta.body.job_run_id };
   const ib = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.foreign, body: SYNTHETIC });
-  const tb = await call(h.url, 'POST', `/api/v1/integrations/${ib.body.id}/sync`, { token: h.tokens.foreign, body: { mode: 'incremental' } });
+  const tb = await call(h.url, 'POST', `/api/v1/integrations/${ib.body.id}/sync`, {
+    token: h.tokens.foreign,
+    body: { mode: 'incremental' },
+  });
   b = { integration: ib.body.id, run: tb.body.sync_run_id };
   expect([ia.status, ta.status, ib.status, tb.status]).toEqual([201, 202, 201, 202]);
 });
@@ -36,10 +51,27 @@ interface Route {
 }
 
 const ROUTES: Route[] = [
-  { name: '/api/v1/integrations', method: 'POST', path: () => '/api/v1/integrations', scope: 'admin', body: () => SYNTHETIC },
+  {
+    name: '/api/v1/integrations',
+    method: 'POST',
+    path: () => '/api/v1/integrations',
+    scope: 'admin',
+    body: () => SYNTHETIC,
+  },
   { name: '/api/v1/integrations', method: 'GET', path: () => '/api/v1/integrations', scope: 'read' },
-  { name: '/api/v1/integrations/:id', method: 'GET', path: () => `/api/v1/integrations/${a.integration}`, scope: 'read' },
-  { name: '/api/v1/integrations/:id/sync', method: 'POST', path: () => `/api/v1/integrations/${a.integration}/sync`, scope: 'trigger', body: () => ({ mode: 'full_resync' }) },
+  {
+    name: '/api/v1/integrations/:id',
+    method: 'GET',
+    path: () => `/api/v1/integrations/${a.integration}`,
+    scope: 'read',
+  },
+  {
+    name: '/api/v1/integrations/:id/sync',
+    method: 'POST',
+    path: () => `/api/v1/integrations/${a.integration}/sync`,
+    scope: 'trigger',
+    body: () => ({ mode: 'full_resync' }),
+  },
   {
     name: '/api/v1/integrations/:id/backfill',
     method: 'POST',
@@ -47,7 +79,12 @@ const ROUTES: Route[] = [
     scope: 'trigger',
     body: () => ({ since: '2026-01-01T00:00:00Z', before: '2026-01-08T00:00:00Z' }),
   },
-  { name: '/api/v1/sync-runs/:id/cancel', method: 'POST', path: () => `/api/v1/sync-runs/${a.run}/cancel`, scope: 'trigger' },
+  {
+    name: '/api/v1/sync-runs/:id/cancel',
+    method: 'POST',
+    path: () => `/api/v1/sync-runs/${a.run}/cancel`,
+    scope: 'trigger',
+  },
   { name: '/api/v1/job-runs', method: 'GET', path: () => '/api/v1/job-runs', scope: 'read' },
   { name: '/api/v1/sync-runs/:id', method: 'GET', path: () => `/api/v1/sync-runs/${a.run}`, scope: 'read' },
   { name: '/api/v1/sync-runs/:id/units', method: 'GET', path: () => `/api/v1/sync-runs/${a.run}/units`, scope: 'read' },
@@ -95,7 +132,9 @@ describe('403: a token without the scope', () => {
     scope === 'admin' ? ['read', 'trigger'] : scope === 'trigger' ? ['read'] : ['trigger'];
   it.each(ROUTES.map((r) => [label(r), r] as const))('%s', async (_, r) => {
     for (const name of lacking(r.scope)) {
-      const res = await expectUnchanged(() => call(h.url, r.method, r.path(), { token: h.tokens[name], body: r.body?.() }));
+      const res = await expectUnchanged(() =>
+        call(h.url, r.method, r.path(), { token: h.tokens[name], body: r.body?.() }),
+      );
       expect(res.status, name).toBe(403);
       expect(isErrorShape(res.body)).toBe(true);
       expect(res.body.error).toMatchObject({ code: 'forbidden', details: { required_scope: r.scope } });
@@ -109,7 +148,11 @@ describe("404: another org's ids, and lists without another org's rows", () => {
   it.each([
     ['GET', () => `/api/v1/integrations/${a.integration}`, undefined],
     ['POST', () => `/api/v1/integrations/${a.integration}/sync`, { mode: 'incremental', force: true }],
-    ['POST', () => `/api/v1/integrations/${a.integration}/backfill`, { since: '2026-01-01T00:00:00Z', before: '2026-01-08T00:00:00Z', force: true }],
+    [
+      'POST',
+      () => `/api/v1/integrations/${a.integration}/backfill`,
+      { since: '2026-01-01T00:00:00Z', before: '2026-01-08T00:00:00Z', force: true },
+    ],
     ['POST', () => `/api/v1/sync-runs/${a.run}/cancel`, undefined],
     ['GET', () => `/api/v1/sync-runs/${a.run}`, undefined],
     ['GET', () => `/api/v1/sync-runs/${a.run}/units`, undefined],
@@ -127,7 +170,7 @@ describe("404: another org's ids, and lists without another org's rows", () => {
     expect(r.body.run.status).toBe('planned');
   });
 
-  it('GET /integrations and /job-runs list only the caller\'s org', async () => {
+  it("GET /integrations and /job-runs list only the caller's org", async () => {
     const ints = await call(h.url, 'GET', '/api/v1/integrations', { token: foreign() });
     expect(ints.body.items.map((i: { id: string }) => i.id)).toEqual([b.integration]);
     expect(ints.body.items.every((i: { org_id: string }) => i.org_id === ORG_B)).toBe(true);
@@ -152,8 +195,11 @@ describe("404: another org's ids, and lists without another org's rows", () => {
     expect(all.rows[0]!.n).toBeGreaterThan(counted);
   });
 
-  it('POST /integrations creates in the token\'s org; the body cannot name another', async () => {
-    const made = await call(h.url, 'POST', '/api/v1/integrations', { token: foreign(), body: { ...SYNTHETIC, name: 'mine' } });
+  it("POST /integrations creates in the token's org; the body cannot name another", async () => {
+    const made = await call(h.url, 'POST', '/api/v1/integrations', {
+      token: foreign(),
+      body: { ...SYNTHETIC, name: 'mine' },
+    });
     expect(made.status).toBe(201);
     expect(made.body.org_id).toBe(ORG_B);
     const smuggled = await expectUnchanged(() =>

@@ -25,7 +25,10 @@ const oneErrorLine = (stderr: string) => {
 
 describe('syncrelay tokens', () => {
   it('create prints the token once, stores its hash; list never shows it; revoke ends it', async () => {
-    const created = await runCli(['tokens', 'create', '--org', 'acme', '--scopes', 'read,trigger', '--name', 'ci', '--json'], { env });
+    const created = await runCli(
+      ['tokens', 'create', '--org', 'acme', '--scopes', 'read,trigger', '--name', 'ci', '--json'],
+      { env },
+    );
     expect(created.code, created.stderr).toBe(0);
     const out = parseJson<{ token: string; id: string; org_id: string; scopes: string[] }>(created.stdout);
     expect(out.token).toMatch(/^sr_[A-Za-z0-9_-]{43}$/);
@@ -79,11 +82,15 @@ describe('syncrelay api', () => {
     ).token;
     const proc = startCli(['api', '--port', '0'], { env });
     let url = '';
-    await until(() => {
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(proc.stderr());
-      if (m) url = m[1]!;
-      return url !== '';
-    }, 30_000, 'api started');
+    await until(
+      () => {
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(proc.stderr());
+        if (m) url = m[1]!;
+        return url !== '';
+      },
+      30_000,
+      'api started',
+    );
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     const unauth = await fetch(`${url}/api/v1/integrations`);

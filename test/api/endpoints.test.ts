@@ -16,12 +16,16 @@ afterAll(async () => {
 /** The answer matches its contract exactly (strict schemas: no undocumented field). */
 function conforms<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const r = schema.safeParse(body);
-  if (!r.success) throw new Error(`answer does not match its contract: ${JSON.stringify(r.error.issues)}\n${JSON.stringify(body)}`);
+  if (!r.success)
+    throw new Error(`answer does not match its contract: ${JSON.stringify(r.error.issues)}\n${JSON.stringify(body)}`);
   return r.data;
 }
 
 async function createIntegration(over: Record<string, unknown> = {}) {
-  const r = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: { ...SYNTHETIC, ...over } });
+  const r = await call(h.url, 'POST', '/api/v1/integrations', {
+    token: h.tokens.admin,
+    body: { ...SYNTHETIC, ...over },
+  });
   expect(r.status).toBe(201);
   return conforms(R.Integration, r.body);
 }
@@ -87,32 +91,53 @@ describe('triggers, runs and history', () => {
     } while (cursor);
     expect(new Set(seen).size).toBe(8);
 
-    const planned = await call(h.url, 'GET', `/api/v1/sync-runs/${bf.sync_run_id}/units?status=running`, { token: h.tokens.read });
+    const planned = await call(h.url, 'GET', `/api/v1/sync-runs/${bf.sync_run_id}/units?status=running`, {
+      token: h.tokens.read,
+    });
     expect(conforms(R.UnitPage, planned.body).items).toEqual([]);
 
-    const jobs = await call(h.url, 'GET', `/api/v1/job-runs?integration_id=${integration.id}`, { token: h.tokens.read });
+    const jobs = await call(h.url, 'GET', `/api/v1/job-runs?integration_id=${integration.id}`, {
+      token: h.tokens.read,
+    });
     expect(jobs.status).toBe(200);
     const j = conforms(R.JobRunPage, jobs.body);
     expect(j.items.map((x) => x.id)).toEqual([bf.job_run_id, accepted.job_run_id]);
-    expect(j.items[0]).toMatchObject({ sync_run_id: bf.sync_run_id, mode: 'backfill', run_status: 'planned', triggered_by: 'backfill' });
+    expect(j.items[0]).toMatchObject({
+      sync_run_id: bf.sync_run_id,
+      mode: 'backfill',
+      run_status: 'planned',
+      triggered_by: 'backfill',
+    });
     expect(j.items[1]).toMatchObject({ sync_run_id: accepted.sync_run_id, mode: 'incremental', triggered_by: 'api' });
   });
 
   it('cancel answers 202 and cancels the run; cancelling again reports it already terminal', async () => {
     const integration = await createIntegration({ name: 'cancel' });
-    const t = await call(h.url, 'POST', `/api/v1/integrations/${integration.id}/sync`, { token: h.tokens.admin, body: { mode: 'full_resync' } });
+    const t = await call(h.url, 'POST', `/api/v1/integrations/${integration.id}/sync`, {
+      token: h.tokens.admin,
+      body: { mode: 'full_resync' },
+    });
     const { sync_run_id, job_run_id } = conforms(R.Accepted, t.body);
     const c = await call(h.url, 'POST', `/api/v1/sync-runs/${sync_run_id}/cancel`, { token: h.tokens.trigger });
     expect(c.status).toBe(202);
     expect(conforms(R.CancelAccepted, c.body)).toEqual({ status: 'accepted', sync_run_id, outcome: 'cancelled' });
-    const again = await call(h.url, 'POST', `/api/v1/sync-runs/${sync_run_id}/cancel`, { token: h.tokens.trigger, body: {} });
+    const again = await call(h.url, 'POST', `/api/v1/sync-runs/${sync_run_id}/cancel`, {
+      token: h.tokens.trigger,
+      body: {},
+    });
     expect(again.status).toBe(202);
     expect(again.body.outcome).toBe('already_terminal');
     // A JSON content type with an empty body is a bodiless POST, as clients often send it.
-    const bare = await call(h.url, 'POST', `/api/v1/sync-runs/${sync_run_id}/cancel`, { token: h.tokens.trigger, raw: '' });
+    const bare = await call(h.url, 'POST', `/api/v1/sync-runs/${sync_run_id}/cancel`, {
+      token: h.tokens.trigger,
+      raw: '',
+    });
     expect(bare.status).toBe(202);
 
-    const d = conforms(R.RunDetail, (await call(h.url, 'GET', `/api/v1/sync-runs/${sync_run_id}`, { token: h.tokens.read })).body);
+    const d = conforms(
+      R.RunDetail,
+      (await call(h.url, 'GET', `/api/v1/sync-runs/${sync_run_id}`, { token: h.tokens.read })).body,
+    );
     expect(d.run.status).toBe('cancelled');
     expect(Object.keys(d.unit_counts)).toEqual(['cancelled']);
     expect(d.job_run).toMatchObject({ id: job_run_id, status: 'cancelled' });
@@ -132,7 +157,9 @@ describe('triggers, runs and history', () => {
     const pages: string[][] = [];
     let cursor: string | null = null;
     do {
-      const r = await call(h.url, 'GET', `${base}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: h.tokens.read });
+      const r = await call(h.url, 'GET', `${base}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: h.tokens.read,
+      });
       expect(r.status).toBe(200);
       const p = conforms(R.JobRunPage, r.body);
       pages.push(p.items.map((x) => x.id));
@@ -206,10 +233,13 @@ describe('operations', () => {
     }
   });
 
-  it('answers carry a request id (the caller\'s when it is plain) and security headers', async () => {
+  it("answers carry a request id (the caller's when it is plain) and security headers", async () => {
     const mine = await call(h.url, 'GET', '/healthz', { headers: { 'x-request-id': 'req-123' } });
     expect(mine.headers.get('x-request-id')).toBe('req-123');
-    const made = await call(h.url, 'GET', '/api/v1/integrations', { token: h.tokens.read, headers: { 'x-request-id': 'bad id\twith spaces' } });
+    const made = await call(h.url, 'GET', '/api/v1/integrations', {
+      token: h.tokens.read,
+      headers: { 'x-request-id': 'bad id\twith spaces' },
+    });
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(made.headers.get('x-content-type-options')).toBe('nosniff');
     expect(made.headers.get('x-frame-options')).toBe('SAMEORIGIN');

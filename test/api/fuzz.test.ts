@@ -5,7 +5,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { call, isErrorShape, openApiHarness, SYNTHETIC, tableCounts, type ApiHarness, type TableCounts } from './helpers.js';
+import {
+  call,
+  isErrorShape,
+  openApiHarness,
+  SYNTHETIC,
+  tableCounts,
+  type ApiHarness,
+  type TableCounts,
+} from './helpers.js';
 
 let h: ApiHarness;
 let ids: { integration: string; run: string; foreignIntegration: string; foreignRun: string };
@@ -19,15 +27,32 @@ const tally = new Map<string, number>();
 beforeAll(async () => {
   h = await openApiHarness();
   const a = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC });
-  const ra = await call(h.url, 'POST', `/api/v1/integrations/${a.body.id}/sync`, { token: h.tokens.admin, body: { mode: 'incremental' } });
+  const ra = await call(h.url, 'POST', `/api/v1/integrations/${a.body.id}/sync`, {
+    token: h.tokens.admin,
+    body: { mode: 'incremental' },
+  });
   const b = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.foreign, body: SYNTHETIC });
-  const rb = await call(h.url, 'POST', `/api/v1/integrations/${b.body.id}/sync`, { token: h.tokens.foreign, body: { mode: 'incremental' } });
-  ids = { integration: a.body.id, run: ra.body.sync_run_id, foreignIntegration: b.body.id, foreignRun: rb.body.sync_run_id };
+  const rb = await call(h.url, 'POST', `/api/v1/integrations/${b.body.id}/sync`, {
+    token: h.tokens.foreign,
+    body: { mode: 'incremental' },
+  });
+  ids = {
+    integration: a.body.id,
+    run: ra.body.sync_run_id,
+    foreignIntegration: b.body.id,
+    foreignRun: rb.body.sync_run_id,
+  };
   counts = await tableCounts(h.db);
 });
 afterAll(async () => {
   await h?.close();
-  if (process.env.SYNCRELAY_FUZZ_TALLY) console.log([...tally].sort().map(([k, n]) => `${k}: ${n}`).join('\n'));
+  if (process.env.SYNCRELAY_FUZZ_TALLY)
+    console.log(
+      [...tally]
+        .sort()
+        .map(([k, n]) => `${k}: ${n}`)
+        .join('\n'),
+    );
 });
 
 /** At least `n` answers with a status in [lo, hi) on `route`. */
@@ -42,7 +67,15 @@ function reached(route: string, lo: number, hi: number): number {
 
 // ---- generators -------------------------------------------------------------------------------
 
-const KNOWN_DATASETS = ['teams', 'members', 'projects', 'work-items', 'work-item-comments', 'work-item-labels', 'work-item-history'];
+const KNOWN_DATASETS = [
+  'teams',
+  'members',
+  'projects',
+  'work-items',
+  'work-item-comments',
+  'work-item-labels',
+  'work-item-history',
+];
 
 /** Anything JSON can hold, biased towards the wrong types for known fields. */
 const anyJson = fc.jsonValue({ maxDepth: 4 });
@@ -56,7 +89,14 @@ const timeLike = fc.oneof(
   isoTime.map((s) => s.replace('Z', '+02:00')),
   isoTime.map((s) => s.slice(0, 19)),
   isoTime.map((s) => s.slice(0, 10)),
-  fc.constantFrom('2026-02-30T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '', 'now', '2026-13-01T00:00:00Z'),
+  fc.constantFrom(
+    '2026-02-30T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+    '',
+    'now',
+    '2026-13-01T00:00:00Z',
+  ),
   fc.integer(),
   anyJson,
 );
@@ -86,7 +126,9 @@ function mutated(valid: fc.Arbitrary<Record<string, unknown>>, nearMiss: Record<
   );
   return fc.oneof(
     valid,
-    fc.tuple(valid, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([b, ms]) => ms.reduce((acc, m) => m(acc), b)),
+    fc
+      .tuple(valid, fc.array(mutation, { minLength: 1, maxLength: 3 }))
+      .map(([b, ms]) => ms.reduce((acc, m) => m(acc), b)),
   );
 }
 
@@ -104,12 +146,21 @@ const validWindow = fc.tuple(fc.integer({ min: 0, max: 365 }), fc.integer({ min:
 
 const backfillBody = mutated(
   fc
-    .tuple(validWindow, fc.option(fc.subarray(ENABLED, { minLength: 1 }), { nil: undefined }), fc.option(fc.boolean(), { nil: undefined }))
+    .tuple(
+      validWindow,
+      fc.option(fc.subarray(ENABLED, { minLength: 1 }), { nil: undefined }),
+      fc.option(fc.boolean(), { nil: undefined }),
+    )
     .map(([w, d, f]) => ({ ...w, ...(d ? { datasets: d } : {}), ...(f === undefined ? {} : { force: f }) })),
   {
     since: timeLike,
     before: fc.oneof(timeLike, fc.constant('2100-01-01T00:00:00Z')),
-    datasets: fc.oneof(fc.constant([]), fc.constant(['members']), fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }), datasets),
+    datasets: fc.oneof(
+      fc.constant([]),
+      fc.constant(['members']),
+      fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
+      datasets,
+    ),
     force: fc.constantFrom('yes', 0, null),
   },
 );
@@ -124,8 +175,15 @@ const integrationBody = mutated(
   }),
   {
     provider: fc.oneof(fc.constantFrom('linear', 'Synthetic', ''), fc.string({ maxLength: 10 })),
-    name: fc.oneof(fc.constantFrom('', ' ', 'a\u0000b', 'a\ud800', 'x'.repeat(201)), fc.string({ unit: 'binary', maxLength: 10 })),
-    sources: fc.oneof(fc.constant(['a', 'a']), fc.constant(['']), fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 })),
+    name: fc.oneof(
+      fc.constantFrom('', ' ', 'a\u0000b', 'a\ud800', 'x'.repeat(201)),
+      fc.string({ unit: 'binary', maxLength: 10 }),
+    ),
+    sources: fc.oneof(
+      fc.constant(['a', 'a']),
+      fc.constant(['']),
+      fc.array(fc.string({ maxLength: 10 }), { maxLength: 4 }),
+    ),
     datasets: datasets,
     config: fc.oneof(
       fc.record({ itemsPerDay: fc.oneof(fc.integer({ min: -2, max: 5 }), anyJson), seed: anyJson }),
@@ -178,7 +236,13 @@ const headers = fc.record({
     { weight: 8, arbitrary: fc.constant('application/json') },
     {
       weight: 1,
-      arbitrary: fc.constantFrom('text/plain', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', ''),
+      arbitrary: fc.constantFrom(
+        'text/plain',
+        'application/json; charset=utf-8',
+        'application/x-www-form-urlencoded',
+        'application/json; charset=latin1',
+        '',
+      ),
     },
   ),
   accept: fc.constantFrom(undefined, 'application/json', '*/*', 'text/html'),
@@ -223,17 +287,27 @@ const SETTINGS = { numRuns: 0, endOnFailure: true } as const;
 
 it('fuzzes POST /integrations/:id/sync, /backfill and /sync-runs/:id/cancel', async () => {
   const sent = fc.oneof(
-    fc.record({ id: idText(OWN), body: payload(syncBody) }).map((x) => ({ path: `/api/v1/integrations/${x.id}/sync`, body: x.body })),
-    fc.record({ id: idText(OWN), body: payload(backfillBody) }).map((x) => ({ path: `/api/v1/integrations/${x.id}/backfill`, body: x.body })),
+    fc
+      .record({ id: idText(OWN), body: payload(syncBody) })
+      .map((x) => ({ path: `/api/v1/integrations/${x.id}/sync`, body: x.body })),
+    fc
+      .record({ id: idText(OWN), body: payload(backfillBody) })
+      .map((x) => ({ path: `/api/v1/integrations/${x.id}/backfill`, body: x.body })),
     fc
       .record({ id: idText(OWN_RUN), body: fc.option(payload(fc.constant({})), { nil: undefined }) })
       .map((x) => ({ path: `/api/v1/sync-runs/${x.id}/cancel`, body: x.body })),
   );
   await fc.assert(
-    fc.asyncProperty(sent, token(), headers, async (x, t, hd) => check({ method: 'POST', path: x.path, body: x.body, token: t, headers: hd })),
+    fc.asyncProperty(sent, token(), headers, async (x, t, hd) =>
+      check({ method: 'POST', path: x.path, body: x.body, token: t, headers: hd }),
+    ),
     { ...SETTINGS, numRuns: 1400 },
   );
-  for (const route of ['POST /api/v1/integrations/:id/sync', 'POST /api/v1/integrations/:id/backfill', 'POST /api/v1/sync-runs/:id/cancel']) {
+  for (const route of [
+    'POST /api/v1/integrations/:id/sync',
+    'POST /api/v1/integrations/:id/backfill',
+    'POST /api/v1/sync-runs/:id/cancel',
+  ]) {
     expect(reached(route, 200, 300), route).toBeGreaterThan(5);
     expect(reached(route, 400, 500), route).toBeGreaterThan(50);
   }
@@ -259,11 +333,27 @@ it('fuzzes the read endpoints: ids, filters, cursors and limits', async () => {
   );
   const query = fc
     .dictionary(
-      fc.constantFrom('status', 'integration_id', 'triggered_by', 'created_after', 'created_before', 'cursor', 'limit', 'sort', 'org_id'),
+      fc.constantFrom(
+        'status',
+        'integration_id',
+        'triggered_by',
+        'created_after',
+        'created_before',
+        'cursor',
+        'limit',
+        'sort',
+        'org_id',
+      ),
       queryValue,
       { maxKeys: 3 },
     )
-    .map((q) => (Object.keys(q).length ? `?${Object.entries(q).map(([k, v]) => `${k}=${v}`).join('&')}` : ''));
+    .map((q) =>
+      Object.keys(q).length
+        ? `?${Object.entries(q)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('&')}`
+        : '',
+    );
   const path = fc.oneof(
     query.map((q) => `/api/v1/job-runs${q}`),
     query.map((q) => `/api/v1/integrations${q}`),
@@ -274,7 +364,9 @@ it('fuzzes the read endpoints: ids, filters, cursors and limits', async () => {
     query.map((q) => `/api/v1/reconciler/passes${q}`),
   );
   await fc.assert(
-    fc.asyncProperty(path, token(), headers, async (p, t, hd) => check({ method: 'GET', path: p, token: t, headers: hd })),
+    fc.asyncProperty(path, token(), headers, async (p, t, hd) =>
+      check({ method: 'GET', path: p, token: t, headers: hd }),
+    ),
     { ...SETTINGS, numRuns: 600 },
   );
   expect(answered).toBeGreaterThanOrEqual(2700);

@@ -38,7 +38,13 @@ export async function openApiHarness(
 ): Promise<ApiHarness> {
   const t = await createTestDatabase();
   const broker = opts.broker ?? new BullMqBroker({ redisUrl: REDIS_URL, prefix: uniquePrefix('api') });
-  const engine = await Engine.open({ settings: testSettings(), db: t.db, broker, logger: silentLogger(), migrate: false });
+  const engine = await Engine.open({
+    settings: testSettings(),
+    db: t.db,
+    broker,
+    logger: silentLogger(),
+    migrate: false,
+  });
   const server = await startApiServer({
     engine,
     host: '127.0.0.1',

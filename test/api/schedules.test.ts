@@ -15,8 +15,10 @@ let integrationB: string;
 
 beforeAll(async () => {
   h = await openApiHarness();
-  integrationA = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC })).body.id;
-  integrationB = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.foreign, body: SYNTHETIC })).body.id;
+  integrationA = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC })).body
+    .id;
+  integrationB = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.foreign, body: SYNTHETIC })).body
+    .id;
 });
 afterAll(async () => {
   await h?.close();
@@ -46,7 +48,9 @@ describe('schedule CRUD', () => {
       last_outcome: null,
     });
     // The first 09:00 in Berlin after the request (computed on either side of it).
-    const candidates = [before, Date.now()].map((ms) => nextSlot('0 9 * * *', 'Europe/Berlin', new Date(ms))!.toISOString());
+    const candidates = [before, Date.now()].map((ms) =>
+      nextSlot('0 9 * * *', 'Europe/Berlin', new Date(ms))!.toISOString(),
+    );
     expect(candidates).toContain(new Date(s.next_run_at!).toISOString());
 
     const one = await call(h.url, 'GET', `/api/v1/schedules/${s.id.toUpperCase()}`, { token: h.tokens.read });
@@ -65,10 +69,16 @@ describe('schedule CRUD', () => {
     expect(p).toMatchObject({ cron: '*/30 * * * *', timezone: 'UTC', mode: 'full_resync', enabled: true });
     expect(new Date(p.next_run_at!).getUTCMinutes() % 30).toBe(0);
 
-    const off = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, { token: h.tokens.admin, body: { enabled: false } });
+    const off = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, {
+      token: h.tokens.admin,
+      body: { enabled: false },
+    });
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ enabled: false, next_run_at: null });
-    const on = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, { token: h.tokens.admin, body: { enabled: true } });
+    const on = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, {
+      token: h.tokens.admin,
+      body: { enabled: true },
+    });
     expect(new Date(on.body.next_run_at).getTime()).toBeGreaterThan(Date.now() - 1000);
 
     const deleted = await call(h.url, 'DELETE', `/api/v1/schedules/${s.id}`, { token: h.tokens.admin });
@@ -82,7 +92,9 @@ describe('schedule CRUD', () => {
     const s = (await create({ integration_id: integrationA, cron: '@hourly' })).body;
     for (const token of [h.tokens.read, h.tokens.trigger]) {
       expect((await create({ integration_id: integrationA, cron: '@hourly' }, token)).status).toBe(403);
-      expect((await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, { token, body: { enabled: false } })).status).toBe(403);
+      expect(
+        (await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, { token, body: { enabled: false } })).status,
+      ).toBe(403);
       expect((await call(h.url, 'DELETE', `/api/v1/schedules/${s.id}`, { token })).status).toBe(403);
     }
     expect((await call(h.url, 'GET', '/api/v1/schedules', { token: h.tokens.trigger })).status).toBe(403);
@@ -94,11 +106,17 @@ describe('schedule CRUD', () => {
 describe('org isolation', () => {
   it("another org's schedule ids and integrations answer 404 and change nothing", async () => {
     const mine = Schedule.parse((await create({ integration_id: integrationA, cron: '15 * * * *' })).body);
-    const theirs = Schedule.parse((await create({ integration_id: integrationB, cron: '45 * * * *' }, h.tokens.foreign)).body);
+    const theirs = Schedule.parse(
+      (await create({ integration_id: integrationB, cron: '45 * * * *' }, h.tokens.foreign)).body,
+    );
     const foreign = h.tokens.foreign;
     const count = await scheduleCount();
 
-    for (const [method, body] of [['GET', undefined], ['PATCH', { enabled: false }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { enabled: false }],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await call(h.url, method, `/api/v1/schedules/${mine.id}`, { token: foreign, body });
       expect(r.status, `${method} ${JSON.stringify(r.body)}`).toBe(404);
       expect(isErrorShape(r.body)).toBe(true);
@@ -167,7 +185,9 @@ describe('bad input', () => {
       body: { timezone: 'Nowhere/Else' },
     });
     expect(missing.status).toBe(400);
-    expect((await call(h.url, 'GET', '/api/v1/schedules/not-a-uuid', { token: h.tokens.read })).body.error.details.field).toBe('id');
+    expect(
+      (await call(h.url, 'GET', '/api/v1/schedules/not-a-uuid', { token: h.tokens.read })).body.error.details.field,
+    ).toBe('id');
     const again = await call(h.url, 'GET', `/api/v1/schedules/${s.id}`, { token: h.tokens.read });
     expect(Schedule.parse(again.body)).toEqual(s);
   });
@@ -193,7 +213,19 @@ describe('syncrelay schedules', () => {
 
   it('create, list, disable, enable and delete', async () => {
     const created = await runCli(
-      ['schedules', 'create', '--org', ORG_A, '--integration', integrationA, '--cron', '0 6 * * 1-5', '--timezone', 'America/New_York', '--json'],
+      [
+        'schedules',
+        'create',
+        '--org',
+        ORG_A,
+        '--integration',
+        integrationA,
+        '--cron',
+        '0 6 * * 1-5',
+        '--timezone',
+        'America/New_York',
+        '--json',
+      ],
       { env: env() },
     );
     expect(created.code, created.stderr).toBe(0);
@@ -207,7 +239,10 @@ describe('syncrelay schedules', () => {
     expect(table.stdout).toMatch(/^ID\s+ORG\s+INTEGRATION\s+CRON\s+TIMEZONE\s+MODE\s+ENABLED\s+NEXT RUN\s+LAST/);
 
     const disabled = await runCli(['schedules', 'disable', s.id, '--json'], { env: env() });
-    expect(parseJson<{ enabled: boolean; next_run_at: null }>(disabled.stdout)).toMatchObject({ enabled: false, next_run_at: null });
+    expect(parseJson<{ enabled: boolean; next_run_at: null }>(disabled.stdout)).toMatchObject({
+      enabled: false,
+      next_run_at: null,
+    });
     const enabled = await runCli(['schedules', 'enable', s.id], { env: env() });
     expect(enabled.stdout).toMatch(/^enabled schedule .* next run \d{4}-/);
 
@@ -220,16 +255,22 @@ describe('syncrelay schedules', () => {
   });
 
   it('tick fires what is due now, once', async () => {
-    const integration = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC })).body.id;
+    const integration = (await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC }))
+      .body.id;
     const s = Schedule.parse((await create({ integration_id: integration, cron: '@hourly' })).body);
-    await h.db.query("UPDATE syncrelay.scheduled_jobs SET next_run_at = now() - interval '3 hours' WHERE id = $1", [s.id]);
+    await h.db.query("UPDATE syncrelay.scheduled_jobs SET next_run_at = now() - interval '3 hours' WHERE id = $1", [
+      s.id,
+    ]);
     const r = await runCli(['schedules', 'tick', '--json'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
     const tick = parseJson<{ fired: { scheduleId: string; jobRunId: string }[] }>(r.stdout);
     expect(tick.fired.map((f) => f.scheduleId)).toEqual([s.id]);
     const again = await runCli(['schedules', 'tick'], { env: env() });
     expect(again.stdout).toMatch(/^fired 0, skipped 0, failed 0/);
-    const { rows } = await h.db.query<{ triggered_by: string }>('SELECT triggered_by FROM syncrelay.job_runs WHERE job_id = $1', [s.id]);
+    const { rows } = await h.db.query<{ triggered_by: string }>(
+      'SELECT triggered_by FROM syncrelay.job_runs WHERE job_id = $1',
+      [s.id],
+    );
     expect(rows).toEqual([{ triggered_by: 'schedule' }]);
   });
 
@@ -240,7 +281,18 @@ describe('syncrelay schedules', () => {
       ['--timezone', 'Mars/Olympus', 'timezone'],
       ['--mode', 'backfill', 'mode'],
     ] as const) {
-      const args = ['schedules', 'create', '--org', ORG_A, '--integration', integrationA, '--cron', '0 * * * *', flag, value];
+      const args = [
+        'schedules',
+        'create',
+        '--org',
+        ORG_A,
+        '--integration',
+        integrationA,
+        '--cron',
+        '0 * * * *',
+        flag,
+        value,
+      ];
       const r = await runCli(args, { env: env() });
       expect(r.code).not.toBe(0);
       const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));

@@ -45,7 +45,11 @@ describe('Idempotency-Key', () => {
   it('the same key with another body is a 422 that writes nothing', async () => {
     const id = await newIntegration();
     const headers = { 'idempotency-key': 'sync-once' };
-    const first = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.trigger, body: { mode: 'incremental' }, headers });
+    const first = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
+      token: h.tokens.trigger,
+      body: { mode: 'incremental' },
+      headers,
+    });
     expect(first.status).toBe(202);
     const before = await tableCounts(h.db);
     const other = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
@@ -57,7 +61,11 @@ describe('Idempotency-Key', () => {
     expect(isErrorShape(other.body)).toBe(true);
     expect(other.body.error).toMatchObject({ code: 'idempotency_key_reused', details: { field: 'Idempotency-Key' } });
     // Another endpoint with the same key is another request too.
-    const elsewhere = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, { token: h.tokens.trigger, body: backfill, headers });
+    const elsewhere = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, {
+      token: h.tokens.trigger,
+      body: backfill,
+      headers,
+    });
     expect(elsewhere.status).toBe(422);
     expect(await tableCounts(h.db)).toEqual(before);
   });
@@ -92,7 +100,11 @@ describe('Idempotency-Key', () => {
       headers,
     });
     expect(bad.status).toBe(400);
-    const good = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, { token: h.tokens.trigger, body: backfill, headers });
+    const good = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, {
+      token: h.tokens.trigger,
+      body: backfill,
+      headers,
+    });
     expect(good.status).toBe(202);
   });
 
@@ -115,10 +127,16 @@ describe('Idempotency-Key', () => {
 describe('409 conflict', () => {
   it('a second unfinished run of the same mode names the first; force starts another; other modes are free', async () => {
     const id = await newIntegration();
-    const first = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.trigger, body: { mode: 'incremental' } });
+    const first = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
+      token: h.tokens.trigger,
+      body: { mode: 'incremental' },
+    });
     expect(first.status).toBe(202);
     const before = await tableCounts(h.db);
-    const second = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.trigger, body: { mode: 'incremental' } });
+    const second = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
+      token: h.tokens.trigger,
+      body: { mode: 'incremental' },
+    });
     expect(second.status).toBe(409);
     expect(isErrorShape(second.body)).toBe(true);
     expect(second.body.error).toMatchObject({
@@ -127,7 +145,10 @@ describe('409 conflict', () => {
     });
     expect(await tableCounts(h.db)).toEqual(before);
 
-    const other = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, { token: h.tokens.trigger, body: backfill });
+    const other = await call(h.url, 'POST', `/api/v1/integrations/${id}/backfill`, {
+      token: h.tokens.trigger,
+      body: backfill,
+    });
     expect(other.status).toBe(202);
     const forced = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
       token: h.tokens.trigger,
@@ -138,9 +159,14 @@ describe('409 conflict', () => {
 
     // Once the first is cancelled (and the forced one too), the mode is free again.
     for (const run of [first.body.sync_run_id, forced.body.sync_run_id]) {
-      expect((await call(h.url, 'POST', `/api/v1/sync-runs/${run}/cancel`, { token: h.tokens.trigger })).status).toBe(202);
+      expect((await call(h.url, 'POST', `/api/v1/sync-runs/${run}/cancel`, { token: h.tokens.trigger })).status).toBe(
+        202,
+      );
     }
-    const free = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.trigger, body: { mode: 'incremental' } });
+    const free = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
+      token: h.tokens.trigger,
+      body: { mode: 'incremental' },
+    });
     expect(free.status).toBe(202);
   });
 });
@@ -149,7 +175,11 @@ describe('broker down', () => {
   let down: ApiHarness;
   beforeAll(async () => {
     down = await openApiHarness({
-      broker: new BullMqBroker({ redisUrl: 'redis://127.0.0.1:1', prefix: uniquePrefix('api-down'), publishTimeoutMs: 500 }),
+      broker: new BullMqBroker({
+        redisUrl: 'redis://127.0.0.1:1',
+        prefix: uniquePrefix('api-down'),
+        publishTimeoutMs: 500,
+      }),
       server: { readinessTimeoutMs: 1000 },
     });
   });
@@ -158,7 +188,10 @@ describe('broker down', () => {
   });
 
   it('a trigger still answers 202 and leaves its dispatch row pending for the relay', async () => {
-    const integration = await call(down.url, 'POST', '/api/v1/integrations', { token: down.tokens.admin, body: SYNTHETIC });
+    const integration = await call(down.url, 'POST', '/api/v1/integrations', {
+      token: down.tokens.admin,
+      body: SYNTHETIC,
+    });
     expect(integration.status).toBe(201);
     const started = Date.now();
     const r = await call(down.url, 'POST', `/api/v1/integrations/${integration.body.id}/backfill`, {

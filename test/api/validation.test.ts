@@ -27,7 +27,10 @@ beforeAll(async () => {
   });
   const r = await call(h.url, 'POST', '/api/v1/integrations', { token: h.tokens.admin, body: SYNTHETIC });
   id = r.body.id;
-  const t = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.admin, body: { mode: 'incremental' } });
+  const t = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
+    token: h.tokens.admin,
+    body: { mode: 'incremental' },
+  });
   runId = t.body.sync_run_id;
 });
 afterAll(async () => {
@@ -35,11 +38,7 @@ afterAll(async () => {
 });
 
 /** Sends, expects `status` with the error shape naming `field`, and checks nothing was written. */
-async function rejects(
-  status: number,
-  field: string | null,
-  send: () => Promise<Reply>,
-): Promise<Reply> {
+async function rejects(status: number, field: string | null, send: () => Promise<Reply>): Promise<Reply> {
   const before = await tableCounts(h.db);
   const r = await send();
   expect(r.status, JSON.stringify(r.body)).toBe(status);
@@ -51,8 +50,10 @@ async function rejects(
 }
 
 const post = (path: string, body: unknown) => () => call(h.url, 'POST', path, { token: h.tokens.admin, body });
-const raw = (path: string, text: string, contentType = 'application/json') => () =>
-  call(h.url, 'POST', path, { token: h.tokens.admin, raw: text, headers: { 'content-type': contentType } });
+const raw =
+  (path: string, text: string, contentType = 'application/json') =>
+  () =>
+    call(h.url, 'POST', path, { token: h.tokens.admin, raw: text, headers: { 'content-type': contentType } });
 const get = (path: string) => () => call(h.url, 'GET', path, { token: h.tokens.admin });
 
 const window = { since: '2026-01-01T00:00:00Z', before: '2026-01-15T00:00:00Z' };
@@ -80,7 +81,11 @@ describe('trigger bodies', () => {
     ['since in year 0', 'since', { ...window, since: '0000-12-01T00:00:00Z' }],
     ['since ≥ before', 'since', { since: window.before, before: window.since }],
     ['since = before', 'since', { since: window.since, before: window.since }],
-    ['a window over the maximum (30 days here)', 'before', { since: '2026-01-01T00:00:00Z', before: '2026-02-01T00:00:01Z' }],
+    [
+      'a window over the maximum (30 days here)',
+      'before',
+      { since: '2026-01-01T00:00:00Z', before: '2026-02-01T00:00:01Z' },
+    ],
     ['datasets not a list', 'datasets', { ...window, datasets: 'work-items' }],
     ['a dataset of the wrong type', 'datasets.0', { ...window, datasets: [1] }],
     ['an empty dataset list', 'datasets', { ...window, datasets: [] }],
@@ -116,7 +121,13 @@ describe('trigger bodies', () => {
 });
 
 describe('malformed ids in paths are 400s', () => {
-  const bad = ['not-a-uuid', '1234', `${'0'.repeat(8)}-0000-0000-0000-00000000000g`, 'x'.repeat(600), '%27%20OR%201=1--'];
+  const bad = [
+    'not-a-uuid',
+    '1234',
+    `${'0'.repeat(8)}-0000-0000-0000-00000000000g`,
+    'x'.repeat(600),
+    '%27%20OR%201=1--',
+  ];
   it.each([
     ['GET', (x: string) => `/api/v1/integrations/${x}`],
     ['POST', (x: string) => `/api/v1/integrations/${x}/sync`],
@@ -151,7 +162,10 @@ describe('query strings', () => {
     ['/api/v1/job-runs?integration_id=42', 'integration_id'],
     ['/api/v1/job-runs?created_after=yesterday', 'created_after'],
     ['/api/v1/job-runs?cursor=bm90LWEtY3Vyc29y', 'cursor'],
-    ['/api/v1/job-runs?cursor=WyJ0IiwiOTk5OTk5OTk5OTk5OTk5OTk5IiwiMDAwMDAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAwIl0', 'cursor'],
+    [
+      '/api/v1/job-runs?cursor=WyJ0IiwiOTk5OTk5OTk5OTk5OTk5OTk5IiwiMDAwMDAwMDAtMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAwIl0',
+      'cursor',
+    ],
     ['/api/v1/job-runs?cursor=%00', 'cursor'],
     ['/api/v1/job-runs?sort=asc', 'sort'],
     ['/api/v1/integrations?all=1', 'all'],
@@ -184,7 +198,11 @@ describe('integration bodies', () => {
     ['an unknown config key', 'config.colour', { ...SYNTHETIC, config: { colour: 'red' } }],
     ['a config value of the wrong type', 'config.itemsPerDay', { ...SYNTHETIC, config: { itemsPerDay: 'many' } }],
     ['a config with NUL inside', 'config', { ...SYNTHETIC, config: { impersonate: 'x\u0000' } }],
-    ['a config nested too deep', 'config', { ...SYNTHETIC, config: { seed: JSON.parse('['.repeat(40) + ']'.repeat(40)) } }],
+    [
+      'a config nested too deep',
+      'config',
+      { ...SYNTHETIC, config: { seed: JSON.parse('['.repeat(40) + ']'.repeat(40)) } },
+    ],
     ['an org in the body', 'org_id', { ...SYNTHETIC, org_id: 'other' }],
   ])('%s', async (_, field, body) => {
     await rejects(400, field, post(path, body));
@@ -193,7 +211,10 @@ describe('integration bodies', () => {
 
 describe('unexpected errors and extension points', () => {
   it('a handler that throws answers a generic 500 with the request id, never the error', async () => {
-    const r = await call(h.url, 'GET', '/api/v1/test/boom', { token: h.tokens.read, headers: { 'x-request-id': 'boom-1' } });
+    const r = await call(h.url, 'GET', '/api/v1/test/boom', {
+      token: h.tokens.read,
+      headers: { 'x-request-id': 'boom-1' },
+    });
     expect(r.status).toBe(500);
     expect(isErrorShape(r.body)).toBe(true);
     expect(r.body.error.code).toBe('internal_error');

@@ -29,7 +29,11 @@ interface Run {
 
 function run(cmd: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, cmd, {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -60,7 +64,10 @@ describe('npm run bench -- --quick', () => {
 
   it('completes, and every scenario prints one JSON line with its figures, ratio and target', () => {
     expect(result.code, result.stderr).toBe(0);
-    const lines = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l.scenario)).toEqual(SCENARIOS);
     for (const line of lines) {
       expect(line.error, String(line.scenario)).toBeUndefined();
@@ -72,7 +79,10 @@ describe('npm run bench -- --quick', () => {
   });
 
   it('writes the results file and the chart of the ratios', async () => {
-    const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as { quick: boolean; results: { scenario: string }[] };
+    const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as {
+      quick: boolean;
+      results: { scenario: string }[];
+    };
     expect(report.quick).toBe(true);
     expect(report.results.map((r) => r.scenario)).toEqual(SCENARIOS);
     const svg = await readFile(join(out, 'ratios.svg'), 'utf8');

@@ -109,7 +109,9 @@ describe('BullMqBroker', () => {
       held.forEach((s) => s.destroy());
       await new Promise((resolve) => silent.close(resolve));
     });
-    const broker = track(new BullMqBroker({ redisUrl: `redis://127.0.0.1:${port}`, prefix: 'unused', publishTimeoutMs: 300 }));
+    const broker = track(
+      new BullMqBroker({ redisUrl: `redis://127.0.0.1:${port}`, prefix: 'unused', publishTimeoutMs: 300 }),
+    );
     const started = Date.now();
     const err = await broker.publish([message(1)]).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(2000);

@@ -97,7 +97,11 @@ export function brokerConformance(name: string, factory: BrokerFactory): void {
       const sent: TaskMessage[] = [
         message(1, 'dispatch_sync_run'),
         message(2, 'run_sync_unit'),
-        { name: 'finalize_sync_run', payload: { orgId: 'o', runId: 'r', trace: { traceparent: '00-ab-cd-01' } }, jobId: 'fin:r:tok' },
+        {
+          name: 'finalize_sync_run',
+          payload: { orgId: 'o', runId: 'r', trace: { traceparent: '00-ab-cd-01' } },
+          jobId: 'fin:r:tok',
+        },
         { name: 'post_sync', payload: { orgId: 'o', runId: 'r' }, jobId: '42' },
       ];
       await broker.publish(sent);

@@ -57,12 +57,15 @@ describe('InProcessBroker', () => {
     const release = gate();
     const finished = gate();
     const inbox = new Inbox();
-    broker.consume(async (msg) => {
-      inbox.push(msg);
-      if (inbox.received.length > 1) return;
-      await release.opened;
-      finished.open();
-    }, { concurrency: 2 });
+    broker.consume(
+      async (msg) => {
+        inbox.push(msg);
+        if (inbox.received.length > 1) return;
+        await release.opened;
+        finished.open();
+      },
+      { concurrency: 2 },
+    );
     await broker.publish([message(1)]);
     await inbox.untilReceived('outbox:m:1');
     await broker.publish([message(1)]);

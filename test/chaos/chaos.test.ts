@@ -26,9 +26,25 @@ function redisServerBinary(): string | null {
 
 async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): Promise<ChaosReport> {
   const redis = redisServerBinary();
-  const args = ['chaos', '--runs', String(RUNS_PER_MODE), '--units-per-run', String(UNITS_PER_RUN), '--duration', '35',
-    '--workers', '3', '--reconcilers', '2', '--post-sync', postSync, '--seed', String(seed), '--json',
-    ...(redis ? ['--redis-server', redis] : [])];
+  const args = [
+    'chaos',
+    '--runs',
+    String(RUNS_PER_MODE),
+    '--units-per-run',
+    String(UNITS_PER_RUN),
+    '--duration',
+    '35',
+    '--workers',
+    '3',
+    '--reconcilers',
+    '2',
+    '--post-sync',
+    postSync,
+    '--seed',
+    String(seed),
+    '--json',
+    ...(redis ? ['--redis-server', redis] : []),
+  ];
   // Without a redis-server binary the shared Redis carries the queue; the Redis faults are then skipped.
   const env = { DATABASE_URL: `${PG_BASE}/postgres`, ...(redis ? {} : { REDIS_URL }) };
   const r = await runCli(args, { env, timeoutMs: 170_000 });

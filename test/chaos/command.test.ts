@@ -79,7 +79,10 @@ describe('the child protocol', () => {
     }
     expect(parseCommand('publish-fail-rate 2')).toBeNull();
     expect(parseChildLine('unit-start u1 o1')).toEqual({ kind: 'unit-start', unitId: 'u1', owner: 'o1' });
-    expect(parseChildLine('paused-at relay.afterPublish.beforeMark')).toEqual({ kind: 'paused-at', point: 'relay.afterPublish.beforeMark' });
+    expect(parseChildLine('paused-at relay.afterPublish.beforeMark')).toEqual({
+      kind: 'paused-at',
+      point: 'relay.afterPublish.beforeMark',
+    });
     expect(parseChildLine('{"level":40}')).toBeNull();
   });
 });

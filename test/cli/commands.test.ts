@@ -8,7 +8,15 @@ import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '
 import { dropQueue, parseJson, runCli, startCli, until } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TABLES = ['integrations', 'integration_sources', 'integration_datasets', 'sync_runs', 'sync_run_units', 'job_runs', 'sync_dispatch_outbox'];
+const TABLES = [
+  'integrations',
+  'integration_sources',
+  'integration_datasets',
+  'sync_runs',
+  'sync_run_units',
+  'job_runs',
+  'sync_dispatch_outbox',
+];
 
 let t: TestDatabase;
 let prefix: string;
@@ -36,8 +44,24 @@ async function counts(): Promise<Record<string, number>> {
 
 async function createIntegration(org: string, extra: string[] = []): Promise<{ id: string; org_id: string }> {
   const r = await runCli(
-    ['integrations', 'create', '--org', org, '--provider', 'synthetic', '--name', `${org} linear`,
-      '--sources', 's1,s2', '--datasets', 'teams,work-items', '--config', '{"itemsPerDay":1,"latencyMs":1}', '--json', ...extra],
+    [
+      'integrations',
+      'create',
+      '--org',
+      org,
+      '--provider',
+      'synthetic',
+      '--name',
+      `${org} linear`,
+      '--sources',
+      's1,s2',
+      '--datasets',
+      'teams,work-items',
+      '--config',
+      '{"itemsPerDay":1,"latencyMs":1}',
+      '--json',
+      ...extra,
+    ],
     { env },
   );
   expect(r.stderr).toBe('');
@@ -60,7 +84,9 @@ describe('create → trigger → reconcile --once → runs show', () => {
     const integ = await createIntegration('acme');
     expect(integ.id).toMatch(UUID);
     expect(integ.org_id).toBe('acme');
-    const { rows: ir } = await t.db.query<{ name: string }>('SELECT name FROM syncrelay.integrations WHERE id = $1', [integ.id]);
+    const { rows: ir } = await t.db.query<{ name: string }>('SELECT name FROM syncrelay.integrations WHERE id = $1', [
+      integ.id,
+    ]);
     expect(ir[0]!.name).toBe('acme linear');
 
     const listed = await runCli(['integrations', 'list', '--org', 'acme', '--json'], { env });
@@ -70,7 +96,18 @@ describe('create → trigger → reconcile --once → runs show', () => {
 
     // No --org: the integration's own org is used.
     const trig = await runCli(
-      ['trigger', '--integration', integ.id, '--mode', 'backfill', '--since', '2026-01-01T00:00:00Z', '--before', '2026-01-15T00:00:00Z', '--json'],
+      [
+        'trigger',
+        '--integration',
+        integ.id,
+        '--mode',
+        'backfill',
+        '--since',
+        '2026-01-01T00:00:00Z',
+        '--before',
+        '2026-01-15T00:00:00Z',
+        '--json',
+      ],
       { env },
     );
     expect(trig.stderr).toBe('');
@@ -99,7 +136,11 @@ describe('create → trigger → reconcile --once → runs show', () => {
 
     const show = await runCli(['runs', 'show', ids.sync_run_id, '--json'], { env });
     expect(show.code).toBe(0);
-    const view = parseJson<{ run: { id: string; status: string; org_id: string }; units: Record<string, number>; job_run: { id: string } }>(show.stdout);
+    const view = parseJson<{
+      run: { id: string; status: string; org_id: string };
+      units: Record<string, number>;
+      job_run: { id: string };
+    }>(show.stdout);
     expect(view.run).toMatchObject({ id: ids.sync_run_id, status: 'planned', org_id: 'acme' });
     expect(view.units).toEqual({ planned: 5 });
     expect(view.job_run.id).toBe(ids.job_run_id);
@@ -116,12 +157,21 @@ describe('create → trigger → reconcile --once → runs show', () => {
     expect(wait.stderr.trim()).toMatch(/^syncrelay: run \S+ is still planned after 0.5 s$/);
 
     // A second trigger of the same mode conflicts unless forced.
-    const again = await runCli(['trigger', '--integration', integ.id, '--mode', 'backfill', '--since', '2026-01-01', '--before', '2026-01-15'], { env });
+    const again = await runCli(
+      ['trigger', '--integration', integ.id, '--mode', 'backfill', '--since', '2026-01-01', '--before', '2026-01-15'],
+      { env },
+    );
     expect(again.code).not.toBe(0);
-    expect(again.stderr.trim()).toBe(`syncrelay: a backfill run is already in progress: ${ids.sync_run_id} (wait for it, cancel it, or add --force)`);
+    expect(again.stderr.trim()).toBe(
+      `syncrelay: a backfill run is already in progress: ${ids.sync_run_id} (wait for it, cancel it, or add --force)`,
+    );
 
     const cancel = await runCli(['cancel', ids.sync_run_id, '--json'], { env });
-    expect(parseJson(cancel.stdout)).toEqual({ sync_run_id: ids.sync_run_id, outcome: 'cancelled', status: 'cancelled' });
+    expect(parseJson(cancel.stdout)).toEqual({
+      sync_run_id: ids.sync_run_id,
+      outcome: 'cancelled',
+      status: 'cancelled',
+    });
     const done = await runCli(['runs', 'show', ids.sync_run_id, '--wait', '5', '--json'], { env });
     expect(done.code).toBe(0);
     expect(parseJson<{ units: Record<string, number> }>(done.stdout).units).toEqual({ cancelled: 5 });
@@ -136,19 +186,104 @@ describe('bad input exits non-zero with one line and writes nothing', () => {
 
   const base = ['--org', 'x', '--provider', 'synthetic', '--name', 'n', '--sources', 's1'];
   const cases: [string, () => string[], RegExp][] = [
-    ['unknown dataset', () => ['integrations', 'create', ...base, '--datasets', 'work-items,nope'], /^syncrelay: datasets: unknown dataset "nope" for synthetic$/],
-    ['bad --config JSON', () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '{"itemsPerDay": 5'], /^syncrelay: option '--config <json>' argument .* is invalid\. Not valid JSON/],
-    ['--config not an object', () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '[1]'], /Expected a JSON object/],
-    ['unknown config key', () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '{"speed":1}'], /^syncrelay: config\.speed: unknown setting/],
-    ['unknown provider', () => ['integrations', 'create', '--org', 'x', '--provider', 'jira', '--name', 'n', '--sources', 's', '--datasets', 'teams'], /^syncrelay: provider: unknown provider "jira"/],
-    ['since ≥ before', () => ['trigger', '--integration', integId, '--mode', 'backfill', '--since', '2026-02-01', '--before', '2026-01-01'], /^syncrelay: since: must be earlier than before$/],
-    ['backfill without a window', () => ['trigger', '--integration', integId, '--mode', 'backfill'], /^syncrelay: since: is required for a backfill/],
-    ['unknown mode', () => ['trigger', '--integration', integId, '--mode', 'sideways'], /^syncrelay: option '--mode <mode>' argument 'sideways' is invalid\. Allowed choices are incremental, backfill, full_resync\.$/],
-    ['dataset not enabled', () => ['trigger', '--integration', integId, '--mode', 'full_resync', '--datasets', 'members'], /^syncrelay: datasets: dataset "members" is not enabled on this integration$/],
-    ['bad time', () => ['trigger', '--integration', integId, '--mode', 'backfill', '--since', 'yesterday', '--before', '2026-01-01'], /--since <iso>.*Expected an ISO 8601 time/],
-    ['unknown integration', () => ['trigger', '--integration', '00000000-0000-4000-8000-000000000000', '--mode', 'incremental'], /^syncrelay: integration 00000000-0000-4000-8000-000000000000 not found$/],
-    ['integration of another org', () => ['trigger', '--integration', integId, '--mode', 'incremental', '--org', 'someone-else'], /^syncrelay: integration \S+ not found$/],
-    ['unknown run', () => ['cancel', '00000000-0000-4000-8000-000000000000'], /^syncrelay: sync run 00000000-0000-4000-8000-000000000000 not found$/],
+    [
+      'unknown dataset',
+      () => ['integrations', 'create', ...base, '--datasets', 'work-items,nope'],
+      /^syncrelay: datasets: unknown dataset "nope" for synthetic$/,
+    ],
+    [
+      'bad --config JSON',
+      () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '{"itemsPerDay": 5'],
+      /^syncrelay: option '--config <json>' argument .* is invalid\. Not valid JSON/,
+    ],
+    [
+      '--config not an object',
+      () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '[1]'],
+      /Expected a JSON object/,
+    ],
+    [
+      'unknown config key',
+      () => ['integrations', 'create', ...base, '--datasets', 'teams', '--config', '{"speed":1}'],
+      /^syncrelay: config\.speed: unknown setting/,
+    ],
+    [
+      'unknown provider',
+      () => [
+        'integrations',
+        'create',
+        '--org',
+        'x',
+        '--provider',
+        'jira',
+        '--name',
+        'n',
+        '--sources',
+        's',
+        '--datasets',
+        'teams',
+      ],
+      /^syncrelay: provider: unknown provider "jira"/,
+    ],
+    [
+      'since ≥ before',
+      () => [
+        'trigger',
+        '--integration',
+        integId,
+        '--mode',
+        'backfill',
+        '--since',
+        '2026-02-01',
+        '--before',
+        '2026-01-01',
+      ],
+      /^syncrelay: since: must be earlier than before$/,
+    ],
+    [
+      'backfill without a window',
+      () => ['trigger', '--integration', integId, '--mode', 'backfill'],
+      /^syncrelay: since: is required for a backfill/,
+    ],
+    [
+      'unknown mode',
+      () => ['trigger', '--integration', integId, '--mode', 'sideways'],
+      /^syncrelay: option '--mode <mode>' argument 'sideways' is invalid\. Allowed choices are incremental, backfill, full_resync\.$/,
+    ],
+    [
+      'dataset not enabled',
+      () => ['trigger', '--integration', integId, '--mode', 'full_resync', '--datasets', 'members'],
+      /^syncrelay: datasets: dataset "members" is not enabled on this integration$/,
+    ],
+    [
+      'bad time',
+      () => [
+        'trigger',
+        '--integration',
+        integId,
+        '--mode',
+        'backfill',
+        '--since',
+        'yesterday',
+        '--before',
+        '2026-01-01',
+      ],
+      /--since <iso>.*Expected an ISO 8601 time/,
+    ],
+    [
+      'unknown integration',
+      () => ['trigger', '--integration', '00000000-0000-4000-8000-000000000000', '--mode', 'incremental'],
+      /^syncrelay: integration 00000000-0000-4000-8000-000000000000 not found$/,
+    ],
+    [
+      'integration of another org',
+      () => ['trigger', '--integration', integId, '--mode', 'incremental', '--org', 'someone-else'],
+      /^syncrelay: integration \S+ not found$/,
+    ],
+    [
+      'unknown run',
+      () => ['cancel', '00000000-0000-4000-8000-000000000000'],
+      /^syncrelay: sync run 00000000-0000-4000-8000-000000000000 not found$/,
+    ],
   ];
 
   it.each(cases)('%s', async (_, args, reason) => {
@@ -169,12 +304,20 @@ describe('worker and reconciler processes', () => {
     const worker = startCli(['worker', '--concurrency', '2'], { env });
     const reconciler = startCli(['reconciler', '--id', 'cli-test'], { env });
     try {
-      await until(() => worker.stderr().includes('"worker started"') && reconciler.stderr().includes('"reconciler started"'), 30_000, 'services started');
+      await until(
+        () => worker.stderr().includes('"worker started"') && reconciler.stderr().includes('"reconciler started"'),
+        30_000,
+        'services started',
+      );
       const trig = await runCli(['trigger', '--integration', integ.id, '--mode', 'full_resync', '--json'], { env });
       const { sync_run_id: runId } = parseJson<{ sync_run_id: string }>(trig.stdout);
       const shown = await runCli(['runs', 'show', runId, '--wait', '30', '--json'], { env, timeoutMs: 40_000 });
       expect(shown.code).toBe(0);
-      const view = parseJson<{ run: { status: string; total_units: number }; units: Record<string, number>; job_run: { status: string } }>(shown.stdout);
+      const view = parseJson<{
+        run: { status: string; total_units: number };
+        units: Record<string, number>;
+        job_run: { status: string };
+      }>(shown.stdout);
       expect(view.run.status).toBe('success');
       // teams + 2 sources × work-items (one full_resync window each)
       expect(view.units).toEqual({ success: 3 });
@@ -188,7 +331,9 @@ describe('worker and reconciler processes', () => {
     expect(r.code).toBe(0);
     expect(w.stderr).toContain('"worker stopped"');
     expect(r.stderr).toContain('"reconciler stopped"');
-    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.reconciler_passes WHERE reconciler = 'cli-test'");
+    const { rows } = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM syncrelay.reconciler_passes WHERE reconciler = 'cli-test'",
+    );
     expect(rows[0]!.n).toBeGreaterThan(0);
   });
 });

@@ -32,12 +32,15 @@ afterAll(async () => {
 const env = () => ({ SYNCRELAY_DATA_DIR: `${dir}/data` });
 
 describe('syncrelay --help', () => {
-  it.each(COMMANDS.map((c) => [c.join(' ') || '(top level)', c] as const))('%s --help exits 0 with usage', async (_, cmd) => {
-    const r = await runCli([...cmd, '--help'], { env: env() });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Usage: syncrelay${cmd.length ? ` ${cmd.join(' ')}` : ''}`);
-    expect(r.stderr).toBe('');
-  });
+  it.each(COMMANDS.map((c) => [c.join(' ') || '(top level)', c] as const))(
+    '%s --help exits 0 with usage',
+    async (_, cmd) => {
+      const r = await runCli([...cmd, '--help'], { env: env() });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`Usage: syncrelay${cmd.length ? ` ${cmd.join(' ')}` : ''}`);
+      expect(r.stderr).toBe('');
+    },
+  );
 
   it('says that start runs the worker, the reconciler and the HTTP API', async () => {
     const r = await runCli(['start', '--help']);

@@ -41,7 +41,12 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
     execFile(
       process.execPath,
       ['--import', TSX, MAIN, ...args],
-      { env: cleanEnv(opts.env), cwd: opts.cwd ?? ROOT, timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024 },
+      {
+        env: cleanEnv(opts.env),
+        cwd: opts.cwd ?? ROOT,
+        timeout: opts.timeoutMs ?? 30_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
       (err, stdout, stderr) => {
         const e = err as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
         done({
@@ -56,7 +61,10 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
 }
 
 /** Starts a long-running `syncrelay <args>`; `exited` resolves with its result. */
-export function startCli(args: readonly string[], opts: CliOptions = {}): { child: ChildProcess; exited: Promise<CliResult>; stderr: () => string } {
+export function startCli(
+  args: readonly string[],
+  opts: CliOptions = {},
+): { child: ChildProcess; exited: Promise<CliResult>; stderr: () => string } {
   const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
     env: cleanEnv(opts.env),
     cwd: opts.cwd ?? ROOT,
@@ -77,7 +85,11 @@ export function startCli(args: readonly string[], opts: CliOptions = {}): { chil
 }
 
 /** Resolves once `check()` is true (polling), or fails after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);

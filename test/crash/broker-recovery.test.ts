@@ -24,7 +24,9 @@ describe('window 6: parked rows after the broker recovers', () => {
     const { syncRunId: runId } = await h.backfill(integ, 14);
     // The run's dispatch row is woken and relayed again and again (capacity freed, retries due …).
     for (let i = 0; i < 6; i++) {
-      await h.db.transaction((tx) => armOutbox(tx, 'dispatch_sync_run', [{ orgId: integ.orgId, runId }], h!.now(), h!.now()));
+      await h.db.transaction((tx) =>
+        armOutbox(tx, 'dispatch_sync_run', [{ orgId: integ.orgId, runId }], h!.now(), h!.now()),
+      );
       expect((await h.pass()).relayed_dispatch).toBe(1);
       await h.take();
     }
@@ -33,7 +35,9 @@ describe('window 6: parked rows after the broker recovers', () => {
     const down = unreachableBroker();
     try {
       h.broker.setOutage(down);
-      await h.db.transaction((tx) => armOutbox(tx, 'dispatch_sync_run', [{ orgId: integ.orgId, runId }], h!.now(), h!.now()));
+      await h.db.transaction((tx) =>
+        armOutbox(tx, 'dispatch_sync_run', [{ orgId: integ.orgId, runId }], h!.now(), h!.now()),
+      );
       expect((await h.pass()).publish_failures).toBe(1);
       const parked = (await h.outbox(runId, 'dispatch_sync_run'))!;
       expect(parked).toMatchObject({ status: 'pending', attempts: 7 });
@@ -57,7 +61,7 @@ describe('window 6: parked rows after the broker recovers', () => {
     expect(run.status).toBe('success');
   });
 
-  it("a dispatch task whose run_sync_unit publish failed parks its re-armed row; it is relayed once the broker answers", async () => {
+  it('a dispatch task whose run_sync_unit publish failed parks its re-armed row; it is relayed once the broker answers', async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -84,7 +88,8 @@ describe('window 6: parked rows after the broker recovers', () => {
     const b = (await h.backfill(integ, 14)).syncRunId;
     h.broker.failNext(1);
     expect((await h.pass()).publish_failures).toBe(2); // both rows in one failed batch
-    for (const id of [a, b]) expect((await h.outbox(id, 'dispatch_sync_run'))!.available_at.getTime()).toBe(T0 + 60 * SECOND);
+    for (const id of [a, b])
+      expect((await h.outbox(id, 'dispatch_sync_run'))!.available_at.getTime()).toBe(T0 + 60 * SECOND);
 
     // A new run is triggered: its publish goes through, and the parked rows follow right behind it.
     h.advance(1 * SECOND);

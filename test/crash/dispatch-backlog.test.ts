@@ -21,7 +21,12 @@ afterEach(async () => {
 describe('dispatch behind a backlog', () => {
   it('a full bucket and a queued dispatch message: no duplicate per pass; re-armed once the message counts as lost or capacity frees', async () => {
     h = await Harness.open({
-      settings: { concurrencyPerBucket: 1, leaseMs: 60 * SECOND, dispatchStaleMs: 10 * SECOND, redispatchCountdownMs: 60 * SECOND },
+      settings: {
+        concurrencyPerBucket: 1,
+        leaseMs: 60 * SECOND,
+        dispatchStaleMs: 10 * SECOND,
+        redispatchCountdownMs: 60 * SECOND,
+      },
     });
     const integ = await h.integration();
     const a = (await h.backfill(integ, 14)).syncRunId; // two units each, one bucket with room for one
@@ -57,7 +62,9 @@ describe('dispatch behind a backlog', () => {
   });
 
   it('queued dispatch messages and one free slot: one run is re-armed per free slot, the oldest first', async () => {
-    h = await Harness.open({ settings: { concurrencyPerBucket: 1, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND } });
+    h = await Harness.open({
+      settings: { concurrencyPerBucket: 1, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND },
+    });
     const integ = await h.integration();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await h.backfill(integ, 14)).syncRunId);
@@ -66,14 +73,18 @@ describe('dispatch behind a backlog', () => {
     h.advance(1 * SECOND);
     expect(await h.pass()).toMatchObject({ materialized_dispatch: 1, relayed_dispatch: 1 });
     const [dup] = await h.take('dispatch_sync_run');
-    const { rows } = await h.db.query<{ id: string }>('SELECT id FROM syncrelay.sync_runs ORDER BY created_at, id LIMIT 1');
+    const { rows } = await h.db.query<{ id: string }>(
+      'SELECT id FROM syncrelay.sync_runs ORDER BY created_at, id LIMIT 1',
+    );
     expect(dup!.payload.runId).toBe(rows[0]!.id);
     h.requeue([...queued, dup!]);
     for (const id of ids) expect((await h.settle(id)).status).toBe('success');
   });
 
   it('capacity free and a dispatch message lost: the next pass re-arms it without waiting for the stale threshold', async () => {
-    h = await Harness.open({ settings: { concurrencyPerBucket: 1, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND } });
+    h = await Harness.open({
+      settings: { concurrencyPerBucket: 1, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND },
+    });
     const integ = await h.integration();
     const runId = (await h.backfill(integ, 14)).syncRunId;
     expect((await h.pass()).relayed_dispatch).toBe(1);
@@ -88,7 +99,11 @@ describe('dispatch behind a backlog', () => {
     // backlog of capped runs each end set off a crowd of dispatch tasks for one free slot.
     h = await Harness.open({ settings: { concurrencyPerBucket: 1, redispatchCountdownMs: 60 * SECOND } });
     const integ = await h.integration();
-    const [a, b, c] = [(await h.backfill(integ, 14)).syncRunId, (await h.backfill(integ, 14)).syncRunId, (await h.backfill(integ, 14)).syncRunId];
+    const [a, b, c] = [
+      (await h.backfill(integ, 14)).syncRunId,
+      (await h.backfill(integ, 14)).syncRunId,
+      (await h.backfill(integ, 14)).syncRunId,
+    ];
     expect((await h.pass()).relayed_dispatch).toBe(3);
     const dispatches = await h.take('dispatch_sync_run');
     const of = (run: string) => dispatches.find((m) => m.payload.runId === run)!;
@@ -120,7 +135,10 @@ describe('dispatch behind a backlog', () => {
     const b = (await h.backfill(integ, 14)).syncRunId;
     expect((await h.pass()).relayed_dispatch).toBe(2);
     const dispatches = await h.take('dispatch_sync_run');
-    expect(await h.deliver(dispatches.find((m) => m.payload.runId === a)!)).toMatchObject({ kind: 'dispatched', units: 1 });
+    expect(await h.deliver(dispatches.find((m) => m.payload.runId === a)!)).toMatchObject({
+      kind: 'dispatched',
+      units: 1,
+    });
     const [unit] = await h.units(a);
     const key = bucketKey({ org_id: unit!.org_id, provider: unit!.provider, cost_class: unit!.cost_class });
     // Another dispatcher holds the bucket's lock (as one with room would, while it claims).
@@ -136,7 +154,10 @@ describe('dispatch behind a backlog', () => {
     try {
       await lockedNow;
       const full = h.deliver(dispatches.find((m) => m.payload.runId === b)!);
-      expect(await within(full, 5000, 'the dispatch of a run whose bucket is full')).toMatchObject({ kind: 'dispatched', units: 0 });
+      expect(await within(full, 5000, 'the dispatch of a run whose bucket is full')).toMatchObject({
+        kind: 'dispatched',
+        units: 0,
+      });
     } finally {
       release();
       await holder;
@@ -165,7 +186,8 @@ describe('dispatch behind a backlog', () => {
       return { a, b, unitOfA: unitOfA! };
     }
     const dueAt = async (h: Harness, run: string) => (await h.outbox(run, 'dispatch_sync_run'))!.available_at.getTime();
-    const open = () => Harness.open({ settings: { concurrencyPerBucket: 1, leaseMs: 10 * SECOND, redispatchCountdownMs: 60 * SECOND } });
+    const open = () =>
+      Harness.open({ settings: { concurrencyPerBucket: 1, leaseMs: 10 * SECOND, redispatchCountdownMs: 60 * SECOND } });
 
     it('a rate-limit deferral', async () => {
       h = await open();

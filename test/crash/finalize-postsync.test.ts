@@ -277,7 +277,13 @@ describe('window 9: zero-unit run', () => {
     const { syncRunId: runId, units } = await h.backfill(integ, 14);
     expect(units).toBe(0);
     const run = await h.settle(runId);
-    expect(run).toMatchObject({ status: 'failed', error: 'no sync units planned', total_units: 0, completed_units: 0, failed_units: 0 });
+    expect(run).toMatchObject({
+      status: 'failed',
+      error: 'no sync units planned',
+      total_units: 0,
+      completed_units: 0,
+      failed_units: 0,
+    });
     expect(run.completed_at).not.toBeNull();
     const job = await h.jobRun(runId);
     expect(job.status).toBe('failed');
@@ -467,11 +473,10 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
          VALUES ($1, $2, 'api', 'backfill', 'success', $3, $3, $3) RETURNING id`,
         [integ.orgId, integ.id, at],
       );
-      await h.db.query(`INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`, [
-        integ.orgId,
-        rows[0]!.id,
-        at,
-      ]);
+      await h.db.query(
+        `INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`,
+        [integ.orgId, rows[0]!.id, at],
+      );
       ids.push(rows[0]!.id);
     }
     return ids;
@@ -482,7 +487,10 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     h = await Harness.open({ settings: { reconcileBatch: batch } });
     const examined = batch * LEDGER_SLICE_BATCHES;
     // More ledger rows than one slice holds, then one older than the scan's one-day window.
-    const recent = await finishedRuns(h, Array.from({ length: examined + 1 }, (_, i) => i + 1));
+    const recent = await finishedRuns(
+      h,
+      Array.from({ length: examined + 1 }, (_, i) => i + 1),
+    );
     const [old] = await finishedRuns(h, [25 * 60]);
     // One recent row keeps its outbox row: nothing to repair there.
     const kept = recent[1]!;
@@ -493,7 +501,11 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     );
 
     const postSyncRows = async () =>
-      (await h!.db.query<{ sync_run_id: string }>(`SELECT sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync'`)).rows.map((r) => r.sync_run_id);
+      (
+        await h!.db.query<{ sync_run_id: string }>(
+          `SELECT sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync'`,
+        )
+      ).rows.map((r) => r.sync_run_id);
     const missing = recent.filter((id) => id !== kept);
     const armed: string[][] = [];
     while (armed.flat().length < missing.length && armed.length < 10) {
@@ -512,6 +524,11 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     expect(await h.pass()).toMatchObject({ materialized_post_sync: 0 });
     expect(await h.outbox(old!, 'post_sync')).toBeNull();
     // Each repaired row is relayed once (post_sync, at most once).
-    expect(h.broker.published('post_sync').map((m) => m.payload.runId).sort()).toEqual([...missing].sort());
+    expect(
+      h.broker
+        .published('post_sync')
+        .map((m) => m.payload.runId)
+        .sort(),
+    ).toEqual([...missing].sort());
   });
 });

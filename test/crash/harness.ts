@@ -145,7 +145,12 @@ export class ScriptedProvider {
 
   private async runUnit(uctx: UnitContext): Promise<UnitResult> {
     const script = this.scripts.get(uctx.unit.id)?.shift() ?? null;
-    this.calls.push({ unitId: uctx.unit.id, owner: uctx.lease.owner, attempt: uctx.unit.attempt, scripted: script?.kind ?? null });
+    this.calls.push({
+      unitId: uctx.unit.id,
+      owner: uctx.lease.owner,
+      attempt: uctx.unit.attempt,
+      scripted: script?.kind ?? null,
+    });
     if (!script) return runSyntheticUnit(uctx);
     switch (script.kind) {
       case 'throw':
@@ -163,7 +168,8 @@ export class ScriptedProvider {
           surfaces: inner.surfaces,
           retrySafeSurfaces: inner.retrySafeSurfaces,
           write: async (guard, surface, rows) => {
-            if (writes++ === script.afterWrites) await script.hold.wait(uctx.lease.owner, uctx.signal, script.abortable);
+            if (writes++ === script.afterWrites)
+              await script.hold.wait(uctx.lease.owner, uctx.signal, script.abortable);
             return inner.write(guard, surface, rows);
           },
         };
@@ -179,7 +185,18 @@ function unsafeSyntheticSink(db: TestDatabase['db']): PostgresSink {
     synthetic_items: {
       table: 'synthetic_items',
       conflictColumns: ['integration_id', 'source_key', 'dataset_key', 'item_key'],
-      columns: ['org_id', 'integration_id', 'source_key', 'dataset_key', 'item_key', 'item_day', 'payload', 'unit_id', 'lease_owner', 'written_at'],
+      columns: [
+        'org_id',
+        'integration_id',
+        'source_key',
+        'dataset_key',
+        'item_key',
+        'item_day',
+        'payload',
+        'unit_id',
+        'lease_owner',
+        'written_at',
+      ],
       jsonColumns: ['payload'],
       retrySafe: false,
     },
@@ -268,7 +285,11 @@ export class HarnessBroker implements Broker {
     const jobs = (await this.redis.queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, -1, true)) as Job[];
     const out: TaskMessage[] = [];
     for (const job of jobs) {
-      out.push({ name: job.name as TaskMessage['name'], payload: job.data as TaskMessage['payload'], jobId: fromBullJobId(job.id ?? '') });
+      out.push({
+        name: job.name as TaskMessage['name'],
+        payload: job.data as TaskMessage['payload'],
+        jobId: fromBullJobId(job.id ?? ''),
+      });
       await this.redis.queue.remove(job.id!);
     }
     return out;
@@ -309,7 +330,11 @@ export class HarnessBroker implements Broker {
 
 /** A BullMQ broker on a port where nothing listens: every publish fails for real. */
 export function unreachableBroker(): BullMqBroker {
-  return new BullMqBroker({ redisUrl: 'redis://127.0.0.1:1', prefix: uniquePrefix('crash-down'), publishTimeoutMs: 2000 });
+  return new BullMqBroker({
+    redisUrl: 'redis://127.0.0.1:1',
+    prefix: uniquePrefix('crash-down'),
+    publishTimeoutMs: 2000,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,11 +461,25 @@ export class Harness {
   /** A backfill of `[since, since + days)` (2026-01-05 onwards by default). */
   async backfill(integ: { id: string; orgId: string }, days: number, since = new Date('2026-01-05T00:00:00Z')) {
     const before = new Date(since.getTime() + days * 86_400_000);
-    return this.engine.trigger({ orgId: integ.orgId, integrationId: integ.id, mode: 'backfill', triggeredBy: 'backfill', since, before, force: true });
+    return this.engine.trigger({
+      orgId: integ.orgId,
+      integrationId: integ.id,
+      mode: 'backfill',
+      triggeredBy: 'backfill',
+      since,
+      before,
+      force: true,
+    });
   }
 
   async incremental(integ: { id: string; orgId: string }) {
-    return this.engine.trigger({ orgId: integ.orgId, integrationId: integ.id, mode: 'incremental', triggeredBy: 'manual', force: true });
+    return this.engine.trigger({
+      orgId: integ.orgId,
+      integrationId: integ.id,
+      mode: 'incremental',
+      triggeredBy: 'manual',
+      force: true,
+    });
   }
 
   // ---- driving --------------------------------------------------------------------------------
@@ -547,7 +586,10 @@ export class Harness {
   }
 
   async units(runId: string): Rows<UnitRow> {
-    const { rows } = await this.db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = $1 ORDER BY tier = \'reference\' DESC, since_at NULLS FIRST, id', [runId]);
+    const { rows } = await this.db.query<UnitRow>(
+      "SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = $1 ORDER BY tier = 'reference' DESC, since_at NULLS FIRST, id",
+      [runId],
+    );
     return rows;
   }
 
@@ -573,7 +615,10 @@ export class Harness {
   }
 
   async ledger(runId: string): Rows<{ kind: string }> {
-    const { rows } = await this.db.query<{ kind: string }>('SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1', [runId]);
+    const { rows } = await this.db.query<{ kind: string }>(
+      'SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1',
+      [runId],
+    );
     return rows;
   }
 
@@ -612,7 +657,10 @@ export class Harness {
   }
 
   async jobRun(runId: string): Promise<JobRunRow> {
-    const { rows } = await this.db.query<JobRunRow>("SELECT * FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1", [runId]);
+    const { rows } = await this.db.query<JobRunRow>(
+      "SELECT * FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1",
+      [runId],
+    );
     return rows[0]!;
   }
 

@@ -172,7 +172,11 @@ describe('window 5: worker dies mid-unit', () => {
     expect((await h.pass()).expired_units).toBe(0); // still live 1 ms before its end
     h.advance(1);
     expect((await h.pass()).expired_retry_units).toBe(1);
-    expect(await h.unit(unit!.id)).toMatchObject({ status: 'retrying', lease_owner: null, expired_lease_retry_count: 1 });
+    expect(await h.unit(unit!.id)).toMatchObject({
+      status: 'retrying',
+      lease_owner: null,
+      expired_lease_retry_count: 1,
+    });
     const run = await h.settle(runId);
     expect(run.status).toBe('success');
     const done = await h.unit(unit!.id);
@@ -181,9 +185,17 @@ describe('window 5: worker dies mid-unit', () => {
     expect(await h.executions(unit!.id)).toEqual([{ lease_owner: done.lease_owner, outcome: 'success' }]);
   });
 
-  const notEligible: { name: string; integ: NewTestIntegration; plan: (h: Harness, i: { id: string; orgId: string }) => Promise<{ syncRunId: string }> }[] = [
+  const notEligible: {
+    name: string;
+    integ: NewTestIntegration;
+    plan: (h: Harness, i: { id: string; orgId: string }) => Promise<{ syncRunId: string }>;
+  }[] = [
     { name: 'a non-Linear backfill unit', integ: { config: { itemsPerDay: 80 } }, plan: (h, i) => h.backfill(i, 14) },
-    { name: 'an incremental Linear unit', integ: { sources: ['s1', 's2'], config: LINEAR }, plan: (h, i) => h.incremental(i) },
+    {
+      name: 'an incremental Linear unit',
+      integ: { sources: ['s1', 's2'], config: LINEAR },
+      plan: (h, i) => h.incremental(i),
+    },
     {
       name: 'a Linear backfill unit whose sink surface is not retry-safe',
       integ: { provider: 'synthetic-unsafe', config: LINEAR },
@@ -223,7 +235,12 @@ describe('window 5: worker dies mid-unit', () => {
 describe('window 10: stale dispatching', () => {
   it('a unit dispatching past SYNC_UNIT_DISPATCH_STALE_SECONDS is re-published; a fresh one is not; a running one never is', async () => {
     h = await Harness.open({
-      settings: { concurrencyPerBucket: 3, leaseMs: 1800 * SECOND, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND },
+      settings: {
+        concurrencyPerBucket: 3,
+        leaseMs: 1800 * SECOND,
+        dispatchStaleMs: 900 * SECOND,
+        redispatchCountdownMs: 60 * SECOND,
+      },
     });
     const integ = await h.integration({ config: { itemsPerDay: 80 } });
     const { syncRunId: runId } = await h.backfill(integ, 28); // 4 weekly units, cap 3
@@ -363,9 +380,13 @@ describe('window 10: stale dispatching', () => {
     await h.pass();
     const [dispatch] = await h.take('dispatch_sync_run');
     const seen: number[] = [];
-    h.faults.arm('dispatch.afterCommit.beforePublish', async () => {
-      seen.push((await h!.units(runId)).filter((u) => u.status === 'dispatching').length);
-    }, 2);
+    h.faults.arm(
+      'dispatch.afterCommit.beforePublish',
+      async () => {
+        seen.push((await h!.units(runId)).filter((u) => u.status === 'dispatching').length);
+      },
+      2,
+    );
     expect(await h.deliver(dispatch!)).toMatchObject({ kind: 'dispatched', units: FIRST_SLICE + 16, published: true });
     expect(seen).toEqual([FIRST_SLICE, FIRST_SLICE + 16]);
     expect(h.broker.published('run_sync_unit')).toHaveLength(FIRST_SLICE + 16);
@@ -382,7 +403,10 @@ describe('window 11: a fenced-out worker', () => {
     const { syncRunId: runId } = await h.backfill(integ, 14); // one unit, 1120 items = 3 sink writes
     const msgs = await dispatchUnits(h);
     const [unit] = await h.units(runId);
-    const holdA = scriptA === 'atWrite' ? h.provider.holdAtWrite(unit!.id, 1, { abortable: false }) : h.provider.holdBeforeReturn(unit!.id, { abortable: false });
+    const holdA =
+      scriptA === 'atWrite'
+        ? h.provider.holdAtWrite(unit!.id, 1, { abortable: false })
+        : h.provider.holdBeforeReturn(unit!.id, { abortable: false });
     const doneA = h.deliver(msgs.get(unit!.id)!);
     await within(holdA.reached);
 
@@ -408,10 +432,19 @@ describe('window 11: a fenced-out worker', () => {
     holdA.release(); // A thaws and writes its second chunk
     expect(await within(doneA)).toBe('lease_lost');
     expect(await h.itemsByOwner(unit.id)).toEqual({ [holdB.owner!]: CHUNK_ROWS });
-    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.synthetic_items WHERE lease_owner = $1', [holdA.owner]);
+    const { rows } = await h.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM syncrelay.synthetic_items WHERE lease_owner = $1',
+      [holdA.owner],
+    );
     expect(rows[0]!.n).toBe(0);
     // No terminal write either: B still holds the unit, untouched; nothing armed finalize.
-    expect(await h.unit(unit.id)).toMatchObject({ status: 'running', lease_owner: holdB.owner, attempts: 2, error: null, result: null });
+    expect(await h.unit(unit.id)).toMatchObject({
+      status: 'running',
+      lease_owner: holdB.owner,
+      attempts: 2,
+      error: null,
+      result: null,
+    });
     expect((await h.unit(unit.id)).lease_expires_at).toEqual(taken.lease_expires_at);
     expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();
     expect((await h.executions(unit.id)).map((e) => [e.lease_owner, e.outcome])).toEqual([
@@ -432,7 +465,14 @@ describe('window 11: a fenced-out worker', () => {
     holdA.release(); // A returns "success" for work it no longer owns
     expect(await within(doneA)).toBe('lease_lost');
     const after = await h.unit(unit.id);
-    expect(after).toMatchObject({ status: 'running', lease_owner: holdB.owner, attempts: 2, error: null, result: null, duration_ms: null });
+    expect(after).toMatchObject({
+      status: 'running',
+      lease_owner: holdB.owner,
+      attempts: 2,
+      error: null,
+      result: null,
+      duration_ms: null,
+    });
     expect(after.updated_at).toEqual(taken.updated_at);
     expect(await h.outbox(runId, 'finalize_sync_run')).toBeNull();
     expect((await h.run(runId))!.status).toBe('dispatching');
@@ -455,7 +495,11 @@ describe('window 11: a fenced-out worker', () => {
     await within(holdA.reached);
     expect(await h.deliver(msgs.get(b!.id)!)).toBe('success');
     const watermarks = async () =>
-      (await h!.db.query<{ source_id: string; watermark_at: Date }>('SELECT source_id, watermark_at FROM syncrelay.sync_watermarks')).rows;
+      (
+        await h!.db.query<{ source_id: string; watermark_at: Date }>(
+          'SELECT source_id, watermark_at FROM syncrelay.sync_watermarks',
+        )
+      ).rows;
     expect(await watermarks()).toEqual([{ source_id: b!.source_id, watermark_at: b!.before_at }]);
 
     h.advance(300 * SECOND);
@@ -471,7 +515,10 @@ describe('window 11: a fenced-out worker', () => {
 });
 
 describe('window 12: rate-limited unit', () => {
-  async function rateLimitedUnit(h: Harness, retryAfterMs: number): Promise<{ runId: string; unit: UnitRow; msg: TaskMessage }> {
+  async function rateLimitedUnit(
+    h: Harness,
+    retryAfterMs: number,
+  ): Promise<{ runId: string; unit: UnitRow; msg: TaskMessage }> {
     const integ = await h.integration({ config: { rateLimitRate: 1, rateLimitRetryAfterMs: retryAfterMs } });
     const { syncRunId: runId } = await h.backfill(integ, 7);
     const msgs = await dispatchUnits(h);
@@ -484,7 +531,13 @@ describe('window 12: rate-limited unit', () => {
     const { runId, unit, msg } = await rateLimitedUnit(h, 30 * SECOND);
     expect(await h.deliver(msg)).toBe('retrying');
     const deferred = await h.unit(unit.id);
-    expect(deferred).toMatchObject({ status: 'retrying', rate_limit_deferrals: 1, last_retry_reason: 'rate_limit', lease_owner: null, lease_expires_at: null });
+    expect(deferred).toMatchObject({
+      status: 'retrying',
+      rate_limit_deferrals: 1,
+      last_retry_reason: 'rate_limit',
+      lease_owner: null,
+      lease_expires_at: null,
+    });
     expect(deferred.rate_limit_first_seen_at!.getTime()).toBe(T0);
     expect(deferred.available_at!.getTime()).toBe(T0 + 30 * SECOND); // jitter pinned to 0
     expect(await outboxDueAt(h, runId)).toBe(T0 + 30 * SECOND);
@@ -569,7 +622,9 @@ describe('cancellation mid-run', () => {
     for (let i = 0; i < 3; i++) {
       h.advance(600 * SECOND);
       const p = await h.pass();
-      expect(p.expired_units + p.materialized_finalize + p.materialized_dispatch + p.relayed_finalize + p.relayed_dispatch).toBe(0);
+      expect(
+        p.expired_units + p.materialized_finalize + p.materialized_dispatch + p.relayed_finalize + p.relayed_dispatch,
+      ).toBe(0);
       await h.pump();
     }
     expect((await h.run(runId))!.status).toBe('cancelled');

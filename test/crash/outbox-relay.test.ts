@@ -257,7 +257,9 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect(crashed.status).toBe('pending');
     expect(crashed.claim_token).not.toBeNull();
     expect(crashed.claim_expires_at!.getTime()).toBe(T0 + 300 * SECOND);
-    const { rows: passes } = await h.db.query<{ error: string | null }>('SELECT error FROM syncrelay.reconciler_passes');
+    const { rows: passes } = await h.db.query<{ error: string | null }>(
+      'SELECT error FROM syncrelay.reconciler_passes',
+    );
     expect(passes.map((p) => p.error)).toEqual([expect.stringContaining('relay.afterPublish.beforeMark')]);
 
     // While the claim is live nobody else publishes the row.
@@ -299,7 +301,9 @@ describe('window 7: relay crashes between claim and mark', () => {
 
     h.advance(300 * SECOND);
     // The claim has expired: the crashed relay's mark is refused even before anyone re-claims.
-    expect(await markOutboxDispatched(h.db, [{ id: crashed.id, claimToken: crashed.claim_token! }], h.now())).toEqual([]);
+    expect(await markOutboxDispatched(h.db, [{ id: crashed.id, claimToken: crashed.claim_token! }], h.now())).toEqual(
+      [],
+    );
     expect((await h.outbox(syncRunId, 'dispatch_sync_run'))!.status).toBe('pending');
     expect((await h.pass()).relayed_dispatch).toBe(1);
     expect((await h.outbox(syncRunId, 'dispatch_sync_run'))!).toMatchObject({ status: 'dispatched', attempts: 2 });
@@ -340,7 +344,10 @@ describe('window 7: relay crashes between claim and mark', () => {
   });
 
   it('post_sync (exactly-once) published and not yet marked when the relay crashes: re-published, the handler still runs once', async () => {
-    h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND, postSyncDelivery: 'exactly-once' } });
+    h = await Harness.open({
+      redis: true,
+      settings: { claimTimeoutMs: 300 * SECOND, postSyncDelivery: 'exactly-once' },
+    });
     const runId = await untilPostSyncArmed(h);
     h.faults.arm('relay.afterPublish.beforeMark', 'throw');
     await expect(h.pass()).rejects.toBeInstanceOf(InjectedFault);
@@ -351,7 +358,9 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect((await h.pass()).relayed_post_sync).toBe(1);
     const msgs = await h.take();
     expect(msgs.map((m) => m.name)).toEqual(['post_sync', 'post_sync']);
-    expect(await markOutboxDispatched(h.db, [{ id: crashed.id, claimToken: crashed.claim_token! }], h.now())).toEqual([]);
+    expect(await markOutboxDispatched(h.db, [{ id: crashed.id, claimToken: crashed.claim_token! }], h.now())).toEqual(
+      [],
+    );
     const outcomes = await Promise.all(msgs.map((m) => h!.deliver(m)));
     expect(outcomes.map((o) => (o as { delivered: string[] }).delivered.length).sort()).toEqual([0, 1]);
     expect((await h.outbox(runId, 'post_sync'))!.status).toBe('dispatched');

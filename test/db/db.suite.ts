@@ -132,7 +132,9 @@ export function describeDbConformance(adapter: string, open: () => Promise<DbFix
       });
 
       it('generates v4 UUIDs with gen_random_uuid()', async () => {
-        const { rows } = await db.query<{ a: string; b: string }>('SELECT gen_random_uuid() AS a, gen_random_uuid() AS b');
+        const { rows } = await db.query<{ a: string; b: string }>(
+          'SELECT gen_random_uuid() AS a, gen_random_uuid() AS b',
+        );
         expect(rows[0]!.a).toMatch(UUID);
         expect(rows[0]!.b).toMatch(UUID);
         expect(rows[0]!.a).not.toBe(rows[0]!.b);
@@ -168,7 +170,9 @@ export function describeDbConformance(adapter: string, open: () => Promise<DbFix
         await clear();
         await expect(
           db.transaction(async (tx) => {
-            await tx.exec(`INSERT INTO ${table} (id, label) VALUES (1, 'a'); INSERT INTO ${table} (id, label) VALUES (2, 'b');`);
+            await tx.exec(
+              `INSERT INTO ${table} (id, label) VALUES (1, 'a'); INSERT INTO ${table} (id, label) VALUES (2, 'b');`,
+            );
             expect((await tx.query(`SELECT count(*)::int AS n FROM ${table}`)).rows).toEqual([{ n: 2 }]);
             throw new Boom();
           }),
@@ -292,7 +296,7 @@ export function describeDbConformance(adapter: string, open: () => Promise<DbFix
         const stopA = await db.listen(channel, a.push);
         const stopB = await db.listen(channel, b.push);
         try {
-          const json = JSON.stringify({ runId: 'r-1', note: "quote ' and \"double\" and ü" });
+          const json = JSON.stringify({ runId: 'r-1', note: 'quote \' and "double" and ü' });
           await notify(db, channel, json);
           await db.transaction(async (tx) => notify(tx, channel, 'second'));
           await Promise.all([a.next('second'), b.next('second')]);

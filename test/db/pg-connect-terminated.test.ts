@@ -44,7 +44,9 @@ function fakeServer(): Promise<{ server: Server; port: number }> {
       socket.end(readyThenTerminated());
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port })),
+  );
 }
 
 let server: Server | undefined;

@@ -170,7 +170,9 @@ describe('PgDb: PostgreSQL-only behaviour', () => {
 
     it('serialises read-modify-write: no update is lost', async () => {
       const table = uniqueName('adv_counter');
-      await db.exec(`CREATE TABLE ${table} (id int4 PRIMARY KEY, n int4 NOT NULL); INSERT INTO ${table} VALUES (1, 0);`);
+      await db.exec(
+        `CREATE TABLE ${table} (id int4 PRIMARY KEY, n int4 NOT NULL); INSERT INTO ${table} VALUES (1, 0);`,
+      );
       const key = Math.floor(Math.random() * 2 ** 31);
       const writers = 10;
       const arrive = barrier(writers);

@@ -113,9 +113,22 @@ async function fillLegacyLayout(db: PgDb): Promise<{ integrationId: string; runI
 }
 
 const CORE_TABLES = [
-  'api_tokens', 'idempotency_keys', 'integration_datasets', 'integration_sources', 'integrations', 'job_runs',
-  'post_sync_receipts', 'provider_migrations', 'reconciler_passes', 'scheduled_jobs', 'sync_dispatch_outbox',
-  'sync_run_post_dispatches', 'sync_run_units', 'sync_runs', 'sync_watermarks', 'syncrelay_migrations',
+  'api_tokens',
+  'idempotency_keys',
+  'integration_datasets',
+  'integration_sources',
+  'integrations',
+  'job_runs',
+  'post_sync_receipts',
+  'provider_migrations',
+  'reconciler_passes',
+  'scheduled_jobs',
+  'sync_dispatch_outbox',
+  'sync_run_post_dispatches',
+  'sync_run_units',
+  'sync_runs',
+  'sync_watermarks',
+  'syncrelay_migrations',
 ];
 const SYNTHETIC_TABLES = ['synthetic_executions', 'synthetic_items', 'synthetic_metrics_daily'];
 
@@ -225,10 +238,17 @@ describe('syncrelay in a schema of its own', () => {
     ];
     const provider = { name: 'widgets', migrations: async () => own };
     const [a, b] = await Promise.all([migrate(db, { providers: [provider] }), migrate(db, { providers: [provider] })]);
-    expect([...a, ...b].filter((n) => n.startsWith('widgets/'))).toEqual(['widgets/0001_widgets', 'widgets/0002_widget_name']);
+    expect([...a, ...b].filter((n) => n.startsWith('widgets/'))).toEqual([
+      'widgets/0001_widgets',
+      'widgets/0002_widget_name',
+    ]);
     expect((await objectsBySchema(db)).mine).toContain('widgets');
-    await db.query("INSERT INTO mine.provider_migrations (provider, version, name) VALUES ('widgets', 9, '0009_future')");
-    await expect(migrate(db, { providers: [provider] })).rejects.toThrow(/provider "widgets".*newer than this syncrelay/);
+    await db.query(
+      "INSERT INTO mine.provider_migrations (provider, version, name) VALUES ('widgets', 9, '0009_future')",
+    );
+    await expect(migrate(db, { providers: [provider] })).rejects.toThrow(
+      /provider "widgets".*newer than this syncrelay/,
+    );
     // Another provider's track is its own business.
     expect(await migrate(db, { providers: [synthetic] })).toEqual(['synthetic/0001_tables']);
   });

@@ -103,8 +103,14 @@ describe('mergedAvailableAt (earliest wins)', () => {
         expect(mergedAvailableAt({ pending: true, availableAt: a }, r1)).toBe(
           mergedAvailableAt({ pending: true, availableAt: r1 }, a),
         );
-        const ab = mergedAvailableAt({ pending: true, availableAt: mergedAvailableAt({ pending: true, availableAt: a }, r1) }, r2);
-        const ba = mergedAvailableAt({ pending: true, availableAt: mergedAvailableAt({ pending: true, availableAt: a }, r2) }, r1);
+        const ab = mergedAvailableAt(
+          { pending: true, availableAt: mergedAvailableAt({ pending: true, availableAt: a }, r1) },
+          r2,
+        );
+        const ba = mergedAvailableAt(
+          { pending: true, availableAt: mergedAvailableAt({ pending: true, availableAt: a }, r2) },
+          r1,
+        );
         expect(ab).toBe(ba);
       }),
     );

@@ -68,7 +68,9 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
 
   it('an empty string counts as unset', () => {
     const env = Object.fromEntries([...SECONDS, ...INTEGERS].map(([name]) => [name, '']));
-    expect(loadSettings({ ...env, DATABASE_URL: '', REDIS_URL: '', SYNC_POST_SYNC_DELIVERY: '' })).toEqual(loadSettings({}));
+    expect(loadSettings({ ...env, DATABASE_URL: '', REDIS_URL: '', SYNC_POST_SYNC_DELIVERY: '' })).toEqual(
+      loadSettings({}),
+    );
   });
 
   it('reads every setting and converts seconds to milliseconds', () => {
@@ -94,7 +96,9 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       postSyncDelivery: 'exactly-once',
       outboxRetentionDays: 0,
     });
-    expect(loadSettings({ DATABASE_URL: 'postgresql://h/d', REDIS_URL: 'redis://h' }).databaseUrl).toBe('postgresql://h/d');
+    expect(loadSettings({ DATABASE_URL: 'postgresql://h/d', REDIS_URL: 'redis://h' }).databaseUrl).toBe(
+      'postgresql://h/d',
+    );
   });
 
   it('any positive number of seconds is accepted and converted', () => {
@@ -112,10 +116,11 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
 });
 
 describe('loadSettings rejects bad values naming the setting', () => {
-  it.each(SECONDS.flatMap(([name, , , zeroOk]) => [...NOT_NUMBERS, '-1', '-0.5', ...(zeroOk ? [] : ['0'])].map((v) => [name, v])))(
-    '%s=%j',
-    (name, value) => expectInvalid({ [name]: value }, name),
-  );
+  it.each(
+    SECONDS.flatMap(([name, , , zeroOk]) =>
+      [...NOT_NUMBERS, '-1', '-0.5', ...(zeroOk ? [] : ['0'])].map((v) => [name, v]),
+    ),
+  )('%s=%j', (name, value) => expectInvalid({ [name]: value }, name));
 
   it.each(INTEGERS.flatMap(([name, , , min]) => [...NOT_NUMBERS, '-1', '1.5', String(min - 1)].map((v) => [name, v])))(
     '%s=%j',

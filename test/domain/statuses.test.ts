@@ -187,29 +187,26 @@ describe('unit state machine properties', () => {
 describe('run state machine properties', () => {
   it('planned → dispatching at most once; terminal is reached at most once and never left', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(runEvent, fc.nat()), { maxLength: 40 }),
-        (steps) => {
-          let status: RunStatus = 'planned';
-          let starts = 0;
-          let terminalEntries = 0;
-          for (const [event, pick] of steps) {
-            const allowed = runEventAllowed(status, event);
-            if (isTerminalRun(status)) {
-              expect(allowed).toBe(false);
-              continue;
-            }
-            if (!allowed) continue;
-            const targets = runTargets(event);
-            const next = targets[pick % targets.length]!;
-            if (next === 'dispatching') starts++;
-            if (isTerminalRun(next)) terminalEntries++;
-            status = next;
+      fc.property(fc.array(fc.tuple(runEvent, fc.nat()), { maxLength: 40 }), (steps) => {
+        let status: RunStatus = 'planned';
+        let starts = 0;
+        let terminalEntries = 0;
+        for (const [event, pick] of steps) {
+          const allowed = runEventAllowed(status, event);
+          if (isTerminalRun(status)) {
+            expect(allowed).toBe(false);
+            continue;
           }
-          expect(starts).toBeLessThanOrEqual(1);
-          expect(terminalEntries).toBeLessThanOrEqual(1);
-        },
-      ),
+          if (!allowed) continue;
+          const targets = runTargets(event);
+          const next = targets[pick % targets.length]!;
+          if (next === 'dispatching') starts++;
+          if (isTerminalRun(next)) terminalEntries++;
+          status = next;
+        }
+        expect(starts).toBeLessThanOrEqual(1);
+        expect(terminalEntries).toBeLessThanOrEqual(1);
+      }),
     );
   });
 

@@ -42,13 +42,19 @@ describe('chunkWindow', () => {
 
   it('every instant in [since, before) lies in exactly one chunk; before lies in none', () => {
     fc.assert(
-      fc.property(instant, span, days, fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (start, length, size, f) => {
-        const chunks = chunkWindow(new Date(start), new Date(start + length), size);
-        const inside = (t: number) => chunks.filter((w) => w.since!.getTime() <= t && t < w.before!.getTime()).length;
-        expect(inside(start + Math.floor(f * length))).toBe(1);
-        expect(inside(start + length)).toBe(0);
-        expect(inside(start - 1)).toBe(0);
-      }),
+      fc.property(
+        instant,
+        span,
+        days,
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (start, length, size, f) => {
+          const chunks = chunkWindow(new Date(start), new Date(start + length), size);
+          const inside = (t: number) => chunks.filter((w) => w.since!.getTime() <= t && t < w.before!.getTime()).length;
+          expect(inside(start + Math.floor(f * length))).toBe(1);
+          expect(inside(start + length)).toBe(0);
+          expect(inside(start - 1)).toBe(0);
+        },
+      ),
     );
   });
 

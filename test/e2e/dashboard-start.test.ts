@@ -28,11 +28,15 @@ describe('syncrelay start serves the dashboard', () => {
     const svc = startCli(['start', '--port', '0', '--concurrency', '2'], { env, cwd: dir, timeoutMs: 180_000 });
     let url = '';
     try {
-      await until(() => {
-        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*"msg":"syncrelay started"/.exec(svc.stderr());
-        if (m) url = m[1]!;
-        return url !== '';
-      }, 120_000, 'syncrelay started');
+      await until(
+        () => {
+          const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*"msg":"syncrelay started"/.exec(svc.stderr());
+          if (m) url = m[1]!;
+          return url !== '';
+        },
+        120_000,
+        'syncrelay started',
+      );
 
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(200);
@@ -44,7 +48,7 @@ describe('syncrelay start serves the dashboard', () => {
 
       const js = await fetch(`${url}/dashboard/app.js`);
       expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
-      expect(await js.text()).toContain("sessionStorage");
+      expect(await js.text()).toContain('sessionStorage');
       expect((await fetch(`${url}/dashboard/style.css`)).headers.get('content-type')).toMatch(/^text\/css/);
 
       expect((await fetch(`${url}/dashboard/session`)).status).toBe(401);

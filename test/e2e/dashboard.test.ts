@@ -27,19 +27,23 @@ const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Pages not shown in the README go where CI keeps its artifacts. */
 const MORE_SCREENSHOTS = join(ROOT, 'test-output/screenshots');
 /** The README's screenshots are rewritten only on request (SYNCRELAY_UPDATE_SCREENSHOTS=1). */
-const SCREENSHOTS = process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : MORE_SCREENSHOTS;
+const SCREENSHOTS =
+  process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : MORE_SCREENSHOTS;
 const ORG = 'acme';
 
 /** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
 function ensureChromium(): string | null {
   if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return `${CHROMIUM} is missing and apt-get cannot run here`;
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
+    return `${CHROMIUM} is missing and apt-get cannot run here`;
   const r = spawnSync(
     'bash',
     ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
     { stdio: 'ignore', timeout: 8 * 60_000 },
   );
-  return existsSync(CHROMIUM) ? null : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${r.status})`;
+  return existsSync(CHROMIUM)
+    ? null
+    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${r.status})`;
 }
 
 /** The page from the top down to the end of its card, at the viewport's width. */
@@ -76,7 +80,13 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     engine = await Engine.open({ settings: testSettings(), db: t.db, broker, logger: silentLogger(), migrate: false });
     engine.startWorker({ concurrency: 4 });
     await engine.startReconciler({ id: 'dashboard-test' });
-    server = await startApiServer({ engine, host: '127.0.0.1', port: 0, rateLimit: false, plugins: [dashboardPlugin()] });
+    server = await startApiServer({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      rateLimit: false,
+      plugins: [dashboardPlugin()],
+    });
     const integration = await engine.createIntegration({
       orgId: ORG,
       provider: 'synthetic',
@@ -86,7 +96,8 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
       config: { itemsPerDay: 2, latencyMs: 20 },
     });
     integrationId = integration.id;
-    adminToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['admin'], name: 'dashboard test' })).token;
+    adminToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['admin'], name: 'dashboard test' }))
+      .token;
     readToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['read'], name: 'read only' })).token;
 
     profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
@@ -217,7 +228,8 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     const windows = await rows.locator('td:nth-child(4)').allTextContents();
     expect(windows).toContain('2026-01-01 → 2026-01-08');
     expect(windows).toContain('2026-01-22 → 2026-01-29');
-    for (const attempts of await rows.locator('td:nth-child(5)').allTextContents()) expect(Number(attempts)).toBeGreaterThanOrEqual(1);
+    for (const attempts of await rows.locator('td:nth-child(5)').allTextContents())
+      expect(Number(attempts)).toBeGreaterThanOrEqual(1);
     expect(await page.getByRole('button', { name: 'Cancel run' }).isDisabled()).toBe(true);
 
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-run.png'), fullPage: true });

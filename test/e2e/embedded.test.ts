@@ -24,7 +24,15 @@ describe('embedded default (PGlite + in-process broker)', () => {
       name: 'Demo Linear',
       sources: ['a', 'b'],
       datasets: ['teams', 'members', 'work-items'],
-      config: { impersonate: 'linear', itemsPerDay: 2, latencyMs: 2, failRate: 0.1, rateLimitRate: 0.5, rateLimitRetryAfterMs: 50, seed: 7 },
+      config: {
+        impersonate: 'linear',
+        itemsPerDay: 2,
+        latencyMs: 2,
+        failRate: 0.1,
+        rateLimitRate: 0.5,
+        rateLimitRetryAfterMs: 50,
+        seed: 7,
+      },
     });
     engine.startWorker({ concurrency: 4 });
     await engine.startReconciler();
@@ -37,10 +45,12 @@ describe('embedded default (PGlite + in-process broker)', () => {
       before: new Date('2026-03-01T00:00:00Z'),
     });
     const run = await waitFor(async () => {
-      const { rows } = await engine!.db.query<{ status: string; total_units: number; completed_units: number; failed_units: number }>(
-        "SELECT * FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')",
-        [syncRunId],
-      );
+      const { rows } = await engine!.db.query<{
+        status: string;
+        total_units: number;
+        completed_units: number;
+        failed_units: number;
+      }>("SELECT * FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned', 'dispatching')", [syncRunId]);
       return rows[0];
     }, 60_000);
     expect(['success', 'partial_failed']).toContain(run.status);
@@ -64,7 +74,12 @@ describe('embedded default (PGlite + in-process broker)', () => {
 
   it('on open, treats units a previous embedded process left in flight as lost', async () => {
     const db = await PgliteDb.open();
-    const first = await Engine.open({ settings: testSettings(), db, broker: new InProcessBroker(), logger: silentLogger() });
+    const first = await Engine.open({
+      settings: testSettings(),
+      db,
+      broker: new InProcessBroker(),
+      logger: silentLogger(),
+    });
     const integ = await first.createIntegration({
       orgId: 'demo',
       provider: 'synthetic',
@@ -73,7 +88,12 @@ describe('embedded default (PGlite + in-process broker)', () => {
       datasets: ['work-items'],
       config: {},
     });
-    const { syncRunId } = await first.trigger({ orgId: 'demo', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const { syncRunId } = await first.trigger({
+      orgId: 'demo',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     // Simulate a process that died with one unit dispatching and one running under a long lease.
     await db.query(
       `UPDATE syncrelay.sync_run_units SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',

@@ -47,13 +47,18 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
       return rows[0]!.gens > 0 ? rows[0] : null;
     });
     expect(metrics.gens).toBe(1);
-    const { rows: jr } = await engine.db.query<{ status: string }>("SELECT status FROM syncrelay.job_runs WHERE result->>'sync_run_id' = $1", [syncRunId]);
+    const { rows: jr } = await engine.db.query<{ status: string }>(
+      "SELECT status FROM syncrelay.job_runs WHERE result->>'sync_run_id' = $1",
+      [syncRunId],
+    );
     expect(jr[0]!.status).toBe('success');
   });
 
   it('wakes the relay by NOTIFY: a run finishes long before the first interval pass would come', async () => {
     // With a 10-minute interval only LISTEN/NOTIFY (and the due-row timer) can move this run.
-    te = await openTestEngine({ settings: { reconcileIntervalMs: 600_000, redispatchCountdownMs: 600_000, concurrencyPerBucket: 2 } });
+    te = await openTestEngine({
+      settings: { reconcileIntervalMs: 600_000, redispatchCountdownMs: 600_000, concurrencyPerBucket: 2 },
+    });
     const { engine } = te;
     const integ = await engine.createIntegration({
       orgId: 'org-b',
@@ -65,7 +70,12 @@ describe('engine end to end (PostgreSQL + in-process broker)', () => {
     });
     engine.startWorker({ concurrency: 4 });
     await engine.startReconciler();
-    const { syncRunId } = await engine.trigger({ orgId: 'org-b', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const { syncRunId } = await engine.trigger({
+      orgId: 'org-b',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     const status = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string }>(
         "SELECT status FROM syncrelay.sync_runs WHERE id = $1 AND status NOT IN ('planned','dispatching')",

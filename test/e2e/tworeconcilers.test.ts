@@ -74,8 +74,12 @@ describe('two reconcilers at once', () => {
       runs.push(r.syncRunId);
     }
     const dump = async () => {
-      const u = await t.db.query("SELECT sync_run_id, status, tier, count(*)::int FROM syncrelay.sync_run_units GROUP BY 1,2,3 ORDER BY 1");
-      const o = await t.db.query('SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM syncrelay.sync_dispatch_outbox ORDER BY 1, 2');
+      const u = await t.db.query(
+        'SELECT sync_run_id, status, tier, count(*)::int FROM syncrelay.sync_run_units GROUP BY 1,2,3 ORDER BY 1',
+      );
+      const o = await t.db.query(
+        'SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM syncrelay.sync_dispatch_outbox ORDER BY 1, 2',
+      );
       const r = await t.db.query('SELECT id, status FROM syncrelay.sync_runs');
       return JSON.stringify({ u: u.rows, o: o.rows, r: r.rows, now: new Date() }, null, 1);
     };
@@ -102,7 +106,9 @@ describe('two reconcilers at once', () => {
       const units = broker.published.filter((m) => m.name === 'run_sync_unit' && m.payload.runId === run);
       expect(new Set(units.map((m) => m.payload.unitId)).size).toBe(units.length);
     }
-    const { rows: passes } = await t.db.query<{ reconciler: string }>('SELECT DISTINCT reconciler FROM syncrelay.reconciler_passes');
+    const { rows: passes } = await t.db.query<{ reconciler: string }>(
+      'SELECT DISTINCT reconciler FROM syncrelay.reconciler_passes',
+    );
     expect(passes.map((p) => p.reconciler).sort()).toEqual(['a', 'b']);
   });
 });

@@ -79,10 +79,22 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     t = await createTestDatabase({ poolSize: 4 });
     prefix = uniquePrefix('mp');
     broker = new BullMqBroker({ redisUrl: REDIS_URL, prefix });
-    const env = { ...SETTINGS_ENV, DATABASE_URL: t.url, REDIS_URL, SYNCRELAY_QUEUE_PREFIX: prefix, SYNCRELAY_LOG_LEVEL: 'warn' };
+    const env = {
+      ...SETTINGS_ENV,
+      DATABASE_URL: t.url,
+      REDIS_URL,
+      SYNCRELAY_QUEUE_PREFIX: prefix,
+      SYNCRELAY_LOG_LEVEL: 'warn',
+    };
     roles = new RoleGroup(env);
     // The test process only plans and triggers (outbox rows); it runs no worker and no reconciler.
-    engine = await Engine.open({ settings: loadSettings(env), db: t.db, broker, logger: silentLogger(), migrate: false });
+    engine = await Engine.open({
+      settings: loadSettings(env),
+      db: t.db,
+      broker,
+      logger: silentLogger(),
+      migrate: false,
+    });
   });
 
   afterAll(async () => {
@@ -93,13 +105,17 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     if (prefix) await deleteRedisKeys(`${prefix}:*`);
   });
 
-  it('retries the eligible unit, fails the other worker_lost, and keeps every §12 invariant', { timeout: 90_000 }, async () => {
-    try {
-      await scenario();
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n${roles.describe()}`, { cause: err });
-    }
-  });
+  it(
+    'retries the eligible unit, fails the other worker_lost, and keeps every §12 invariant',
+    { timeout: 90_000 },
+    async () => {
+      try {
+        await scenario();
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${roles.describe()}`, { cause: err });
+      }
+    },
+  );
 
   async function scenario(): Promise<void> {
     const linear = await engine.createIntegration({
@@ -127,7 +143,12 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     await within(Promise.all([reconciler.ready, ...workers.map((w) => w.ready)]), 30_000, 'the roles to be ready');
 
     // The plain run's 4 units take 4 of the 6 worker slots, so each worker holds at least one.
-    const plainRun = await engine.trigger({ orgId: ORG, integrationId: plain.id, mode: 'incremental', triggeredBy: 'manual' });
+    const plainRun = await engine.trigger({
+      orgId: ORG,
+      integrationId: plain.id,
+      mode: 'incremental',
+      triggeredBy: 'manual',
+    });
     expect(plainRun.units).toBe(4);
     await waitFor(() => runningCount(plainRun.syncRunId).then((n) => n === 4), 15_000);
 
@@ -150,7 +171,9 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     const killedAt = Date.now();
 
     // Read once the victim is dead, so the leases it held can no longer move.
-    const { rows: runningAtKill } = await t.db.query<UnitRow>("SELECT * FROM syncrelay.sync_run_units WHERE status = 'running'");
+    const { rows: runningAtKill } = await t.db.query<UnitRow>(
+      "SELECT * FROM syncrelay.sync_run_units WHERE status = 'running'",
+    );
 
     // Every run terminal within the bound.
     await waitFor(async () => {
@@ -181,7 +204,10 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     await expectWatermarks(units, linear.id, plain.id, plainRun.syncRunId);
     const gens = await metricGenerations(runIds);
     for (const id of runIds) expect(gens.get(id), `post_sync deliveries of run ${id}`).toBe(1);
-    const { rows: pending } = await t.db.query('SELECT kind, sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE status = $1', ['pending']);
+    const { rows: pending } = await t.db.query(
+      'SELECT kind, sync_run_id FROM syncrelay.sync_dispatch_outbox WHERE status = $1',
+      ['pending'],
+    );
     expect(pending, 'no outbox row left pending').toEqual([]);
 
     // The survivors stop gracefully on SIGTERM.
@@ -231,12 +257,18 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   }
 
   async function runs(ids: string[]): Promise<RunRow[]> {
-    const { rows } = await t.db.query<RunRow>('SELECT * FROM syncrelay.sync_runs WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
+    const { rows } = await t.db.query<RunRow>(
+      'SELECT * FROM syncrelay.sync_runs WHERE id = ANY($1::uuid[]) ORDER BY id',
+      [ids],
+    );
     return rows;
   }
 
   async function unitsOf(runIds: string[]): Promise<UnitRow[]> {
-    const { rows } = await t.db.query<UnitRow>('SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = ANY($1::uuid[]) ORDER BY id', [runIds]);
+    const { rows } = await t.db.query<UnitRow>(
+      'SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = ANY($1::uuid[]) ORDER BY id',
+      [runIds],
+    );
     return rows;
   }
 
@@ -250,7 +282,13 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   }
 
   /** The eligible killed units retried once to success; the others failed worker_lost; nothing else moved. */
-  function expectOutcomes(units: UnitRow[], killed: Killed, runRows: RunRow[], linearRunId: string, plainRunId: string): void {
+  function expectOutcomes(
+    units: UnitRow[],
+    killed: Killed,
+    runRows: RunRow[],
+    linearRunId: string,
+    plainRunId: string,
+  ): void {
     for (const u of units) {
       const k = killed.get(u.id);
       const where = `unit ${u.id} (${u.sync_run_id === linearRunId ? 'linear' : 'plain'}, killed: ${!!k})`;
@@ -292,9 +330,18 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
         failed: count('failed'),
         cancelled: count('cancelled'),
       });
-      const { rows: jobs } = await t.db.query<{ status: string }>("SELECT status FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1", [r.id]);
-      expect(jobs.map((j) => j.status), `JobRun of ${r.id}`).toEqual([r.status === 'partial_failed' ? 'failed' : r.status]);
-      const { rows: ledger } = await t.db.query('SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1', [r.id]);
+      const { rows: jobs } = await t.db.query<{ status: string }>(
+        "SELECT status FROM syncrelay.job_runs WHERE result ->> 'sync_run_id' = $1",
+        [r.id],
+      );
+      expect(
+        jobs.map((j) => j.status),
+        `JobRun of ${r.id}`,
+      ).toEqual([r.status === 'partial_failed' ? 'failed' : r.status]);
+      const { rows: ledger } = await t.db.query(
+        'SELECT kind FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1',
+        [r.id],
+      );
       expect(ledger).toEqual([{ kind: 'post_sync' }]);
     }
   }
@@ -322,13 +369,17 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
         const next = execs[i]!;
         const prevLeaseEnd = prev.ended_at ?? (prev.lease_owner === k?.owner ? k.leaseExpiresAt : null);
         expect(prevLeaseEnd, `attempt ${i} of ${u.id}: previous lease end known`).not.toBeNull();
-        expect(next.started_at.getTime(), `attempt ${i} of ${u.id} starts after the previous lease`).toBeGreaterThanOrEqual(
-          prevLeaseEnd!.getTime(),
-        );
+        expect(
+          next.started_at.getTime(),
+          `attempt ${i} of ${u.id} starts after the previous lease`,
+        ).toBeGreaterThanOrEqual(prevLeaseEnd!.getTime());
       }
       if (u.status === 'success') {
         const wins = execs.filter((e) => e.outcome === 'success');
-        expect(wins.map((e) => e.lease_owner), `successful execution of ${u.id}`).toContain(u.lease_owner);
+        expect(
+          wins.map((e) => e.lease_owner),
+          `successful execution of ${u.id}`,
+        ).toContain(u.lease_owner);
         for (const e of execs) if (e.lease_owner !== u.lease_owner) expect(e.lease_owner).toBe(k?.owner);
       }
       // The killed attempt (if it got as far as starting the provider) came first.
@@ -361,20 +412,34 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     }
     for (const u of units.filter((x) => x.status === 'success')) {
       const mine = groups.filter((g) => g.unit_id === u.id);
-      expect(mine.map((g) => ({ owner: g.lease_owner, n: g.n })), `sink rows of ${u.id}`).toEqual([
-        { owner: u.lease_owner, n: u.result?.items },
-      ]);
+      expect(
+        mine.map((g) => ({ owner: g.lease_owner, n: g.n })),
+        `sink rows of ${u.id}`,
+      ).toEqual([{ owner: u.lease_owner, n: u.result?.items }]);
       expect(u.result?.items).toBeGreaterThan(0);
     }
   }
 
   /** Backfill never writes a watermark; incremental ones sit at the successful units' window ends. */
-  async function expectWatermarks(units: UnitRow[], linearId: string, plainId: string, plainRunId: string): Promise<void> {
-    const { rows } = await t.db.query<{ integration_id: string; source_id: string; dataset_key: string; watermark_at: Date }>(
+  async function expectWatermarks(
+    units: UnitRow[],
+    linearId: string,
+    plainId: string,
+    plainRunId: string,
+  ): Promise<void> {
+    const { rows } = await t.db.query<{
+      integration_id: string;
+      source_id: string;
+      dataset_key: string;
+      watermark_at: Date;
+    }>(
       'SELECT integration_id, source_id, dataset_key, watermark_at FROM syncrelay.sync_watermarks WHERE integration_id = ANY($1::uuid[])',
       [[linearId, plainId]],
     );
-    expect(rows.filter((w) => w.integration_id === linearId), 'backfill watermarks').toEqual([]);
+    expect(
+      rows.filter((w) => w.integration_id === linearId),
+      'backfill watermarks',
+    ).toEqual([]);
     const key = (source: string | null, dataset: string) => `${source}/${dataset}`;
     const got = new Map(rows.map((w) => [key(w.source_id, w.dataset_key), w.watermark_at.getTime()]));
     const want = new Map(

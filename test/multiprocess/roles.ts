@@ -49,7 +49,9 @@ export class RoleProcess {
     let markReady!: () => void;
     this.ready = new Promise<void>((resolve, reject) => {
       markReady = resolve;
-      void this.exited.then((e) => reject(new Error(`${tag} exited before ready (${JSON.stringify(e)}): ${this.stderrTail}`)));
+      void this.exited.then((e) =>
+        reject(new Error(`${tag} exited before ready (${JSON.stringify(e)}): ${this.stderrTail}`)),
+      );
     });
     this.ready.catch(() => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {

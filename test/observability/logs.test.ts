@@ -44,20 +44,36 @@ describe('log lines about runs, units and outbox rows', () => {
 
   it('every line of a run names the run, and its unit or outbox row', async () => {
     const { engine, lines } = await open();
-    const integ = await engine.createIntegration({ orgId: 'org-log', provider: 'synthetic', name: 'logs', sources: ['s1', 's2'], datasets: ['teams', 'work-items'], config: { latencyMs: 0 } });
+    const integ = await engine.createIntegration({
+      orgId: 'org-log',
+      provider: 'synthetic',
+      name: 'logs',
+      sources: ['s1', 's2'],
+      datasets: ['teams', 'work-items'],
+      config: { latencyMs: 0 },
+    });
     engine.startWorker({ concurrency: 2 });
     await engine.startReconciler();
-    const { syncRunId } = await engine.trigger({ orgId: 'org-log', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const { syncRunId } = await engine.trigger({
+      orgId: 'org-log',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     await waitFor(async () => lines.some((l) => l.task === 'post_sync' && l.msg === 'task done'), 60_000);
 
-    const about = lines.filter((l) => l.runId !== undefined || l.task !== undefined || l.unitId !== undefined || l.outboxId !== undefined);
+    const about = lines.filter(
+      (l) => l.runId !== undefined || l.task !== undefined || l.unitId !== undefined || l.outboxId !== undefined,
+    );
     expect(about.length).toBeGreaterThan(5);
     for (const l of about) expect(l.runId, JSON.stringify(l)).toBe(syncRunId);
     for (const l of about.filter((x) => x.task === 'run_sync_unit')) expect(l.unitId, JSON.stringify(l)).toMatch(UUID);
     const outboxTasks = about.filter((x) => typeof x.task === 'string' && x.task !== 'run_sync_unit');
     for (const l of outboxTasks) expect(l.outboxId, JSON.stringify(l)).toMatch(UUID);
     const published = about.filter((l) => l.msg === 'outbox row published');
-    expect(new Set(published.map((l) => l.kind))).toEqual(new Set(['dispatch_sync_run', 'finalize_sync_run', 'post_sync']));
+    expect(new Set(published.map((l) => l.kind))).toEqual(
+      new Set(['dispatch_sync_run', 'finalize_sync_run', 'post_sync']),
+    );
     for (const l of published) expect(l.outboxId).toMatch(UUID);
     expect(lines.find((l) => l.msg === 'run finalized')).toMatchObject({ runId: syncRunId, status: 'success' });
   });
@@ -65,11 +81,26 @@ describe('log lines about runs, units and outbox rows', () => {
   it('a failed publish is logged per outbox row with its run, and counted', async () => {
     const broker = new FlakyBroker();
     const { engine, lines } = await open(broker);
-    const integ = await engine.createIntegration({ orgId: 'org-log', provider: 'synthetic', name: 'down', sources: ['s1'], datasets: ['teams'], config: {} });
-    const { syncRunId } = await engine.trigger({ orgId: 'org-log', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const integ = await engine.createIntegration({
+      orgId: 'org-log',
+      provider: 'synthetic',
+      name: 'down',
+      sources: ['s1'],
+      datasets: ['teams'],
+      config: {},
+    });
+    const { syncRunId } = await engine.trigger({
+      orgId: 'org-log',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     broker.down = true;
     await engine.reconcileOnce();
-    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'", [syncRunId]);
+    const { rows } = await engine.db.query<{ id: string }>(
+      "SELECT id FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'",
+      [syncRunId],
+    );
     const failed = lines.filter((l) => l.msg === 'outbox publish failed');
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ runId: syncRunId, outboxId: rows[0]!.id, kind: 'dispatch_sync_run' });
@@ -83,7 +114,14 @@ describe('log lines about runs, units and outbox rows', () => {
     const { recorder, uninstall } = installRecorder();
     try {
       const { engine, lines } = await open();
-      const integ = await engine.createIntegration({ orgId: 'org-log', provider: 'synthetic', name: 'traced', sources: ['s1'], datasets: ['teams'], config: { latencyMs: 0 } });
+      const integ = await engine.createIntegration({
+        orgId: 'org-log',
+        provider: 'synthetic',
+        name: 'traced',
+        sources: ['s1'],
+        datasets: ['teams'],
+        config: { latencyMs: 0 },
+      });
       engine.startWorker();
       await engine.startReconciler();
       await engine.trigger({ orgId: 'org-log', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });

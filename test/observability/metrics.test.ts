@@ -54,7 +54,14 @@ describe('GET /metrics on a real server', () => {
     expect((await call(h.url, 'POST', path, { token: h.tokens.trigger, body })).status).toBe(409);
     expect((await call(h.url, 'POST', path, { token: h.tokens.trigger, body: { since: 'x' } })).status).toBe(400);
     expect((await call(h.url, 'POST', path, { body })).status).toBe(401);
-    expect((await call(h.url, 'POST', `/api/v1/integrations/${created.body.id}/sync`, { token: h.tokens.trigger, body: { mode: 'incremental' } })).status).toBe(202);
+    expect(
+      (
+        await call(h.url, 'POST', `/api/v1/integrations/${created.body.id}/sync`, {
+          token: h.tokens.trigger,
+          body: { mode: 'incremental' },
+        })
+      ).status,
+    ).toBe(202);
 
     // Before any worker: the planned units and the due dispatch rows are visible.
     const before = parseMetrics((await call(h.url, 'GET', '/metrics')).body);
@@ -69,7 +76,10 @@ describe('GET /metrics on a real server', () => {
       const { rows } = await h.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'dispatched'",
       );
-      return rows[0]!.n === 2 && valueOf(await scrape(h.engine), 'syncrelay_relay_publishes_total', { kind: 'post_sync' }) === 2;
+      return (
+        rows[0]!.n === 2 &&
+        valueOf(await scrape(h.engine), 'syncrelay_relay_publishes_total', { kind: 'post_sync' }) === 2
+      );
     }, 60_000);
 
     const res = await fetch(`${h.url}/metrics`);
@@ -79,7 +89,9 @@ describe('GET /metrics on a real server', () => {
     for (const name of NAMES) expect(metricNames(text), name).toContain(name);
     const s = parseMetrics(text);
 
-    const { rows: units } = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM syncrelay.sync_run_units WHERE status = 'success'");
+    const { rows: units } = await h.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM syncrelay.sync_run_units WHERE status = 'success'",
+    );
     const total = units[0]!.n;
     expect(total).toBeGreaterThan(2);
     for (const kind of KINDS) {
@@ -89,11 +101,14 @@ describe('GET /metrics on a real server', () => {
       expect(valueOf(s, 'syncrelay_relay_publishes_total', { kind }), kind).toBeGreaterThanOrEqual(2);
       expect(valueOf(s, 'syncrelay_relay_publish_failures_total', { kind }), kind).toBe(0);
     }
-    for (const status of ['planned', 'dispatching', 'running', 'retrying']) expect(valueOf(s, 'syncrelay_units', { status }), status).toBe(0);
+    for (const status of ['planned', 'dispatching', 'running', 'retrying'])
+      expect(valueOf(s, 'syncrelay_units', { status }), status).toBe(0);
     expect(valueOf(s, 'syncrelay_units_finished_recently', { status: 'success' })).toBe(total);
     expect(valueOf(s, 'syncrelay_units_finished_recently', { status: 'failed' })).toBe(0);
     expect(valueOf(s, 'syncrelay_runs')).toBe(0);
-    expect(valueOf(s, 'syncrelay_unit_duration_seconds_count', { outcome: 'success', provider: 'synthetic' })).toBe(total);
+    expect(valueOf(s, 'syncrelay_unit_duration_seconds_count', { outcome: 'success', provider: 'synthetic' })).toBe(
+      total,
+    );
     expect(valueOf(s, 'syncrelay_unit_duration_seconds_sum')).toBeGreaterThan(0);
     expect(valueOf(s, 'syncrelay_unit_duration_seconds_bucket', { outcome: 'success', le: '+Inf' })).toBe(total);
     expect(valueOf(s, 'syncrelay_reconciler_pass_duration_seconds_count', { result: 'ok' })).toBeGreaterThanOrEqual(1);
@@ -119,8 +134,20 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
     const clock = new ManualClock(Date.UTC(2026, 2, 2));
     te = await openTestEngine({ clock });
     const { engine } = te;
-    const integ = await engine.createIntegration({ orgId: 'org-m', provider: 'synthetic', name: 'm', sources: ['s1'], datasets: ['teams', 'work-items'], config: {} });
-    const { syncRunId, units } = await engine.trigger({ orgId: 'org-m', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const integ = await engine.createIntegration({
+      orgId: 'org-m',
+      provider: 'synthetic',
+      name: 'm',
+      sources: ['s1'],
+      datasets: ['teams', 'work-items'],
+      config: {},
+    });
+    const { syncRunId, units } = await engine.trigger({
+      orgId: 'org-m',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     clock.advance(30_000);
     let s = await scrape(engine);
     expect(valueOf(s, 'syncrelay_outbox_oldest_pending_age_seconds', { kind: 'dispatch_sync_run' })).toBe(30);
@@ -129,10 +156,19 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
 
     await engine.reconcileOnce(); // relays the dispatch row (nobody consumes it)
     await dispatchSyncRun(engine.ctx, syncRunId); // the reference unit first
-    const { rows } = await engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1 AND status = 'dispatching'", [syncRunId]);
+    const { rows } = await engine.db.query<{ id: string }>(
+      "SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1 AND status = 'dispatching'",
+      [syncRunId],
+    );
     expect(rows).toHaveLength(1);
     const { settings } = engine.ctx;
-    await claimUnit(engine.db, { unitId: rows[0]!.id, owner: 'gone', now: clock.now(), leaseMs: settings.leaseMs, maxLifetimeMs: settings.maxLifetimeMs });
+    await claimUnit(engine.db, {
+      unitId: rows[0]!.id,
+      owner: 'gone',
+      now: clock.now(),
+      leaseMs: settings.leaseMs,
+      maxLifetimeMs: settings.maxLifetimeMs,
+    });
     s = await scrape(engine);
     expect(valueOf(s, 'syncrelay_units', { status: 'running' })).toBe(1);
     expect(valueOf(s, 'syncrelay_runs', { status: 'dispatching' })).toBe(1);
@@ -161,7 +197,12 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
     });
     engine.startWorker({ concurrency: 2 });
     await engine.startReconciler();
-    const { syncRunId } = await engine.trigger({ orgId: 'org-r', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+    const { syncRunId } = await engine.trigger({
+      orgId: 'org-r',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'manual',
+    });
     const unit = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string; rate_limit_deferrals: number }>(
         "SELECT u.status, u.rate_limit_deferrals FROM syncrelay.sync_run_units u JOIN syncrelay.sync_runs r ON r.id = u.sync_run_id WHERE r.id = $1 AND r.status = 'failed'",
@@ -173,7 +214,9 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
     const s = await scrape(engine);
     expect(unit.rate_limit_deferrals).toBeGreaterThan(0);
     expect(valueOf(s, 'syncrelay_unit_retries_total', { reason: 'rate_limit' })).toBe(unit.rate_limit_deferrals);
-    expect(valueOf(s, 'syncrelay_unit_duration_seconds_count', { outcome: 'retrying' })).toBe(unit.rate_limit_deferrals);
+    expect(valueOf(s, 'syncrelay_unit_duration_seconds_count', { outcome: 'retrying' })).toBe(
+      unit.rate_limit_deferrals,
+    );
     expect(valueOf(s, 'syncrelay_unit_duration_seconds_count', { outcome: 'failed' })).toBe(1);
   });
 });
@@ -189,7 +232,13 @@ describe('two engines in one process', () => {
   it('each has a registry of its own; nothing lands in prom-client’s global registry', async () => {
     t = await createTestDatabase();
     const open = async () => {
-      const e = await Engine.open({ settings: testSettings(), db: t.db, broker: new InProcessBroker(), logger: silentLogger(), migrate: false });
+      const e = await Engine.open({
+        settings: testSettings(),
+        db: t.db,
+        broker: new InProcessBroker(),
+        logger: silentLogger(),
+        migrate: false,
+      });
       engines.push(e);
       return e;
     };
@@ -197,7 +246,14 @@ describe('two engines in one process', () => {
     const b = await open();
     expect(a.metrics.registry).not.toBe(b.metrics.registry);
 
-    const integ = await a.createIntegration({ orgId: 'org-2', provider: 'synthetic', name: 'two', sources: ['s1'], datasets: ['teams'], config: {} });
+    const integ = await a.createIntegration({
+      orgId: 'org-2',
+      provider: 'synthetic',
+      name: 'two',
+      sources: ['s1'],
+      datasets: ['teams'],
+      config: {},
+    });
     await a.trigger({ orgId: 'org-2', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
     await a.reconcileOnce();
     const [sa, sb] = [await scrape(a), await scrape(b)];

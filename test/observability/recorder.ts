@@ -117,7 +117,14 @@ class RecordingTracer implements Tracer {
       traceFlags: TraceFlags.SAMPLED,
       ...(valid?.traceState ? { traceState: valid.traceState } : {}),
     };
-    return new RecordingSpan(name, options.kind ?? SpanKind.INTERNAL, sc, valid?.spanId, options.attributes ?? {}, this.onEnd);
+    return new RecordingSpan(
+      name,
+      options.kind ?? SpanKind.INTERNAL,
+      sc,
+      valid?.spanId,
+      options.attributes ?? {},
+      this.onEnd,
+    );
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...args: unknown[]): ReturnType<F> {
@@ -150,7 +157,12 @@ export class AsyncLocalContextManager implements ContextManager {
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     return this.storage.run(ctx, () => fn.call(thisArg, ...args));
   }
   bind<T>(ctx: Context, target: T): T {

@@ -13,7 +13,12 @@ import { openTestEngine, waitFor, type TestEngine } from '../helpers/engine.js';
 import { installRecorder, type FinishedSpan, type SpanRecorder } from './recorder.js';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-const TASK_SPANS = ['syncrelay.dispatch_sync_run', 'syncrelay.run_sync_unit', 'syncrelay.finalize_sync_run', 'syncrelay.post_sync'];
+const TASK_SPANS = [
+  'syncrelay.dispatch_sync_run',
+  'syncrelay.run_sync_unit',
+  'syncrelay.finalize_sync_run',
+  'syncrelay.post_sync',
+];
 
 describe('W3C trace context', () => {
   it('round-trips traceparent and tracestate; keeps only the sampled flag', () => {
@@ -62,10 +67,28 @@ describe('without an SDK (no-op tracer)', () => {
   it('stores a given parent as is, and nothing when there is none (as before)', async () => {
     te = await openTestEngine();
     const { engine } = te;
-    const integ = await engine.createIntegration({ orgId: 'org-n', provider: 'synthetic', name: 'n', sources: ['s'], datasets: ['teams'], config: {} });
+    const integ = await engine.createIntegration({
+      orgId: 'org-n',
+      provider: 'synthetic',
+      name: 'n',
+      sources: ['s'],
+      datasets: ['teams'],
+      config: {},
+    });
     const traceparent = `00-${hex(16)}-${hex(8)}-01`;
-    const withTrace = await engine.trigger({ orgId: 'org-n', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'api', trace: { traceparent } });
-    const without = await engine.trigger({ orgId: 'org-n', integrationId: integ.id, mode: 'incremental', triggeredBy: 'api' });
+    const withTrace = await engine.trigger({
+      orgId: 'org-n',
+      integrationId: integ.id,
+      mode: 'full_resync',
+      triggeredBy: 'api',
+      trace: { traceparent },
+    });
+    const without = await engine.trigger({
+      orgId: 'org-n',
+      integrationId: integ.id,
+      mode: 'incremental',
+      triggeredBy: 'api',
+    });
     const stored = await storedTraces(te.engine.db, withTrace.syncRunId);
     expect(stored.run).toEqual({ traceparent });
     expect(stored.outbox).toEqual([{ traceparent }]);
@@ -138,7 +161,10 @@ describe('a run joins its trigger’s trace', () => {
       }
 
       // One run_sync_unit span for each unit of the run, each naming its unit and outcome.
-      const { rows: units } = await h.db.query<{ id: string }>('SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1', [runId]);
+      const { rows: units } = await h.db.query<{ id: string }>(
+        'SELECT id FROM syncrelay.sync_run_units WHERE sync_run_id = $1',
+        [runId],
+      );
       const unitSpans = spans.filter((s) => s.name === 'syncrelay.run_sync_unit');
       expect(new Set(unitSpans.map((s) => s.attributes[ATTR.unitId]))).toEqual(new Set(units.map((u) => u.id)));
       expect(unitSpans.filter((s) => s.attributes[ATTR.outcome] === 'success')).toHaveLength(units.length);
@@ -166,7 +192,12 @@ describe('a run joins its trigger’s trace', () => {
       });
       const app = trace.getTracer('app');
       const { runId, appSpan } = await app.startActiveSpan('app.request', async (span) => {
-        const t = await engine.trigger({ orgId: 'org-l', integrationId: integ.id, mode: 'full_resync', triggeredBy: 'manual' });
+        const t = await engine.trigger({
+          orgId: 'org-l',
+          integrationId: integ.id,
+          mode: 'full_resync',
+          triggeredBy: 'manual',
+        });
         span.end();
         return { runId: t.syncRunId, appSpan: span.spanContext() };
       });
@@ -175,8 +206,13 @@ describe('a run joins its trigger’s trace', () => {
       const spans = await runSpans(recorder, runId);
       const trigger = spans.find((s) => s.name === SPAN.trigger)!;
       expect(trigger).toMatchObject({ traceId: appSpan.traceId, parentSpanId: appSpan.spanId });
-      for (const s of spans.filter((x) => x !== trigger)) expect(s, s.name).toMatchObject({ traceId: appSpan.traceId, parentSpanId: trigger.spanId });
-      for (const name of [SPAN.relayPublish, ...TASK_SPANS]) expect(spans.some((s) => s.name === name), name).toBe(true);
+      for (const s of spans.filter((x) => x !== trigger))
+        expect(s, s.name).toMatchObject({ traceId: appSpan.traceId, parentSpanId: trigger.spanId });
+      for (const name of [SPAN.relayPublish, ...TASK_SPANS])
+        expect(
+          spans.some((s) => s.name === name),
+          name,
+        ).toBe(true);
     });
   });
 });
@@ -184,7 +220,8 @@ describe('a run joins its trigger’s trace', () => {
 /** The spans naming `runId`, once its post_sync publish and delivery have both ended. */
 async function runSpans(recorder: SpanRecorder, runId: string): Promise<FinishedSpan[]> {
   const ofRun = () => recorder.spans.filter((s) => s.attributes[ATTR.runId] === runId);
-  const ended = (name: string, task: string) => ofRun().some((s) => s.name === name && s.attributes[ATTR.task] === task);
+  const ended = (name: string, task: string) =>
+    ofRun().some((s) => s.name === name && s.attributes[ATTR.task] === task);
   await waitFor(async () => ended('syncrelay.post_sync', 'post_sync') && ended(SPAN.relayPublish, 'post_sync'), 60_000);
   return ofRun();
 }
@@ -193,7 +230,10 @@ async function storedTraces(
   db: { query: ApiHarness['db']['query'] },
   runId: string,
 ): Promise<{ run: unknown; outbox: unknown[] }> {
-  const { rows: run } = await db.query<{ trace: unknown }>("SELECT result->'trace' AS trace FROM syncrelay.sync_runs WHERE id = $1", [runId]);
+  const { rows: run } = await db.query<{ trace: unknown }>(
+    "SELECT result->'trace' AS trace FROM syncrelay.sync_runs WHERE id = $1",
+    [runId],
+  );
   const { rows: outbox } = await db.query<{ trace_context: unknown }>(
     'SELECT trace_context FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
     [runId],

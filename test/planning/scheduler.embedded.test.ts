@@ -16,13 +16,31 @@ afterEach(async () => {
 
 it('fires, skips on conflict and fails a broken job on PGlite; the loop runs there too', async () => {
   const clock = new ManualClock(new Date('2026-01-05T10:20:00Z'));
-  engine = await Engine.open({ settings: testSettings(), db: await PgliteDb.open(), broker: new InProcessBroker(), clock, logger: silentLogger() });
+  engine = await Engine.open({
+    settings: testSettings(),
+    db: await PgliteDb.open(),
+    broker: new InProcessBroker(),
+    clock,
+    logger: silentLogger(),
+  });
   const integration = async () =>
-    (await engine!.createIntegration({ orgId: 'o', provider: 'synthetic', name: 'x', sources: ['s'], datasets: ['work-items'] })).id;
+    (
+      await engine!.createIntegration({
+        orgId: 'o',
+        provider: 'synthetic',
+        name: 'x',
+        sources: ['s'],
+        datasets: ['work-items'],
+      })
+    ).id;
   const first = await integration();
   const ok = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: first, cron: '0 * * * *' });
   const twin = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: first, cron: '0 * * * *' });
-  const broken = await createSchedule(engine.db, clock, { orgId: 'o', integrationId: await integration(), cron: '0 * * * *' });
+  const broken = await createSchedule(engine.db, clock, {
+    orgId: 'o',
+    integrationId: await integration(),
+    cron: '0 * * * *',
+  });
   await engine.db.query("UPDATE syncrelay.integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
 
   clock.set(new Date('2026-01-05T11:00:00Z'));
@@ -38,7 +56,8 @@ it('fires, skips on conflict and fails a broken job on PGlite; the loop runs the
   await engine.db.query("UPDATE syncrelay.sync_runs SET status = 'success'");
   clock.set(new Date('2026-01-05T12:00:00Z'));
   await engine.startScheduler({ pollIntervalMs: 60_000 });
-  const moved = async (id: string) => (await getSchedule(engine!.db, id))!.next_run_at!.getTime() > clock.now().getTime();
+  const moved = async (id: string) =>
+    (await getSchedule(engine!.db, id))!.next_run_at!.getTime() > clock.now().getTime();
   await waitFor(async () => (await moved(ok.id)) && (await moved(twin.id)) && (await moved(broken.id)), 10_000);
   const { rows: after } = await engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.job_runs');
   expect(after[0]!.n).toBe(2);

@@ -32,7 +32,9 @@ beforeAll(async () => {
     const db = i === 0 ? t.db : new PgDb({ connectionString: t.url, max: 4, applicationName: `replica-${i}` });
     if (i > 0) extraDbs.push(db);
     const broker = new InProcessBroker();
-    engines.push(await Engine.open({ settings: testSettings(), db, broker, clock, logger: silentLogger(), migrate: false }));
+    engines.push(
+      await Engine.open({ settings: testSettings(), db, broker, clock, logger: silentLogger(), migrate: false }),
+    );
   }
 });
 afterAll(async () => {
@@ -81,7 +83,9 @@ describe('racing schedulers', () => {
   it('fire each slot of each schedule exactly once, and split the work between them', async () => {
     const schedules = [];
     for (let i = 0; i < 12; i++) {
-      schedules.push(await createSchedule(t.db, clock, { orgId: ORG, integrationId: await integration(), cron: '0 * * * *' }));
+      schedules.push(
+        await createSchedule(t.db, clock, { orgId: ORG, integrationId: await integration(), cron: '0 * * * *' }),
+      );
     }
     const slots = 5;
     let firedTotal = 0;
@@ -112,7 +116,8 @@ describe('racing schedulers', () => {
     await finishLiveRuns();
     clock.set(START);
     const ids = [];
-    for (let i = 0; i < 5; i++) ids.push((await createSchedule(t.db, clock, { orgId: ORG, integrationId, cron: '*/10 * * * *' })).id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await createSchedule(t.db, clock, { orgId: ORG, integrationId, cron: '*/10 * * * *' })).id);
     clock.set(START + 10 * 60_000);
     const ticks = await raceTicks(clock.now());
     const fired = ticks.flatMap((tk) => tk.fired).filter((f) => f.integrationId === integrationId);
@@ -131,44 +136,53 @@ describe('racing schedulers', () => {
     await t.db.query('UPDATE syncrelay.scheduled_jobs SET enabled = false');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push((await createSchedule(t.db, clock, { orgId: ORG, integrationId: await integration(), cron: '*/15 * * * *' })).id);
+      ids.push(
+        (await createSchedule(t.db, clock, { orgId: ORG, integrationId: await integration(), cron: '*/15 * * * *' }))
+          .id,
+      );
     }
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 5 * HOUR }), { minLength: 1, maxLength: 4 }), async (jumps) => {
-        await finishLiveRuns();
-        const before = await countFor(ids);
-        const { rows: due0 } = await t.db.query<{ id: string; next_run_at: Date }>(
-          'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
-          [ids],
-        );
-        const next = new Map(due0.map((r) => [r.id, r.next_run_at.getTime()]));
-        let expected = 0;
-        for (const jump of jumps) {
-          clock.advance(jump);
-          const now = clock.now().getTime();
-          for (const [id, at] of next) {
-            if (at <= now) {
-              expected++;
-              next.set(id, (Math.floor(now / (15 * 60_000)) + 1) * 15 * 60_000);
-            }
-          }
-          const ticks = await raceTicks(clock.now());
-          expect(ticks.flatMap((tk) => [...tk.skipped, ...tk.failed, ...tk.errors])).toEqual([]);
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 5 * HOUR }), { minLength: 1, maxLength: 4 }),
+        async (jumps) => {
           await finishLiveRuns();
-        }
-        expect((await countFor(ids)) - before).toBe(expected);
-        const { rows } = await t.db.query<{ id: string; next_run_at: Date }>(
-          'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
-          [ids],
-        );
-        for (const r of rows) expect(r.next_run_at.getTime()).toBe(next.get(r.id));
-      }),
+          const before = await countFor(ids);
+          const { rows: due0 } = await t.db.query<{ id: string; next_run_at: Date }>(
+            'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
+            [ids],
+          );
+          const next = new Map(due0.map((r) => [r.id, r.next_run_at.getTime()]));
+          let expected = 0;
+          for (const jump of jumps) {
+            clock.advance(jump);
+            const now = clock.now().getTime();
+            for (const [id, at] of next) {
+              if (at <= now) {
+                expected++;
+                next.set(id, (Math.floor(now / (15 * 60_000)) + 1) * 15 * 60_000);
+              }
+            }
+            const ticks = await raceTicks(clock.now());
+            expect(ticks.flatMap((tk) => [...tk.skipped, ...tk.failed, ...tk.errors])).toEqual([]);
+            await finishLiveRuns();
+          }
+          expect((await countFor(ids)) - before).toBe(expected);
+          const { rows } = await t.db.query<{ id: string; next_run_at: Date }>(
+            'SELECT id, next_run_at FROM syncrelay.scheduled_jobs WHERE id = ANY ($1::uuid[])',
+            [ids],
+          );
+          for (const r of rows) expect(r.next_run_at.getTime()).toBe(next.get(r.id));
+        },
+      ),
       { numRuns: 15 },
     );
   });
 });
 
 async function countFor(ids: string[]): Promise<number> {
-  const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.job_runs WHERE job_id = ANY ($1::uuid[])', [ids]);
+  const { rows } = await t.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM syncrelay.job_runs WHERE job_id = ANY ($1::uuid[])',
+    [ids],
+  );
   return rows[0]!.n;
 }

@@ -50,7 +50,13 @@ async function schedule(row: Partial<Parameters<typeof createSchedule>[2]> = {})
 const reload = async (id: string) => (await getSchedule(h.engine.db, id))!;
 
 async function jobRuns(scheduleId: string) {
-  const { rows } = await h.engine.db.query<{ id: string; triggered_by: string; status: string; sync_run_id: string; created_at: Date }>(
+  const { rows } = await h.engine.db.query<{
+    id: string;
+    triggered_by: string;
+    status: string;
+    sync_run_id: string;
+    created_at: Date;
+  }>(
     `SELECT id, triggered_by, status, result ->> 'sync_run_id' AS sync_run_id, created_at
        FROM syncrelay.job_runs WHERE job_id = $1 ORDER BY created_at`,
     [scheduleId],
@@ -60,7 +66,9 @@ async function jobRuns(scheduleId: string) {
 
 /** Ends every live run (as if it had finished), so the next slot does not conflict. */
 async function finishLiveRuns(): Promise<void> {
-  const { rows } = await h.engine.db.query<{ id: string }>("SELECT id FROM syncrelay.sync_runs WHERE status IN ('planned', 'dispatching')");
+  const { rows } = await h.engine.db.query<{ id: string }>(
+    "SELECT id FROM syncrelay.sync_runs WHERE status IN ('planned', 'dispatching')",
+  );
   for (const r of rows) await h.engine.cancel(r.id);
 }
 
@@ -72,11 +80,25 @@ describe('runSchedulerTick', () => {
     expect((await tick('2026-01-05T10:59:59.999Z')).fired).toEqual([]);
     const first = await tick('2026-01-05T11:00:00Z');
     expect(first.fired).toHaveLength(1);
-    expect(first.fired[0]).toMatchObject({ scheduleId: s.id, slot: at('2026-01-05T11:00:00Z'), nextRunAt: at('2026-01-05T12:00:00Z') });
+    expect(first.fired[0]).toMatchObject({
+      scheduleId: s.id,
+      slot: at('2026-01-05T11:00:00Z'),
+      nextRunAt: at('2026-01-05T12:00:00Z'),
+    });
 
     const [jr] = await jobRuns(s.id);
-    expect(jr).toMatchObject({ id: first.fired[0]!.jobRunId, triggered_by: 'schedule', status: 'pending', sync_run_id: first.fired[0]!.syncRunId });
-    const { rows: runs } = await h.engine.db.query<{ triggered_by: string; mode: string; status: string; units: number }>(
+    expect(jr).toMatchObject({
+      id: first.fired[0]!.jobRunId,
+      triggered_by: 'schedule',
+      status: 'pending',
+      sync_run_id: first.fired[0]!.syncRunId,
+    });
+    const { rows: runs } = await h.engine.db.query<{
+      triggered_by: string;
+      mode: string;
+      status: string;
+      units: number;
+    }>(
       `SELECT triggered_by, mode, status, (SELECT count(*)::int FROM syncrelay.sync_run_units u WHERE u.sync_run_id = r.id) AS units
          FROM syncrelay.sync_runs r WHERE id = $1`,
       [first.fired[0]!.syncRunId],
@@ -124,7 +146,10 @@ describe('runSchedulerTick', () => {
     expect((await tick('2026-03-29T07:00:00Z')).fired).toHaveLength(1);
     expect((await reload(s.id)).next_run_at).toEqual(at('2026-03-30T07:00:00Z'));
     const runs = await jobRuns(s.id);
-    expect(runs.map((r) => r.created_at.toISOString())).toEqual(['2026-03-28T08:00:00.000Z', '2026-03-29T07:00:00.000Z']);
+    expect(runs.map((r) => r.created_at.toISOString())).toEqual([
+      '2026-03-28T08:00:00.000Z',
+      '2026-03-29T07:00:00.000Z',
+    ]);
   });
 
   it('never fires a disabled job; enabling it starts from the next slot after now, not the missed ones', async () => {
@@ -154,13 +179,21 @@ describe('runSchedulerTick', () => {
 
     const result = await tick('2026-01-05T11:00:00Z');
     expect(result.skipped).toEqual([
-      expect.objectContaining({ scheduleId: inc.id, existingRunId: manual.syncRunId, nextRunAt: at('2026-01-05T12:00:00Z') }),
+      expect.objectContaining({
+        scheduleId: inc.id,
+        existingRunId: manual.syncRunId,
+        nextRunAt: at('2026-01-05T12:00:00Z'),
+      }),
     ]);
     // Another mode does not conflict.
     expect(result.fired.map((f) => f.scheduleId)).toEqual([full.id]);
     expect(await jobRuns(inc.id)).toEqual([]);
     const skipped = await reload(inc.id);
-    expect(skipped).toMatchObject({ last_outcome: 'skipped', last_job_run_id: null, next_run_at: at('2026-01-05T12:00:00Z') });
+    expect(skipped).toMatchObject({
+      last_outcome: 'skipped',
+      last_job_run_id: null,
+      next_run_at: at('2026-01-05T12:00:00Z'),
+    });
     expect(skipped.last_error).toContain(manual.syncRunId);
 
     await finishLiveRuns();
@@ -174,8 +207,12 @@ describe('runSchedulerTick', () => {
     const disabled = await schedule();
     const healthy = await schedule();
     // Planning fails after the JobRun was inserted: the savepoint must take the JobRun back.
-    await h.engine.db.query("UPDATE syncrelay.integrations SET provider = 'gone' WHERE id = $1", [broken.integration_id]);
-    await h.engine.db.query('UPDATE syncrelay.integrations SET enabled = false WHERE id = $1', [disabled.integration_id]);
+    await h.engine.db.query("UPDATE syncrelay.integrations SET provider = 'gone' WHERE id = $1", [
+      broken.integration_id,
+    ]);
+    await h.engine.db.query('UPDATE syncrelay.integrations SET enabled = false WHERE id = $1', [
+      disabled.integration_id,
+    ]);
 
     const result = await tick('2026-01-05T11:00:00Z');
     expect(result.fired.map((f) => f.scheduleId)).toEqual([healthy.id]);
@@ -207,7 +244,8 @@ describe('runSchedulerTick', () => {
 });
 
 describe('schedule CRUD (planning)', () => {
-  const count = async () => (await h.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.scheduled_jobs')).rows[0]!.n;
+  const count = async () =>
+    (await h.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.scheduled_jobs')).rows[0]!.n;
 
   it('refuses bad cron, time zone and mode naming the field, and another org’s integration, writing nothing', async () => {
     const integrationId = await integration();
@@ -229,8 +267,12 @@ describe('schedule CRUD (planning)', () => {
     expect(await count()).toBe(0);
 
     const s = await schedule({ integrationId });
-    await expect(updateSchedule(h.engine.db, clock, s.id, ORG, { timezone: 'Nowhere/Else' })).rejects.toMatchObject({ field: 'timezone' });
-    await expect(updateSchedule(h.engine.db, clock, s.id, 'org-other', { enabled: false })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(updateSchedule(h.engine.db, clock, s.id, ORG, { timezone: 'Nowhere/Else' })).rejects.toMatchObject({
+      field: 'timezone',
+    });
+    await expect(updateSchedule(h.engine.db, clock, s.id, 'org-other', { enabled: false })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
     await expect(deleteSchedule(h.engine.db, s.id, 'org-other')).rejects.toBeInstanceOf(NotFoundError);
     expect(await reload(s.id)).toEqual(s);
   });
@@ -239,7 +281,11 @@ describe('schedule CRUD (planning)', () => {
     const s = await schedule();
     clock.set(at('2026-01-05T10:40:00Z'));
     const moved = await updateSchedule(h.engine.db, clock, s.id, ORG, { cron: '30 6 * * *', timezone: 'Asia/Tokyo' });
-    expect(moved).toMatchObject({ cron: '30 6 * * *', timezone: 'Asia/Tokyo', next_run_at: at('2026-01-05T21:30:00Z') });
+    expect(moved).toMatchObject({
+      cron: '30 6 * * *',
+      timezone: 'Asia/Tokyo',
+      next_run_at: at('2026-01-05T21:30:00Z'),
+    });
     const modeOnly = await updateSchedule(h.engine.db, clock, s.id, ORG, { mode: 'full_resync' });
     expect(modeOnly).toMatchObject({ mode: 'full_resync', next_run_at: at('2026-01-05T21:30:00Z') });
   });

@@ -38,10 +38,19 @@ describe('synthetic provider config', () => {
 
   it('fills defaults', () => {
     expect(parseSyntheticConfig({})).toEqual({
-      itemsPerDay: 5, latencyMs: 20, failRate: 0, rateLimitRate: 0, hangRate: 0, seed: 1, hangMs: 10_000,
+      itemsPerDay: 5,
+      latencyMs: 20,
+      failRate: 0,
+      rateLimitRate: 0,
+      hangRate: 0,
+      seed: 1,
+      hangMs: 10_000,
       rateLimitRetryAfterMs: 1000,
     });
-    expect(parseSyntheticConfig({ impersonate: 'linear', seed: -3 })).toMatchObject({ impersonate: 'linear', seed: -3 });
+    expect(parseSyntheticConfig({ impersonate: 'linear', seed: -3 })).toMatchObject({
+      impersonate: 'linear',
+      seed: -3,
+    });
   });
 
   it.each([
@@ -77,7 +86,11 @@ describe('synthetic provider config', () => {
 describe('synthetic provider datasets', () => {
   const provider = createSyntheticProvider();
   const integ = (config: Record<string, unknown>): IntegrationInfo => ({
-    id: 'i', orgId: ORG, provider: 'synthetic', name: 'n', config,
+    id: 'i',
+    orgId: ORG,
+    provider: 'synthetic',
+    name: 'n',
+    config,
   });
 
   it('declares reference and work-item datasets writing synthetic_items', () => {
@@ -85,10 +98,20 @@ describe('synthetic provider datasets', () => {
     expect(provider.initialDepthDays).toBe(30);
     const byKey = Object.fromEntries(provider.datasets.map((d) => [d.key, d]));
     for (const key of ['teams', 'members', 'projects']) {
-      expect(byKey[key]).toMatchObject({ tier: 'reference', costClass: 'light', keepsWatermark: false, surfaces: ['synthetic_items'] });
+      expect(byKey[key]).toMatchObject({
+        tier: 'reference',
+        costClass: 'light',
+        keepsWatermark: false,
+        surfaces: ['synthetic_items'],
+      });
     }
     for (const key of ['work-items', 'work-item-comments', 'work-item-labels', 'work-item-history']) {
-      expect(byKey[key]).toMatchObject({ tier: 'work_item', costClass: 'standard', keepsWatermark: true, surfaces: ['synthetic_items'] });
+      expect(byKey[key]).toMatchObject({
+        tier: 'work_item',
+        costClass: 'standard',
+        keepsWatermark: true,
+        surfaces: ['synthetic_items'],
+      });
     }
     expect(provider.datasets).toHaveLength(7);
   });
@@ -96,8 +119,12 @@ describe('synthetic provider datasets', () => {
   it('impersonates a provider name and uses Linear window sizes as linear', () => {
     expect(provider.unitProvider!(integ({}))).toBe('synthetic');
     expect(provider.unitProvider!(integ({ impersonate: 'linear' }))).toBe('linear');
-    expect(new Set(provider.datasetsFor!(integ({ impersonate: 'linear' })).map((d) => d.windowDays))).toEqual(new Set([14]));
-    expect(new Set(provider.datasetsFor!(integ({ impersonate: 'jira' })).map((d) => d.windowDays))).toEqual(new Set([7]));
+    expect(new Set(provider.datasetsFor!(integ({ impersonate: 'linear' })).map((d) => d.windowDays))).toEqual(
+      new Set([14]),
+    );
+    expect(new Set(provider.datasetsFor!(integ({ impersonate: 'jira' })).map((d) => d.windowDays))).toEqual(
+      new Set([7]),
+    );
     expect(new Set(provider.datasetsFor!(integ({})).map((d) => d.windowDays))).toEqual(new Set([7]));
   });
 });
@@ -105,8 +132,11 @@ describe('synthetic provider datasets', () => {
 describe('synthetic determinism', () => {
   const config = { ...SYNTHETIC_DEFAULTS, itemsPerDay: 4, seed: 7 };
   const scope = (since: number | null, before: number | null, datasetKey = 'work-items') => ({
-    sourceKey: 'TEAM-1', datasetKey, tier: 'work_item' as const,
-    since: since === null ? null : new Date(since), before: before === null ? null : new Date(before),
+    sourceKey: 'TEAM-1',
+    datasetKey,
+    tier: 'work_item' as const,
+    since: since === null ? null : new Date(since),
+    before: before === null ? null : new Date(before),
   });
   const now = new Date(T0);
 
@@ -123,11 +153,19 @@ describe('synthetic determinism', () => {
   });
 
   it('treats an unbounded window as one day and reference datasets as a fixed few', () => {
-    expect(generateItems(config, scope(null, Date.UTC(2026, 0, 5)), now).map((i) => i.itemDay)).toEqual(Array(4).fill('2026-01-04'));
-    expect(generateItems(config, scope(Date.UTC(2026, 0, 5, 3), null), now).map((i) => i.itemDay)).toEqual(Array(4).fill('2026-01-05'));
+    expect(generateItems(config, scope(null, Date.UTC(2026, 0, 5)), now).map((i) => i.itemDay)).toEqual(
+      Array(4).fill('2026-01-04'),
+    );
+    expect(generateItems(config, scope(Date.UTC(2026, 0, 5, 3), null), now).map((i) => i.itemDay)).toEqual(
+      Array(4).fill('2026-01-05'),
+    );
     expect(generateItems(config, scope(null, null), now).map((i) => i.itemDay)).toEqual(Array(4).fill('2026-01-10'));
     const teams = generateItems(config, { ...scope(null, null, 'teams'), tier: 'reference', sourceKey: null }, now);
-    expect(teams.map((i) => [i.sourceKey, i.itemKey])).toEqual([['*', 'teams-1'], ['*', 'teams-2'], ['*', 'teams-3']]);
+    expect(teams.map((i) => [i.sourceKey, i.itemKey])).toEqual([
+      ['*', 'teams-1'],
+      ['*', 'teams-2'],
+      ['*', 'teams-3'],
+    ]);
   });
 
   it('is a function of the seed: same seed same items, another seed other payloads', () => {
@@ -177,7 +215,13 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
 
   async function fixture(
     config: Record<string, unknown>,
-    opts: { id?: string; dataset?: string; tier?: 'reference' | 'work_item'; since?: number | null; before?: number | null } = {},
+    opts: {
+      id?: string;
+      dataset?: string;
+      tier?: 'reference' | 'work_item';
+      since?: number | null;
+      before?: number | null;
+    } = {},
   ): Promise<Fixture> {
     const integ = await t.db.query<{ id: string }>(
       `INSERT INTO syncrelay.integrations (org_id, provider, name, config) VALUES ($1, 'synthetic', 'synth', $2) RETURNING id`,
@@ -198,16 +242,33 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
                                    mode, status, attempts, since_at, before_at)
        VALUES (COALESCE($8::uuid, gen_random_uuid()), $1, $2, $3, 'synthetic', $4, $5, 'standard', 'backfill',
                'dispatching', 0, $6, $7) RETURNING id`,
-      [ORG, runId, integrationId, opts.dataset ?? 'work-items', tier,
-        since === null ? null : new Date(since), before === null ? null : new Date(before), opts.id ?? null],
+      [
+        ORG,
+        runId,
+        integrationId,
+        opts.dataset ?? 'work-items',
+        tier,
+        since === null ? null : new Date(since),
+        before === null ? null : new Date(before),
+        opts.id ?? null,
+      ],
     );
     return {
       integration: { id: integrationId, orgId: ORG, provider: 'synthetic', name: 'synth', config },
       unit: {
-        id: unit.rows[0]!.id, orgId: ORG, runId, integrationId, sourceId: null,
-        sourceKey: tier === 'reference' ? null : 'TEAM-1', provider: 'synthetic',
-        datasetKey: opts.dataset ?? 'work-items', tier, mode: 'backfill',
-        since: since === null ? null : new Date(since), before: before === null ? null : new Date(before), attempt: 0,
+        id: unit.rows[0]!.id,
+        orgId: ORG,
+        runId,
+        integrationId,
+        sourceId: null,
+        sourceKey: tier === 'reference' ? null : 'TEAM-1',
+        provider: 'synthetic',
+        datasetKey: opts.dataset ?? 'work-items',
+        tier,
+        mode: 'backfill',
+        since: since === null ? null : new Date(since),
+        before: before === null ? null : new Date(before),
+        attempt: 0,
       },
     };
   }
@@ -222,16 +283,33 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     return { ...f.unit, attempt: res.rows[0]!.attempts };
   }
 
-  function ctx(f: Fixture, unit: UnitInfo, owner: string, opts: { clock?: Clock; signal?: AbortSignal; sink?: Sink } = {}): UnitContext {
+  function ctx(
+    f: Fixture,
+    unit: UnitInfo,
+    owner: string,
+    opts: { clock?: Clock; signal?: AbortSignal; sink?: Sink } = {},
+  ): UnitContext {
     const clock = opts.clock ?? new ManualClock(T0);
     return {
-      unit, integration: f.integration, signal: opts.signal ?? new AbortController().signal,
-      lease: testGuard(t.db, unit.id, owner, clock), sink: opts.sink ?? sink, logger, clock, db: t.db,
+      unit,
+      integration: f.integration,
+      signal: opts.signal ?? new AbortController().signal,
+      lease: testGuard(t.db, unit.id, owner, clock),
+      sink: opts.sink ?? sink,
+      logger,
+      clock,
+      db: t.db,
     };
   }
 
   async function items(integrationId: string) {
-    const res = await t.db.query<{ item_key: string; item_day: string; payload: unknown; lease_owner: string; dataset_key: string }>(
+    const res = await t.db.query<{
+      item_key: string;
+      item_day: string;
+      payload: unknown;
+      lease_owner: string;
+      dataset_key: string;
+    }>(
       `SELECT item_key, to_char(item_day, 'YYYY-MM-DD') AS item_day, payload, lease_owner, dataset_key
          FROM syncrelay.synthetic_items WHERE integration_id = $1 ORDER BY item_key`,
       [integrationId],
@@ -254,7 +332,14 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     expect(result).toEqual({ items: 6, touchedSurfaces: ['synthetic_items'] });
     const rows = await items(f.integration.id);
     expect(rows).toHaveLength(6);
-    expect(rows.map((r) => r.item_day)).toEqual(['2026-01-01', '2026-01-01', '2026-01-01', '2026-01-02', '2026-01-02', '2026-01-02']);
+    expect(rows.map((r) => r.item_day)).toEqual([
+      '2026-01-01',
+      '2026-01-01',
+      '2026-01-01',
+      '2026-01-02',
+      '2026-01-02',
+      '2026-01-02',
+    ]);
     expect(rows.every((r) => r.lease_owner === 'w1' && r.dataset_key === 'work-items')).toBe(true);
     expect(await executions(unit.id)).toEqual([
       { lease_owner: 'w1', outcome: 'success', started_at: new Date(T0), ended_at: new Date(T0) },
@@ -274,7 +359,10 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
       before.map(({ item_key, item_day, payload }) => ({ item_key, item_day, payload })),
     );
     expect(after.every((r) => r.lease_owner === 'w2')).toBe(true);
-    expect((await executions(f.unit.id)).map((e) => [e.lease_owner, e.outcome])).toEqual([['w1', 'success'], ['w2', 'success']]);
+    expect((await executions(f.unit.id)).map((e) => [e.lease_owner, e.outcome])).toEqual([
+      ['w1', 'success'],
+      ['w2', 'success'],
+    ]);
   });
 
   it('writes a fixed few items for a reference dataset', async () => {
@@ -335,13 +423,18 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
   });
 
   it('checks the signal between chunks of 500 rows', async () => {
-    const f = await fixture({ latencyMs: 0, itemsPerDay: 600 }, { since: Date.UTC(2026, 0, 1), before: Date.UTC(2026, 0, 2) });
+    const f = await fixture(
+      { latencyMs: 0, itemsPerDay: 600 },
+      { since: Date.UTC(2026, 0, 1), before: Date.UTC(2026, 0, 2) },
+    );
     const unit = await claim(f, 'w1', T0 + 60_000);
     const ac = new AbortController();
     const sizes: number[] = [];
     const abortingSink: Sink = {
       ...sink,
-      name: sink.name, surfaces: sink.surfaces, retrySafeSurfaces: sink.retrySafeSurfaces,
+      name: sink.name,
+      surfaces: sink.surfaces,
+      retrySafeSurfaces: sink.retrySafeSurfaces,
       async write(guard, surface, rows) {
         sizes.push(rows.length);
         const n = await sink.write(guard, surface, rows);
@@ -349,7 +442,9 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
         return n;
       },
     };
-    await expect(provider.runUnit(ctx(f, unit, 'w1', { signal: ac.signal, sink: abortingSink }))).rejects.toThrow('stop');
+    await expect(provider.runUnit(ctx(f, unit, 'w1', { signal: ac.signal, sink: abortingSink }))).rejects.toThrow(
+      'stop',
+    );
     expect(sizes).toEqual([500]);
     expect(await items(f.integration.id)).toHaveLength(500);
     expect((await executions(unit.id)).map((e) => e.outcome)).toEqual(['aborted']);
@@ -384,7 +479,10 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     const observed: boolean[] = [];
     for (const owner of ['a', 'b', 'c', 'd', 'e', 'f']) {
       const unit = await claim(f, owner, T0 + 60_000);
-      const failed = await provider.runUnit(ctx(f, unit, owner)).then(() => false, () => true);
+      const failed = await provider.runUnit(ctx(f, unit, owner)).then(
+        () => false,
+        () => true,
+      );
       observed.push(failed);
       expect(failed).toBe(decideUnit(parsed, unit.id, unit.attempt).fail);
     }
@@ -440,7 +538,12 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
   });
 
   const payload = (runId: string, from: string | null, to: string | null) => ({
-    orgId: ORG, runId, integrationId, provider: 'synthetic', datasets: ['work-items'], window: { from, to },
+    orgId: ORG,
+    runId,
+    integrationId,
+    provider: 'synthetic',
+    datasets: ['work-items'],
+    window: { from, to },
   });
 
   async function deliver(p: ReturnType<typeof payload>): Promise<void> {
@@ -472,8 +575,12 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
     await deliver(payload(runId, '2026-01-01T12:00:00.000Z', '2026-01-03T06:00:00.000Z'));
     const rows = await metrics(runId);
     expect(rows.map((r) => [r.day, r.items])).toEqual([
-      ['2026-01-01', 3], ['2026-01-02', 5], ['2026-01-03', 0],
-      ['2026-01-01', 3], ['2026-01-02', 5], ['2026-01-03', 0],
+      ['2026-01-01', 3],
+      ['2026-01-02', 5],
+      ['2026-01-03', 0],
+      ['2026-01-01', 3],
+      ['2026-01-02', 5],
+      ['2026-01-03', 0],
     ]);
     const generations = [...new Set(rows.map((r) => r.computed_at.getTime()))];
     expect(generations).toEqual([T0, T0 + 5000]);
@@ -482,14 +589,21 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
   it('an exact-day window ends before its end day', async () => {
     const runId = '33333333-3333-4333-8333-333333333333';
     await deliver(payload(runId, '2026-01-02T00:00:00.000Z', '2026-01-04T00:00:00.000Z'));
-    expect((await metrics(runId)).map((r) => [r.day, r.items])).toEqual([['2026-01-02', 5], ['2026-01-03', 0]]);
+    expect((await metrics(runId)).map((r) => [r.day, r.items])).toEqual([
+      ['2026-01-02', 5],
+      ['2026-01-03', 0],
+    ]);
   });
 
   it('uses the days present in synthetic_items for a NULL window', async () => {
     const runId = '22222222-2222-4222-8222-222222222222';
     await deliver(payload(runId, null, null));
     const rows = await metrics(runId);
-    expect(rows.map((r) => [r.day, r.items])).toEqual([['2026-01-01', 3], ['2026-01-02', 5], ['2026-01-04', 1]]);
+    expect(rows.map((r) => [r.day, r.items])).toEqual([
+      ['2026-01-01', 3],
+      ['2026-01-02', 5],
+      ['2026-01-04', 1],
+    ]);
     expect(new Set(rows.map((r) => r.computed_at.getTime())).size).toBe(1);
   });
 });
@@ -535,10 +649,16 @@ describe('ProviderRegistry', () => {
     const registry = new ProviderRegistry().register(createSyntheticProvider());
     expect(() => registry.sinkFor('synthetic')).toThrow(/no sink/);
     registry.registerPostSyncHandler({ name: 'audit', run: async () => undefined });
-    registry.registerPostSyncHandler({ name: 'gh-only', appliesTo: (i) => i.provider === 'github', run: async () => undefined });
+    registry.registerPostSyncHandler({
+      name: 'gh-only',
+      appliesTo: (i) => i.provider === 'github',
+      run: async () => undefined,
+    });
     expect(registry.postSyncHandlersFor(info('synthetic')).map((h) => h.name)).toEqual(['metrics-rollup', 'audit']);
     expect(registry.postSyncHandlersFor(info('github')).map((h) => h.name)).toEqual(['audit', 'gh-only']);
-    expect(() => registry.registerPostSyncHandler({ name: 'metrics-rollup', run: async () => undefined })).toThrow(SyncRelayError);
+    expect(() => registry.registerPostSyncHandler({ name: 'metrics-rollup', run: async () => undefined })).toThrow(
+      SyncRelayError,
+    );
   });
 });
 

@@ -76,7 +76,14 @@ describe('PostgresSink', () => {
                                    mode, status, attempts, lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, 'synthetic', 'work-items', 'work_item', 'standard', 'backfill', $4, 1, $5, $6)
        RETURNING id`,
-      [ORG, runId, integrationId, opts.status ?? 'running', opts.owner ?? 'owner-a', new Date(T0 + (opts.leaseMs ?? 60_000))],
+      [
+        ORG,
+        runId,
+        integrationId,
+        opts.status ?? 'running',
+        opts.owner ?? 'owner-a',
+        new Date(T0 + (opts.leaseMs ?? 60_000)),
+      ],
     );
     return res.rows[0]!.id;
   }
@@ -135,7 +142,9 @@ describe('PostgresSink', () => {
     await sink.write(guard, 'things', rows(3));
     await sink.write(guard, 'things', rows(3));
     expect(await things()).toHaveLength(3);
-    expect(await sink.write(guard, 'things', [{ org_id: ORG, scope: 's1', key: 'k1', label: 'v2', version: 7 }])).toBe(1);
+    expect(await sink.write(guard, 'things', [{ org_id: ORG, scope: 's1', key: 'k1', label: 'v2', version: 7 }])).toBe(
+      1,
+    );
     const got = await things();
     expect(got).toHaveLength(3);
     expect(got[1]).toMatchObject({ key: 'k1', label: 'v2', version: 7 });
@@ -156,16 +165,29 @@ describe('PostgresSink', () => {
     const id = await unit();
     const guard = testGuard(t.db, id, 'owner-a', clock);
     expect(await sink.write(guard, 'log', [{ scope: 's1', key: 'k0' }])).toBe(1);
-    expect(await sink.write(guard, 'log', [{ scope: 's1', key: 'k0' }, { scope: 's1', key: 'k9' }])).toBe(1);
+    expect(
+      await sink.write(guard, 'log', [
+        { scope: 's1', key: 'k0' },
+        { scope: 's1', key: 'k9' },
+      ]),
+    ).toBe(1);
     const res = await t.db.query<{ key: string }>('SELECT key FROM syncrelay.sink_log ORDER BY key');
     expect(res.rows.map((r) => r.key)).toEqual(['k0', 'k9']);
   });
 
   it('splits a batch larger than the bound-parameter limit into statements of one transaction', async () => {
     const id = await unit();
-    const big = Array.from({ length: 14_000 }, (_, i) => ({ org_id: ORG, scope: 'big', key: `k${i}`, label: 'x', doc: null }));
+    const big = Array.from({ length: 14_000 }, (_, i) => ({
+      org_id: ORG,
+      scope: 'big',
+      key: `k${i}`,
+      label: 'x',
+      doc: null,
+    }));
     expect(await sink.write(testGuard(t.db, id, 'owner-a', clock), 'things', big)).toBe(14_000);
-    const res = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM syncrelay.sink_things WHERE scope = 'big'`);
+    const res = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM syncrelay.sink_things WHERE scope = 'big'`,
+    );
     expect(res.rows[0]!.n).toBe(14_000);
   });
 
@@ -186,12 +208,21 @@ describe('PostgresSink', () => {
   });
 
   it('quotes identifiers: a hostile column name is only ever an identifier', async () => {
-    await t.db.exec(`CREATE TABLE syncrelay."odd ""names""" ("k" text PRIMARY KEY, "we""ird; DROP TABLE sink_things; --" text)`);
+    await t.db.exec(
+      `CREATE TABLE syncrelay."odd ""names""" ("k" text PRIMARY KEY, "we""ird; DROP TABLE sink_things; --" text)`,
+    );
     const odd = new PostgresSink(t.db, {
-      odd: { table: 'odd "names"', conflictColumns: ['k'], columns: ['k', 'we"ird; DROP TABLE sink_things; --'], retrySafe: true },
+      odd: {
+        table: 'odd "names"',
+        conflictColumns: ['k'],
+        columns: ['k', 'we"ird; DROP TABLE sink_things; --'],
+        retrySafe: true,
+      },
     });
     const id = await unit();
-    await odd.write(testGuard(t.db, id, 'owner-a', clock), 'odd', [{ k: '1', 'we"ird; DROP TABLE sink_things; --': "'); --" }]);
+    await odd.write(testGuard(t.db, id, 'owner-a', clock), 'odd', [
+      { k: '1', 'we"ird; DROP TABLE sink_things; --': "'); --" },
+    ]);
     const res = await t.db.query<Record<string, string>>(`SELECT * FROM syncrelay."odd ""names"""`);
     expect(res.rows).toEqual([{ k: '1', 'we"ird; DROP TABLE sink_things; --': "'); --" }]);
     expect(await things()).toEqual([]);

@@ -43,7 +43,12 @@ async function newRun(): Promise<{ orgId: string; runId: string }> {
   return { orgId: integ.orgId, runId: await seedRun(db, integ) };
 }
 
-function arm(target: { orgId: string; runId: string }, kind: OutboxKind, availableAt: Date, now: Date): Promise<string[]> {
+function arm(
+  target: { orgId: string; runId: string },
+  kind: OutboxKind,
+  availableAt: Date,
+  now: Date,
+): Promise<string[]> {
   return db.transaction((tx) => armOutbox(tx, kind, [target], availableAt, now));
 }
 
@@ -64,7 +69,10 @@ describe('wake-up upsert', () => {
     expect(await arm(run, 'dispatch_sync_run', at(T0, 5 * SEC), T0)).toEqual([id]);
     const other = await arm(run, 'finalize_sync_run', T0, T0);
     expect(other).not.toEqual([id]);
-    const { rows } = await db.query('SELECT kind FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind', [run.runId]);
+    const { rows } = await db.query(
+      'SELECT kind FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+      [run.runId],
+    );
     expect(rows).toEqual([{ kind: 'dispatch_sync_run' }, { kind: 'finalize_sync_run' }]);
   });
 
@@ -86,12 +94,22 @@ describe('wake-up upsert', () => {
     const run = await newRun();
     await arm(run, 'finalize_sync_run', T0, T0);
     const [claimed] = await claim(T0);
-    expect(await db.transaction((tx) => markOutboxDispatched(tx, [{ id: claimed!.id, claimToken: claimed!.claim_token! }], at(T0, SEC)))).toEqual([claimed!.id]);
+    expect(
+      await db.transaction((tx) =>
+        markOutboxDispatched(tx, [{ id: claimed!.id, claimToken: claimed!.claim_token! }], at(T0, SEC)),
+      ),
+    ).toEqual([claimed!.id]);
     expect((await row(run.runId, 'finalize_sync_run')).status).toBe('dispatched');
 
     await arm(run, 'finalize_sync_run', at(T0, 600 * SEC), at(T0, 500 * SEC));
     const r = await row(run.runId, 'finalize_sync_run');
-    expect(r).toMatchObject({ status: 'pending', available_at: at(T0, 600 * SEC), dispatched_at: null, attempts: 1, claim_token: null });
+    expect(r).toMatchObject({
+      status: 'pending',
+      available_at: at(T0, 600 * SEC),
+      dispatched_at: null,
+      attempts: 1,
+      claim_token: null,
+    });
   });
 
   it('keeps a live claim (taking the new time), and a mark under that claim leaves the row pending', async () => {
@@ -127,7 +145,13 @@ describe('wake-up upsert', () => {
     const later = at(T0, CLAIM_MS + 100 * SEC);
     await arm(run, 'dispatch_sync_run', at(later, 100 * SEC), later);
     const r = await row(run.runId, 'dispatch_sync_run');
-    expect(r).toMatchObject({ status: 'pending', claim_token: null, claim_expires_at: null, available_at: T0, attempts: 1 });
+    expect(r).toMatchObject({
+      status: 'pending',
+      claim_token: null,
+      claim_expires_at: null,
+      available_at: T0,
+      attempts: 1,
+    });
     const ref = { id: c!.id, claimToken: c!.claim_token! };
     expect(await db.transaction((tx) => markOutboxDispatched(tx, [ref], at(later, SEC)))).toEqual([]);
     expect(await row(run.runId, 'dispatch_sync_run')).toEqual(r);
@@ -222,8 +246,13 @@ describe('claim', () => {
     const stale = { id: c!.id, claimToken: c!.claim_token! };
     const now = at(T0, CLAIM_MS + SEC);
     expect(await db.transaction((tx) => markOutboxDispatched(tx, [stale], now))).toEqual([]);
-    expect(await db.transaction((tx) => markOutboxPublishFailed(tx, [{ ...stale, retryAt: now, error: 'x' }], now))).toEqual([]);
-    expect(await row(run.runId, 'dispatch_sync_run')).toMatchObject({ claim_token: again!.claim_token, status: 'pending' });
+    expect(
+      await db.transaction((tx) => markOutboxPublishFailed(tx, [{ ...stale, retryAt: now, error: 'x' }], now)),
+    ).toEqual([]);
+    expect(await row(run.runId, 'dispatch_sync_run')).toMatchObject({
+      claim_token: again!.claim_token,
+      status: 'pending',
+    });
   });
 
   it('never claims dispatched rows', async () => {
@@ -263,7 +292,9 @@ describe('claim', () => {
       const ids = results.flat().map((r) => r.id);
       expect(ids).toHaveLength(24);
       expect(new Set(ids).size).toBe(24);
-      const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE attempts <> 1');
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE attempts <> 1',
+      );
       expect(rows[0]!.n).toBe(0);
     }
   });
@@ -274,7 +305,9 @@ describe('mark dispatched / publish failed', () => {
     const run = await newRun();
     await arm(run, 'dispatch_sync_run', T0, T0);
     const [c1] = await claim(T0);
-    await db.transaction((tx) => markOutboxPublishFailed(tx, [{ id: c1!.id, claimToken: c1!.claim_token!, retryAt: T0, error: 'boom' }], T0));
+    await db.transaction((tx) =>
+      markOutboxPublishFailed(tx, [{ id: c1!.id, claimToken: c1!.claim_token!, retryAt: T0, error: 'boom' }], T0),
+    );
     const [c] = await claim(T0);
     const ref = { id: c!.id, claimToken: c!.claim_token! };
     const wrong = { id: c!.id, claimToken: '00000000-0000-4000-8000-000000000000' };
@@ -298,11 +331,21 @@ describe('mark dispatched / publish failed', () => {
     const [c] = await claim(T0);
     const retryAt = at(T0, outboxBackoffMs(c!.attempts));
     const changed = await db.transaction((tx) =>
-      markOutboxPublishFailed(tx, [{ id: c!.id, claimToken: c!.claim_token!, retryAt, error: 'e'.repeat(5000) }], at(T0, SEC)),
+      markOutboxPublishFailed(
+        tx,
+        [{ id: c!.id, claimToken: c!.claim_token!, retryAt, error: 'e'.repeat(5000) }],
+        at(T0, SEC),
+      ),
     );
     expect(changed).toEqual([c!.id]);
     const r = await row(run.runId, 'finalize_sync_run');
-    expect(r).toMatchObject({ status: 'pending', claim_token: null, claim_expires_at: null, available_at: at(T0, 60 * SEC), attempts: 1 });
+    expect(r).toMatchObject({
+      status: 'pending',
+      claim_token: null,
+      claim_expires_at: null,
+      available_at: at(T0, 60 * SEC),
+      attempts: 1,
+    });
     expect(r.last_error).toHaveLength(2000);
     expect(await claim(at(T0, 59 * SEC))).toEqual([]);
     expect((await claim(at(T0, 60 * SEC))).map((x) => x.id)).toEqual([c!.id]);
@@ -318,12 +361,22 @@ describe('retention', () => {
       const ids: string[] = [];
       for (const kind of kinds) ids.push(...(await arm({ orgId: integ.orgId, runId }, kind, when, when)));
       const claimed = await claim(when, 10);
-      await db.transaction((tx) => markOutboxDispatched(tx, claimed.map((c) => ({ id: c.id, claimToken: c.claim_token! })), when));
+      await db.transaction((tx) =>
+        markOutboxDispatched(
+          tx,
+          claimed.map((c) => ({ id: c.id, claimToken: c.claim_token! })),
+          when,
+        ),
+      );
       return ids;
     };
     const prunable = [
       ...(await dispatchAll(await seedRun(db, integ, { status: 'success', completedAt: old }), KINDS, old)),
-      ...(await dispatchAll(await seedRun(db, integ, { status: 'cancelled', completedAt: old }), ['dispatch_sync_run', 'finalize_sync_run'], old)),
+      ...(await dispatchAll(
+        await seedRun(db, integ, { status: 'cancelled', completedAt: old }),
+        ['dispatch_sync_run', 'finalize_sync_run'],
+        old,
+      )),
     ];
     const recentRun = await seedRun(db, integ, { status: 'failed', completedAt: recent });
     const kept = [
@@ -333,7 +386,8 @@ describe('retention', () => {
     const pendingRun = await seedRun(db, integ, { status: 'partial_failed', completedAt: old });
     kept.push(...(await arm({ orgId: integ.orgId, runId: pendingRun }, 'post_sync', at(T0, 3600 * SEC), old))); // pending
 
-    const remaining = async () => (await db.query<{ id: string }>('SELECT id FROM syncrelay.sync_dispatch_outbox')).rows.map((r) => r.id).sort();
+    const remaining = async () =>
+      (await db.query<{ id: string }>('SELECT id FROM syncrelay.sync_dispatch_outbox')).rows.map((r) => r.id).sort();
     expect(await remaining()).toEqual([...prunable, ...kept].sort());
     const counts: number[] = [];
     for (let i = 0; i < 5; i++) counts.push(await db.transaction((tx) => pruneDispatchedOutbox(tx, cutoff, 2)));
@@ -351,7 +405,15 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
     | { t: 'tick'; s: number };
 
   const opArb: fc.Arbitrary<Op> = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('arm' as const), run: fc.nat(1), kind: fc.nat(2), offsetS: fc.integer({ min: -100, max: 1200 }) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        t: fc.constant('arm' as const),
+        run: fc.nat(1),
+        kind: fc.nat(2),
+        offsetS: fc.integer({ min: -100, max: 1200 }),
+      }),
+    },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('claim' as const), batch: fc.integer({ min: 1, max: 4 }) }) },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('mark' as const), pick: fc.nat() }) },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('fail' as const), pick: fc.nat() }) },
@@ -381,7 +443,8 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
   }
 
   /** The spec's backoff, written out independently of src: 60·2^min(attempts−1, 4) s, capped at 900 s. */
-  const specBackoffMs = (attempts: number): number => Math.min(60 * 2 ** Math.min(Math.max(attempts, 1) - 1, 4), 900) * SEC;
+  const specBackoffMs = (attempts: number): number =>
+    Math.min(60 * 2 ** Math.min(Math.max(attempts, 1) - 1, 4), 900) * SEC;
 
   const live = (r: ModelRow, now: number): boolean => r.claimExpiresAt !== null && r.claimExpiresAt > now;
 
@@ -412,13 +475,24 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
               const existing = model.get(id!);
               if (!existing) {
                 model.set(id!, {
-                  id: id!, runId: target.runId, kind, status: 'pending', availableAt, attempts: 0, token: null,
-                  claimExpiresAt: null, armSeq: 1, claimedArmSeq: null, lastError: null, dispatchedAt: null,
+                  id: id!,
+                  runId: target.runId,
+                  kind,
+                  status: 'pending',
+                  availableAt,
+                  attempts: 0,
+                  token: null,
+                  claimExpiresAt: null,
+                  armSeq: 1,
+                  claimedArmSeq: null,
+                  lastError: null,
+                  dispatchedAt: null,
                 });
                 return;
               }
               const keepClaim = live(existing, now);
-              existing.availableAt = existing.status === 'pending' && !keepClaim ? Math.min(existing.availableAt, availableAt) : availableAt;
+              existing.availableAt =
+                existing.status === 'pending' && !keepClaim ? Math.min(existing.availableAt, availableAt) : availableAt;
               existing.status = 'pending';
               existing.dispatchedAt = null;
               if (!keepClaim) {
@@ -458,7 +532,17 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
                 op.t === 'mark'
                   ? await db.transaction((tx) => markOutboxDispatched(tx, [ref], nowDate))
                   : await db.transaction((tx) =>
-                      markOutboxPublishFailed(tx, [{ ...ref, retryAt: new Date(now + outboxBackoffMs(c.attempts)), error: `failed ${c.attempts}` }], nowDate),
+                      markOutboxPublishFailed(
+                        tx,
+                        [
+                          {
+                            ...ref,
+                            retryAt: new Date(now + outboxBackoffMs(c.attempts)),
+                            error: `failed ${c.attempts}`,
+                          },
+                        ],
+                        nowDate,
+                      ),
                     );
               expect(changed).toEqual(effective ? [c.id] : []);
               if (!effective) return;

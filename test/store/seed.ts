@@ -25,13 +25,26 @@ export async function seedRun(
   i: { orgId: string; integrationId: string },
   opts: { status?: RunStatus; completedAt?: Date } = {},
 ): Promise<string> {
-  const run = await insertRun(db, { orgId: i.orgId, integrationId: i.integrationId, triggeredBy: 'manual', mode: 'backfill' }, T0);
+  const run = await insertRun(
+    db,
+    { orgId: i.orgId, integrationId: i.integrationId, triggeredBy: 'manual', mode: 'backfill' },
+    T0,
+  );
   if (opts.status && opts.status !== 'planned') await setRunStatus(db, run.id, opts.status, opts.completedAt ?? null);
   return run.id;
 }
 
-export async function setRunStatus(db: Db, runId: string, status: RunStatus, completedAt: Date | null = null): Promise<void> {
-  await db.query('UPDATE syncrelay.sync_runs SET status = $2, completed_at = $3 WHERE id = $1', [runId, status, completedAt]);
+export async function setRunStatus(
+  db: Db,
+  runId: string,
+  status: RunStatus,
+  completedAt: Date | null = null,
+): Promise<void> {
+  await db.query('UPDATE syncrelay.sync_runs SET status = $2, completed_at = $3 WHERE id = $1', [
+    runId,
+    status,
+    completedAt,
+  ]);
 }
 
 export interface UnitSpec {
@@ -57,8 +70,16 @@ export async function seedUnits(
       `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode,
                                    created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'backfill', $8, $8) RETURNING id`,
-      [s.orgId ?? i.orgId, runId, i.integrationId, s.provider ?? 'synthetic', reference ? 'teams' : 'work-items',
-        reference ? 'reference' : 'work_item', s.costClass ?? 'standard', T0],
+      [
+        s.orgId ?? i.orgId,
+        runId,
+        i.integrationId,
+        s.provider ?? 'synthetic',
+        reference ? 'teams' : 'work-items',
+        reference ? 'reference' : 'work_item',
+        s.costClass ?? 'standard',
+        T0,
+      ],
     );
     const id = rows[0]!.id;
     if (s.set) await setUnit(db, id, s.set);
@@ -72,7 +93,10 @@ export async function setUnit(db: Db, unitId: string, set: Partial<Record<keyof 
   const entries = Object.entries(set);
   if (entries.length === 0) return;
   const assignments = entries.map(([col], n) => `${quoteIdent(col)} = $${n + 2}`).join(', ');
-  await db.query(`UPDATE syncrelay.sync_run_units SET ${assignments} WHERE id = $1`, [unitId, ...entries.map(([, v]) => v)]);
+  await db.query(`UPDATE syncrelay.sync_run_units SET ${assignments} WHERE id = $1`, [
+    unitId,
+    ...entries.map(([, v]) => v),
+  ]);
 }
 
 export async function unit(db: Db, unitId: string): Promise<UnitRow> {

@@ -7,7 +7,14 @@ import type { Db } from '../../src/db/types.js';
 import type { UnitStatus } from '../../src/domain/statuses.js';
 import { claimDispatchCandidates, countActiveInBucket, lockBuckets } from '../../src/store/dispatch.js';
 import type { Bucket } from '../../src/store/rows.js';
-import { claimUnit, extendLease, finishUnit, finishUnits, lockLeaseIfHeld, type ClaimArgs } from '../../src/store/units.js';
+import {
+  claimUnit,
+  extendLease,
+  finishUnit,
+  finishUnits,
+  lockLeaseIfHeld,
+  type ClaimArgs,
+} from '../../src/store/units.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { at, SEC, seedIntegration, seedRun, seedUnits, setRunStatus, unit, type UnitSpec } from './seed.js';
 
@@ -43,7 +50,9 @@ const dispatching: UnitSpec = { set: { status: 'dispatching', dispatched_at: NOW
 
 /** A unit claimed at `startedAt` under OWNER, lease until `expiresAt`. */
 function running(startedAt: Date, expiresAt: Date | null, owner = OWNER): UnitSpec {
-  return { set: { status: 'running', lease_owner: owner, started_at: startedAt, lease_expires_at: expiresAt, attempts: 1 } };
+  return {
+    set: { status: 'running', lease_owner: owner, started_at: startedAt, lease_expires_at: expiresAt, attempts: 1 },
+  };
 }
 
 function claimArgs(unitId: string, now: Date, owner = OWNER, leaseMs = LEASE, maxLifetimeMs = LIFETIME): ClaimArgs {
@@ -72,7 +81,9 @@ describe('claimUnit (dispatching → running)', () => {
 
   it('claims only from dispatching', async () => {
     const others: UnitStatus[] = ['planned', 'retrying', 'running', 'success', 'failed', 'cancelled'];
-    const { ids } = await runWith(others.map((status) => ({ set: { status, lease_owner: status === 'running' ? OTHER : null } })));
+    const { ids } = await runWith(
+      others.map((status) => ({ set: { status, lease_owner: status === 'running' ? OTHER : null } })),
+    );
     for (const [i, id] of ids.entries()) {
       const before = await unit(db, id);
       expect(await claimUnit(db, claimArgs(id, NOW)), others[i]).toBeNull();
@@ -143,7 +154,15 @@ describe('extendLease (heartbeat)', () => {
 
 describe('finishUnit (running → success / failed)', () => {
   const finish = (unitId: string, now: Date, owner = OWNER, status: 'success' | 'failed' = 'success') =>
-    finishUnit(db, { unitId, owner, now, status, result: { items: 3 }, error: null, touchedSurfaces: ['synthetic_items'] });
+    finishUnit(db, {
+      unitId,
+      owner,
+      now,
+      status,
+      result: { items: 3 },
+      error: null,
+      touchedSurfaces: ['synthetic_items'],
+    });
 
   it('the owner of a live lease ends the unit once', async () => {
     const { ids } = await runWith([running(NOW, at(NOW, LEASE))]);
@@ -199,8 +218,12 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
     expect(await finishUnits(db, [end(ids[0]!)], now)).toMatchObject([{ id: ids[0], others_open: true, armed: 0 }]);
     expect(await outboxOf(runId)).toEqual([]);
     const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-    expect(await finishUnits(db, [end(ids[1]!, trace)], now)).toMatchObject([{ id: ids[1], others_open: false, armed: 1 }]);
-    expect(await outboxOf(runId)).toEqual([{ kind: 'finalize_sync_run', status: 'pending', available_at: now, trace_context: trace }]);
+    expect(await finishUnits(db, [end(ids[1]!, trace)], now)).toMatchObject([
+      { id: ids[1], others_open: false, armed: 1 },
+    ]);
+    expect(await outboxOf(runId)).toEqual([
+      { kind: 'finalize_sync_run', status: 'pending', available_at: now, trace_context: trace },
+    ]);
   });
 
   it("wakes the run of its bucket's oldest planned unit and its own run; a batch's duplicate wake-ups arm each row once", async () => {
@@ -216,7 +239,9 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
       [true, 2],
     ]);
     for (const runId of [older, own]) {
-      expect(await outboxOf(runId)).toEqual([{ kind: 'dispatch_sync_run', status: 'pending', available_at: now, trace_context: null }]);
+      expect(await outboxOf(runId)).toEqual([
+        { kind: 'dispatch_sync_run', status: 'pending', available_at: now, trace_context: null },
+      ]);
     }
   });
 
@@ -268,14 +293,30 @@ describe('lockLeaseIfHeld (the fence)', () => {
       // The terminal CAS (an UPDATE of the row) must wait for the sink write to commit.
       const blocked = db.transaction(async (tx) => {
         await tx.query("SET LOCAL lock_timeout = '300ms'");
-        return finishUnit(tx, { unitId: id, owner: OWNER, now, status: 'success', result: {}, error: null, touchedSurfaces: [] });
+        return finishUnit(tx, {
+          unitId: id,
+          owner: OWNER,
+          now,
+          status: 'success',
+          result: {},
+          error: null,
+          touchedSurfaces: [],
+        });
       });
       await expect(blocked).rejects.toMatchObject({ code: '55P03' });
     } finally {
       release();
       await writer;
     }
-    const done = await finishUnit(db, { unitId: id, owner: OWNER, now, status: 'success', result: {}, error: null, touchedSurfaces: [] });
+    const done = await finishUnit(db, {
+      unitId: id,
+      owner: OWNER,
+      now,
+      status: 'success',
+      result: {},
+      error: null,
+      touchedSurfaces: [],
+    });
     expect(done?.status).toBe('success');
     expect(await lockLeaseIfHeld(db, id, OWNER, now)).toBe(false);
   });
@@ -287,14 +328,25 @@ describe('dispatch statements', () => {
   function bucketOf(orgId: string, provider = 'linear', costClass = 'standard'): Bucket {
     return { org_id: orgId, provider, cost_class: costClass };
   }
-  async function scoped(): Promise<{ orgId: string; runIn: (specs: UnitSpec[]) => Promise<{ runId: string; ids: string[] }> }> {
+  async function scoped(): Promise<{
+    orgId: string;
+    runIn: (specs: UnitSpec[]) => Promise<{ runId: string; ids: string[] }>;
+  }> {
     const orgId = `org-d${++org}`;
     const i = await seedIntegration(db, orgId);
     return {
       orgId,
       runIn: async (specs) => {
         const runId = await seedRun(db, i, { status: 'dispatching' });
-        return { runId, ids: await seedUnits(db, i, runId, specs.map((s) => ({ provider: 'linear', ...s }))) };
+        return {
+          runId,
+          ids: await seedUnits(
+            db,
+            i,
+            runId,
+            specs.map((s) => ({ provider: 'linear', ...s })),
+          ),
+        };
       },
     };
   }
@@ -347,7 +399,16 @@ describe('dispatch statements', () => {
     for (const u of claimed) expect(u).toMatchObject({ status: 'dispatching', dispatched_at: NOW, updated_at: NOW });
     const after = await Promise.all(ids.map((id) => unit(db, id)));
     expect(after.map((u) => u.status)).toEqual([
-      'dispatching', 'dispatching', 'dispatching', 'dispatching', 'running', 'running', 'dispatching', 'retrying', 'success', 'planned',
+      'dispatching',
+      'dispatching',
+      'dispatching',
+      'dispatching',
+      'running',
+      'running',
+      'dispatching',
+      'retrying',
+      'success',
+      'planned',
     ]);
     expect(after[4]!.lease_owner).toBe(OWNER);
   });
@@ -364,7 +425,9 @@ describe('dispatch statements', () => {
     const args = { runId, bucket: bucketOf(orgId), now: NOW, staleBefore: STALE_BEFORE };
     const refsOnly = await claimDispatchCandidates(db, { ...args, limit: 10, includeWorkItems: false });
     expect(refsOnly.map((u) => u.id).sort()).toEqual([ids[2]!, ids[4]!].sort());
-    await db.query("UPDATE syncrelay.sync_run_units SET status = 'planned' WHERE id = ANY($1::uuid[])", [[ids[2], ids[4]]]);
+    await db.query("UPDATE syncrelay.sync_run_units SET status = 'planned' WHERE id = ANY($1::uuid[])", [
+      [ids[2], ids[4]],
+    ]);
 
     const firstTwo = await claimDispatchCandidates(db, { ...args, limit: 2, includeWorkItems: true });
     expect(firstTwo.map((u) => u.tier)).toEqual(['reference', 'reference']);
@@ -417,7 +480,10 @@ describe('dispatch statements', () => {
     const b = await runIn(Array.from({ length: 4 }, () => ({ set: { status: 'planned' } })));
     // The first holds its count open for a moment: without the bucket lock both would see 3 active.
     const pause = new Promise<void>((r) => setTimeout(r, 200));
-    const [na, nb] = await Promise.all([dispatchWithinCap(a.runId, bucketOf(orgId), cap, pause), dispatchWithinCap(b.runId, bucketOf(orgId), cap)]);
+    const [na, nb] = await Promise.all([
+      dispatchWithinCap(a.runId, bucketOf(orgId), cap, pause),
+      dispatchWithinCap(b.runId, bucketOf(orgId), cap),
+    ]);
     expect(na + nb).toBe(2);
     expect(await countActiveInBucket(db, bucketOf(orgId), NOW, STALE_BEFORE)).toBe(cap);
   });

@@ -59,11 +59,15 @@ describe('Coalescer', () => {
   it('splits a long queue into batches of at most `limit`', async () => {
     const gate = deferred();
     const sizes: number[] = [];
-    const c = new Coalescer<number, number>(async (batch) => {
-      sizes.push(batch.length);
-      if (sizes.length === 1) await gate.promise;
-      return batch;
-    }, 1, 3);
+    const c = new Coalescer<number, number>(
+      async (batch) => {
+        sizes.push(batch.length);
+        if (sizes.length === 1) await gate.promise;
+        return batch;
+      },
+      1,
+      3,
+    );
     const all = [c.submit(0), ...Array.from({ length: 7 }, (_, i) => c.submit(i + 1))];
     gate.resolve();
     await Promise.all(all);

@@ -18,8 +18,8 @@ export const Uuid = z
   .meta({ format: 'uuid', example: '0b6c4c5e-7e43-4d0a-9c1e-4e1f1f6f2a10' });
 
 /** An ISO 8601 time with a zone (`Z` or `±hh:mm`) between 1970 and 9999, read as a Date. */
-export const IsoTime = z
-  .iso.datetime({ offset: true, message: 'must be an ISO 8601 time with a zone, e.g. 2026-01-01T00:00:00Z' })
+export const IsoTime = z.iso
+  .datetime({ offset: true, message: 'must be an ISO 8601 time with a zone, e.g. 2026-01-01T00:00:00Z' })
   .transform((s) => new Date(s))
   .refine((d) => d.getTime() >= MIN_TIME_MS && d.getTime() < MAX_TIME_MS, 'must be between 1970 and 9999');
 

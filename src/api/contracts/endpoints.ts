@@ -4,7 +4,15 @@
  */
 import { z } from 'zod';
 import { IdParams, NoQuery } from './common.js';
-import { BackfillBody, CancelBody, JobRunQuery, NewIntegrationBody, PassQuery, SyncBody, UnitQuery } from './requests.js';
+import {
+  BackfillBody,
+  CancelBody,
+  JobRunQuery,
+  NewIntegrationBody,
+  PassQuery,
+  SyncBody,
+  UnitQuery,
+} from './requests.js';
 import * as R from './resources.js';
 import { scheduleEndpoints } from './schedules.js';
 
@@ -108,7 +116,7 @@ export const endpoints = {
     path: `${V1}/integrations/:id/backfill`,
     summary: 'Start a backfill of [since, before)',
     description:
-      'Like a sync; the window is chunked by the provider. The window may not exceed the server\'s maximum ' +
+      "Like a sync; the window is chunked by the provider. The window may not exceed the server's maximum " +
       '(366 days unless configured otherwise).',
     tags: ['triggers'],
     scope: 'trigger',

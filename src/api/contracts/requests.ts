@@ -8,7 +8,10 @@ export const NewIntegrationBody = z
   .strictObject({
     provider: text(100).meta({ example: 'synthetic' }),
     name: text(200).meta({ example: "Acme's Linear" }),
-    sources: z.array(text(200)).max(500, 'must list at most 500 sources').meta({ example: ['team-a', 'team-b'] }),
+    sources: z
+      .array(text(200))
+      .max(500, 'must list at most 500 sources')
+      .meta({ example: ['team-a', 'team-b'] }),
     datasets: DatasetKeys.min(1, 'must list at least one dataset').meta({ example: ['teams', 'work-items'] }),
     config: JsonObject.optional().meta({ description: "the provider's settings", example: { itemsPerDay: 5 } }),
   })

@@ -52,10 +52,9 @@ export const Schedule = z
     enabled: z.boolean(),
     next_run_at: TimeOut.nullable().meta({ description: 'the next slot (null while disabled)' }),
     last_run_at: TimeOut.nullable().meta({ description: 'when a scheduler last handled a slot' }),
-    last_outcome: z
-      .enum(['fired', 'skipped', 'failed'])
-      .nullable()
-      .meta({ description: 'fired: started last_job_run_id; skipped: a run of that mode had not finished; failed: refused' }),
+    last_outcome: z.enum(['fired', 'skipped', 'failed']).nullable().meta({
+      description: 'fired: started last_job_run_id; skipped: a run of that mode had not finished; failed: refused',
+    }),
     last_error: z.string().nullable().meta({ description: 'why the last slot was skipped or failed' }),
     last_job_run_id: Id.nullable(),
     created_at: TimeOut,
@@ -65,7 +64,9 @@ export const Schedule = z
 
 export const ScheduleList = z.strictObject({ items: z.array(Schedule) });
 
-function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(e: Endpoint<P, Q, B>): Endpoint<P, Q, B> {
+function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  e: Endpoint<P, Q, B>,
+): Endpoint<P, Q, B> {
   return e;
 }
 

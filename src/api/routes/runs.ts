@@ -36,7 +36,13 @@ export function runRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
     const run = await getRunOfOrg(ctx.db, orgId, params.id);
     if (!run) throw runNotFound(params.id);
     const limit = query.limit ?? DEFAULT_LIMIT;
-    const rows = await listRunUnitViews(ctx.db, { orgId, runId: run.id, status: query.status, afterId, limit: limit + 1 });
+    const rows = await listRunUnitViews(ctx.db, {
+      orgId,
+      runId: run.id,
+      status: query.status,
+      afterId,
+      limit: limit + 1,
+    });
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return { items: items.map(presentUnit), next_cursor: rows.length > limit && last ? encodeIdCursor(last.id) : null };

@@ -20,7 +20,12 @@ export function httpOptions(command: Command): Command {
   return command
     .option('--port <n>', 'port to listen on (0 picks a free one)', intInRange(0, 65535), 8080)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--max-backfill-days <n>', 'longest backfill window accepted', intInRange(1, 36600), API_DEFAULTS.maxBackfillDays)
+    .option(
+      '--max-backfill-days <n>',
+      'longest backfill window accepted',
+      intInRange(1, 36600),
+      API_DEFAULTS.maxBackfillDays,
+    )
     .option('--rate-limit <n>', 'requests per token per minute', intInRange(1, 1_000_000), API_DEFAULTS.rateLimit.max);
 }
 
@@ -45,7 +50,9 @@ export function registerApi(program: Command): void {
   httpOptions(
     program
       .command('api')
-      .description('serve the HTTP API (/api/v1, /openapi.json, /healthz, /readyz) and the dashboard (/) until SIGTERM / SIGINT'),
+      .description(
+        'serve the HTTP API (/api/v1, /openapi.json, /healthz, /readyz) and the dashboard (/) until SIGTERM / SIGINT',
+      ),
   )
     .addHelpText(
       'after',
@@ -71,12 +78,19 @@ async function serveApi(opts: HttpOptions): Promise<void> {
     const server = await startHttp(session, opts);
     try {
       logger.info(
-        { url: server.url, database: describeDatabase(session.settings), broker: describeBroker(session.settings), pid: process.pid },
+        {
+          url: server.url,
+          database: describeDatabase(session.settings),
+          broker: describeBroker(session.settings),
+          pid: process.pid,
+        },
         'api started',
       );
       announceUrl(server);
       if (!session.settings.redisUrl || !session.settings.databaseUrl) {
-        logger.warn('no worker runs in this process: runs triggered here wait for `syncrelay start` or a worker sharing DATABASE_URL and REDIS_URL');
+        logger.warn(
+          'no worker runs in this process: runs triggered here wait for `syncrelay start` or a worker sharing DATABASE_URL and REDIS_URL',
+        );
       }
       await shutdown.wait();
     } finally {

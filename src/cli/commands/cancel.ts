@@ -23,6 +23,8 @@ export function registerCancel(program: Command): void {
         return { outcome: result, status: (await getRun(engine.db, id))?.status ?? 'unknown' };
       });
       if (opts.json) return printJson({ sync_run_id: id, outcome, status });
-      printLine(outcome === 'cancelled' ? `cancelled run ${id}` : `run ${id} had already finished (${status}); nothing changed`);
+      printLine(
+        outcome === 'cancelled' ? `cancelled run ${id}` : `run ${id} had already finished (${status}); nothing changed`,
+      );
     });
 }

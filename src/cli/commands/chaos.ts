@@ -37,7 +37,8 @@ function faultList(raw: string): FaultKind[] {
   if (items.length === 1 && items[0] === 'all') return [...FAULT_KINDS];
   if (items.length === 1 && items[0] === 'none') return [];
   for (const k of items) {
-    if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new InvalidArgumentError(`Unknown fault "${k}"; expected all, none or some of ${FAULT_KINDS.join(', ')}.`);
+    if (!(FAULT_KINDS as readonly string[]).includes(k))
+      throw new InvalidArgumentError(`Unknown fault "${k}"; expected all, none or some of ${FAULT_KINDS.join(', ')}.`);
   }
   return [...new Set(items)] as FaultKind[];
 }
@@ -51,18 +52,40 @@ function selfEntry(): { command: string; args: string[] } {
 export function registerChaos(program: Command): void {
   program
     .command('chaos')
-    .description('run workers and reconcilers under real faults, then check every invariant of a durable run from the database')
+    .description(
+      'run workers and reconcilers under real faults, then check every invariant of a durable run from the database',
+    )
     .option('--runs <n>', 'runs triggered over the duration', intInRange(1, 100_000), 40)
     .option('--units-per-run <m>', 'units each run is planned with (about)', intInRange(2, 500), 20)
     .option('--workers <w>', 'worker processes', intInRange(1, 64), 3)
     .option('--reconcilers <r>', 'reconciler processes', intInRange(1, 16), 2)
     .option('--concurrency <n>', 'messages each worker handles at once', intInRange(1, 64), 4)
     .option('--duration <seconds>', 'how long runs are triggered and faults injected', seconds, 60)
-    .option('--faults <list>', `comma-separated fault kinds, all or none (default all): ${FAULT_KINDS.join(', ')}`, faultList)
-    .addOption(new Option('--post-sync <mode>', 'post_sync delivery of the engine processes').choices(['at-most-once', 'exactly-once']).default('at-most-once'))
-    .option('--seed <k>', 'seeds the schedule, the targets and the providers (default: random, printed in the report)', intInRange(0, 2 ** 31 - 1))
-    .option('--redis-server <path>', 'start a private redis-server from this binary on a free 127.0.0.1 port (needed for the Redis faults)')
-    .option('--slack <seconds>', 'slack on top of lease + reconcile interval for every run to be terminal after the faults stop', seconds, 20)
+    .option(
+      '--faults <list>',
+      `comma-separated fault kinds, all or none (default all): ${FAULT_KINDS.join(', ')}`,
+      faultList,
+    )
+    .addOption(
+      new Option('--post-sync <mode>', 'post_sync delivery of the engine processes')
+        .choices(['at-most-once', 'exactly-once'])
+        .default('at-most-once'),
+    )
+    .option(
+      '--seed <k>',
+      'seeds the schedule, the targets and the providers (default: random, printed in the report)',
+      intInRange(0, 2 ** 31 - 1),
+    )
+    .option(
+      '--redis-server <path>',
+      'start a private redis-server from this binary on a free 127.0.0.1 port (needed for the Redis faults)',
+    )
+    .option(
+      '--slack <seconds>',
+      'slack on top of lease + reconcile interval for every run to be terminal after the faults stop',
+      seconds,
+      20,
+    )
     .option('--keep', 'keep the chaos database instead of dropping it')
     .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
     .option('--json', 'print the report as one JSON object')
@@ -94,10 +117,14 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     .action(async (flags: ChaosFlags) => {
       const settings = resolveSettings();
       if (!settings.databaseUrl) {
-        throw new CliError('chaos refuses the embedded mode: it runs separate worker and reconciler processes, which need PostgreSQL — set DATABASE_URL');
+        throw new CliError(
+          'chaos refuses the embedded mode: it runs separate worker and reconciler processes, which need PostgreSQL — set DATABASE_URL',
+        );
       }
       if (!settings.redisUrl && !flags.redisServer) {
-        throw new CliError('chaos refuses the in-process broker: its worker and reconciler processes need Redis — set REDIS_URL, or pass --redis-server PATH to start a private one');
+        throw new CliError(
+          'chaos refuses the in-process broker: its worker and reconciler processes need Redis — set REDIS_URL, or pass --redis-server PATH to start a private one',
+        );
       }
       const opts: ChaosOptions = {
         runs: flags.runs,
@@ -116,15 +143,22 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         logDir: flags.logDir,
       };
       const shutdown = new Shutdown(cliLogger(false));
-      const run = new ChaosRun(opts, { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() }, {
-        note: (text) => process.stderr.write(`${text}\n`),
-        signal: shutdown.signal,
-      });
+      const run = new ChaosRun(
+        opts,
+        { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() },
+        {
+          note: (text) => process.stderr.write(`${text}\n`),
+          signal: shutdown.signal,
+        },
+      );
       let report;
       try {
         report = await run.execute();
       } catch (err) {
-        if (shutdown.signal.aborted) throw new CliError(`chaos interrupted by ${String(shutdown.signalName)}`, shutdown.interruptedExitCode, { cause: err });
+        if (shutdown.signal.aborted)
+          throw new CliError(`chaos interrupted by ${String(shutdown.signalName)}`, shutdown.interruptedExitCode, {
+            cause: err,
+          });
         throw err;
       }
       if (flags.json) printJson(report);
@@ -143,7 +177,8 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     .option('--pool <n>', 'PostgreSQL pool size', intInRange(1, 100), 6)
     .option('--seed <k>', 'seeds injected publish failures', intInRange(0, 2 ** 31 - 1), 1)
     .action(async (role: string, o: { id: string; concurrency: number; pool: number; seed: number }) => {
-      if (role !== 'worker' && role !== 'reconciler') throw new CliError(`chaos-role: unknown role ${JSON.stringify(role)}`);
+      if (role !== 'worker' && role !== 'reconciler')
+        throw new CliError(`chaos-role: unknown role ${JSON.stringify(role)}`);
       await runChaosRole({ role: role, id: o.id, concurrency: o.concurrency, poolSize: o.pool, seed: o.seed });
       await new Promise<never>(() => undefined); // runs until a signal or the end of stdin exits the process
     });

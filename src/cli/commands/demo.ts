@@ -24,13 +24,7 @@ import {
   unitTotals,
   type DemoSummary,
 } from '../demo/report.js';
-import {
-  cancelOrphanedRuns,
-  DEMO_CONCURRENCY,
-  DEMO_ORG,
-  demoOverrides,
-  ensureDemoIntegration,
-} from '../demo/setup.js';
+import { cancelOrphanedRuns, DEMO_CONCURRENCY, DEMO_ORG, demoOverrides, ensureDemoIntegration } from '../demo/setup.js';
 
 interface DemoOptions {
   keep?: boolean;
@@ -86,7 +80,9 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
   if (shutdown.signal.aborted) throw interrupted(shutdown, ' before it started');
   note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
   const integration = await ensureDemoIntegration(engine);
-  note(`  ${integration.created ? 'created' : 'reusing'} integration "Demo Linear" ${integration.id} in org "${DEMO_ORG}"`);
+  note(
+    `  ${integration.created ? 'created' : 'reusing'} integration "Demo Linear" ${integration.id} in org "${DEMO_ORG}"`,
+  );
   if (!settings.databaseUrl) {
     const orphans = await cancelOrphanedRuns(engine, integration.id);
     if (orphans.length > 0) note(`  cancelled ${orphans.length} unfinished run(s) an earlier demo left behind`);
@@ -106,7 +102,11 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
   });
   note(`  triggered a ${opts.days}-day backfill: run ${t.syncRunId}, ${t.units} units\n`);
 
-  const last = await followRun(engine.db, t.syncRunId, { view: new ProgressView(), signal: shutdown.signal, timeoutMs: opts.timeout * 1000 });
+  const last = await followRun(engine.db, t.syncRunId, {
+    view: new ProgressView(),
+    signal: shutdown.signal,
+    timeoutMs: opts.timeout * 1000,
+  });
   if (shutdown.signal.aborted) throw interrupted(shutdown, `; run ${t.syncRunId} was left ${last.run.status}`);
   if (!isTerminalRun(last.run.status)) {
     throw new CliError(`run ${t.syncRunId} is still ${last.run.status} after ${opts.timeout} s`);
@@ -114,7 +114,13 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
   return summarize(session, integration.id, t.syncRunId, opts.days, shutdown.signal);
 }
 
-async function summarize(session: Session, integrationId: string, runId: string, days: number, signal: AbortSignal): Promise<DemoSummary> {
+async function summarize(
+  session: Session,
+  integrationId: string,
+  runId: string,
+  days: number,
+  signal: AbortSignal,
+): Promise<DemoSummary> {
   const { engine, settings } = session;
   const row = (await getIntegration(engine.db, integrationId))!;
   const expected = engine.ctx.registry
@@ -126,7 +132,15 @@ async function summarize(session: Session, integrationId: string, runId: string,
   const totals = await unitTotals(engine.db, runId);
   const jobRun = await getJobRunForRun(engine.db, runId);
   return {
-    run: { id: run.id, status: run.status, mode: run.mode, total_units: run.total_units, completed_units: run.completed_units, failed_units: run.failed_units, error: run.error },
+    run: {
+      id: run.id,
+      status: run.status,
+      mode: run.mode,
+      total_units: run.total_units,
+      completed_units: run.completed_units,
+      failed_units: run.failed_units,
+      error: run.error,
+    },
     window_days: days,
     units,
     failed_by_category: await failuresByCategory(engine.db, runId),

@@ -30,7 +30,10 @@ they would be dropped on exit, and a relayed post_sync is never re-armed).`,
       };
       const counters = await withSession({ usesBroker: true, check }, ({ engine }) => engine.reconcileOnce(opts.id));
       if (opts.json) return printJson(counters);
-      const rows = Object.entries(counters as PassCounters & Record<string, number>).map(([name, value]) => ({ name, value }));
+      const rows = Object.entries(counters as PassCounters & Record<string, number>).map(([name, value]) => ({
+        name,
+        value,
+      }));
       printLine(
         formatTable(rows, [
           { header: 'counter', value: (r) => r.name },

@@ -50,7 +50,11 @@ export function registerRuns(program: Command): void {
         { header: 'integration', value: (r) => r.integration_id },
         { header: 'mode', value: (r) => r.mode },
         { header: 'status', value: (r) => r.status },
-        { header: 'units', value: (r) => (isTerminalRun(r.status) ? `${r.completed_units}/${r.total_units}` : ''), align: 'right' },
+        {
+          header: 'units',
+          value: (r) => (isTerminalRun(r.status) ? `${r.completed_units}/${r.total_units}` : ''),
+          align: 'right',
+        },
         { header: 'failed', value: (r) => (isTerminalRun(r.status) ? r.failed_units : ''), align: 'right' },
         { header: 'created', value: (r) => isoOrDash(r.created_at) },
         { header: 'duration', value: (r) => formatDuration(elapsedMs(r.started_at, r.completed_at)) },
@@ -84,7 +88,9 @@ and ${EXIT_TIMEOUT} if it is still running when the time is up.`,
       if (opts.json) printJson(view);
       else printLine(formatRunView(view));
       if (opts.wait !== undefined && !isTerminalRun(view.run.status)) {
-        const hint = embedded ? ' (the embedded database only advances in a process that has it open, e.g. `syncrelay start`)' : '';
+        const hint = embedded
+          ? ' (the embedded database only advances in a process that has it open, e.g. `syncrelay start`)'
+          : '';
         throw new CliError(`run ${id} is still ${view.run.status} after ${opts.wait} s${hint}`, EXIT_TIMEOUT);
       }
     });
@@ -102,17 +108,24 @@ export function formatRunView({ run, units, job_run: job }: RunView): string {
     ['status', run.status],
     ['triggered by', run.triggered_by],
     ['window', windowOf(run)],
-    ['units', `${total} total${isTerminalRun(run.status) ? ` · ${run.completed_units} succeeded · ${run.failed_units} failed` : ''}`],
+    [
+      'units',
+      `${total} total${isTerminalRun(run.status) ? ` · ${run.completed_units} succeeded · ${run.failed_units} failed` : ''}`,
+    ],
     ['created', isoOrDash(run.created_at)],
     ['started', isoOrDash(run.started_at)],
     ['completed', isoOrDash(run.completed_at)],
     ['duration', formatDuration(elapsedMs(run.started_at, run.completed_at))],
     ['error', run.error],
   ]);
-  const unitTable = formatTable(counts, [
-    { header: 'unit status', value: (c) => c.status },
-    { header: 'units', value: (c) => c.n, align: 'right' },
-  ], '  ');
+  const unitTable = formatTable(
+    counts,
+    [
+      { header: 'unit status', value: (c) => c.status },
+      { header: 'units', value: (c) => c.n, align: 'right' },
+    ],
+    '  ',
+  );
   const jobPairs = job
     ? formatPairs([
         ['job run', job.id],

@@ -103,15 +103,22 @@ Example:
       ]);
     });
 
-  for (const [name, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     schedules
       .command(name)
-      .description(enabled ? 'enable a schedule: it fires from the next slot after now' : 'disable a schedule: it no longer fires')
+      .description(
+        enabled ? 'enable a schedule: it fires from the next slot after now' : 'disable a schedule: it no longer fires',
+      )
       .argument('<id>', 'the schedule id (UUID, from `schedules list`)', uuid)
       .option('--org <org>', 'only if the schedule belongs to this org')
       .option('--json', 'print the schedule as JSON')
       .action(async (id: string, opts: { org?: string; json?: boolean }) => {
-        const row = await withSession({}, ({ engine }) => updateSchedule(engine.db, engine.ctx.clock, id, opts.org ?? null, { enabled }));
+        const row = await withSession({}, ({ engine }) =>
+          updateSchedule(engine.db, engine.ctx.clock, id, opts.org ?? null, { enabled }),
+        );
         if (opts.json) return printJson(present(row));
         printLine(`${enabled ? 'enabled' : 'disabled'} ${describe(row)}`);
       });
@@ -136,7 +143,9 @@ Example:
     .action(async (opts: { json?: boolean }) => {
       const tick = await withSession({}, ({ engine }) => runSchedulerTick(engine.ctx, engine.ctx.clock.now()));
       if (opts.json) return printJson(tick);
-      printLine(`fired ${tick.fired.length}, skipped ${tick.skipped.length}, failed ${tick.failed.length + tick.errors.length}`);
+      printLine(
+        `fired ${tick.fired.length}, skipped ${tick.skipped.length}, failed ${tick.failed.length + tick.errors.length}`,
+      );
       for (const s of tick.skipped) printLine(`  skipped schedule ${s.scheduleId}: ${s.reason}`);
       for (const s of tick.failed) printLine(`  failed schedule ${s.scheduleId}: ${s.reason}`);
     });

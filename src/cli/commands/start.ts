@@ -16,7 +16,12 @@ export function registerStart(program: Command): void {
       .command('start')
       .description('run the HTTP API, the dashboard, a worker and the reconciler in one process until SIGTERM / SIGINT')
       .option('--concurrency <n>', 'messages the worker handles at once', intInRange(1, 1000), 4)
-      .option('--grace <seconds>', 'on shutdown, how long in-flight units may finish before they are abandoned', seconds, 10),
+      .option(
+        '--grace <seconds>',
+        'on shutdown, how long in-flight units may finish before they are abandoned',
+        seconds,
+        10,
+      ),
   )
     .addHelpText(
       'after',

@@ -53,7 +53,9 @@ Example:
         return printJson({ token: created.token, id: row.id, org_id: row.org_id, name: row.name, scopes: row.scopes });
       }
       printLine(created.token);
-      note(`token ${row.id} for org ${row.org_id} (scopes: ${row.scopes.join(', ')}); it is shown only now, store it safely`);
+      note(
+        `token ${row.id} for org ${row.org_id} (scopes: ${row.scopes.join(', ')}); it is shown only now, store it safely`,
+      );
     });
 
   tokens
@@ -89,6 +91,8 @@ Example:
       const row = outcome.revoked ?? outcome.existing;
       if (!row) throw new CliError(`token ${id} not found${opts.org ? ` in org ${opts.org}` : ''}`);
       if (opts.json) return printJson(present(row));
-      printLine(outcome.revoked ? `revoked token ${id}` : `token ${id} was already revoked at ${isoOrDash(row.revoked_at)}`);
+      printLine(
+        outcome.revoked ? `revoked token ${id}` : `token ${id} was already revoked at ${isoOrDash(row.revoked_at)}`,
+      );
     });
 }

@@ -66,7 +66,9 @@ reconciler relays the run's dispatch when it can.`,
       if (opts.json) {
         return printJson({ job_run_id: triggered.jobRunId, sync_run_id: triggered.syncRunId, units: triggered.units });
       }
-      printLine(`triggered ${opts.mode} run ${triggered.syncRunId} (${triggered.units} units, job run ${triggered.jobRunId})`);
+      printLine(
+        `triggered ${opts.mode} run ${triggered.syncRunId} (${triggered.units} units, job run ${triggered.jobRunId})`,
+      );
       printLine(`follow it with: syncrelay runs show ${triggered.syncRunId} --wait 300`);
     });
 }

@@ -9,7 +9,12 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('run a worker (consumes tasks from Redis) until SIGTERM / SIGINT')
     .option('--concurrency <n>', 'messages handled at once', intInRange(1, 1000), 4)
-    .option('--grace <seconds>', 'on shutdown, how long in-flight units may finish before they are abandoned', seconds, 10)
+    .option(
+      '--grace <seconds>',
+      'on shutdown, how long in-flight units may finish before they are abandoned',
+      seconds,
+      10,
+    )
     .addHelpText(
       'after',
       `

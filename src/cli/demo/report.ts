@@ -69,7 +69,13 @@ export async function postSyncState(db: Db, runId: string) {
  * Waits (up to `timeoutMs`) until every expected handler has its receipt and, for the metrics
  * roll-up, its rows are visible — post_sync runs just after the run turns terminal.
  */
-export async function awaitPostSync(db: Db, runId: string, expected: readonly string[], timeoutMs: number, signal: AbortSignal) {
+export async function awaitPostSync(
+  db: Db,
+  runId: string,
+  expected: readonly string[],
+  timeoutMs: number,
+  signal: AbortSignal,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await postSyncState(db, runId);
@@ -98,33 +104,50 @@ export async function outboxState(db: Db, runId: string): Promise<Record<string,
 
 /** The summary table printed when the demo's run is terminal. */
 export function formatSummary(s: DemoSummary, lookAgain: string): string {
-  const counts = UNIT_STATUSES.filter((st) => (s.units[st] ?? 0) > 0).map((status) => ({ status, n: s.units[status]! }));
+  const counts = UNIT_STATUSES.filter((st) => (s.units[st] ?? 0) > 0).map((status) => ({
+    status,
+    n: s.units[status]!,
+  }));
   const total = counts.reduce((a, c) => a + c.n, 0);
-  const failedNote = Object.entries(s.failed_by_category).map(([c, n]) => `${c} ${n}`).join(', ');
+  const failedNote = Object.entries(s.failed_by_category)
+    .map(([c, n]) => `${c} ${n}`)
+    .join(', ');
   const unitRows = [...counts, { status: 'total', n: total }];
-  const unitTable = formatTable(unitRows, [
-    { header: 'units by status', value: (r) => r.status },
-    { header: 'units', value: (r) => r.n, align: 'right' },
-    { header: '', value: (r) => (r.status === 'failed' && failedNote ? `(${failedNote})` : '') },
-  ], '  ');
+  const unitTable = formatTable(
+    unitRows,
+    [
+      { header: 'units by status', value: (r) => r.status },
+      { header: 'units', value: (r) => r.n, align: 'right' },
+      { header: '', value: (r) => (r.status === 'failed' && failedNote ? `(${failedNote})` : '') },
+    ],
+    '  ',
+  );
   const ps = s.post_sync;
   const postSync =
     ps.expected.length === 0
       ? 'nothing to deliver (no successful units)'
       : `${ps.delivered.length}/${ps.expected.length} handlers delivered (${ps.delivered.join(', ') || 'none yet'})` +
         ` · ${ps.metrics_rows} rows in synthetic_metrics_daily · ${ps.metrics_generations} computed_at generation${ps.metrics_generations === 1 ? '' : 's'}`;
-  const pairs = formatPairs([
-    ['run', `${s.run.id} (${s.run.mode}, ${s.window_days} days)`],
-    ['status', s.run.status + (s.run.error ? ` — ${s.run.error}` : '')],
-    ['job run', s.job_run ? `${s.job_run.id} (${s.job_run.status})` : '-'],
-    ['retries', `${s.rate_limit_deferrals} rate-limit deferrals · ${s.expired_lease_retries} expired-lease retries`],
-    ['attempts', `${s.attempts} for ${total} units`],
-    ['run duration', formatDuration(s.duration_ms)],
-    ['post-sync', postSync],
-    ['items', `${s.items_written} rows in synthetic_items for this integration`],
-    ['outbox', Object.entries(s.outbox).map(([k, v]) => `${k} ${v}`).join(' · ') || '-'],
-    ['database', s.database],
-    ['broker', s.broker],
-  ], '  ');
+  const pairs = formatPairs(
+    [
+      ['run', `${s.run.id} (${s.run.mode}, ${s.window_days} days)`],
+      ['status', s.run.status + (s.run.error ? ` — ${s.run.error}` : '')],
+      ['job run', s.job_run ? `${s.job_run.id} (${s.job_run.status})` : '-'],
+      ['retries', `${s.rate_limit_deferrals} rate-limit deferrals · ${s.expired_lease_retries} expired-lease retries`],
+      ['attempts', `${s.attempts} for ${total} units`],
+      ['run duration', formatDuration(s.duration_ms)],
+      ['post-sync', postSync],
+      ['items', `${s.items_written} rows in synthetic_items for this integration`],
+      [
+        'outbox',
+        Object.entries(s.outbox)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(' · ') || '-',
+      ],
+      ['database', s.database],
+      ['broker', s.broker],
+    ],
+    '  ',
+  );
   return `\nsyncrelay demo summary\n\n${unitTable}\n\n${pairs}\n\nlook again: ${lookAgain}`;
 }

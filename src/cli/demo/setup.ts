@@ -34,7 +34,10 @@ const DEMO_DEFAULTS: readonly { env: string; key: keyof ResolvedSettings; ms: nu
  * Overrides for loadSettings: the demo values for every setting the user left unset. `base` is the
  * environment's own (already validated) settings, so the lease never exceeds the user's max lifetime.
  */
-export function demoOverrides(base: ResolvedSettings, env: Record<string, string | undefined> = process.env): Partial<ResolvedSettings> {
+export function demoOverrides(
+  base: ResolvedSettings,
+  env: Record<string, string | undefined> = process.env,
+): Partial<ResolvedSettings> {
   const out: Partial<Record<keyof ResolvedSettings, number>> = {};
   for (const d of DEMO_DEFAULTS) {
     if (env[d.env] !== undefined && env[d.env] !== '') continue;

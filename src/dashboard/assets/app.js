@@ -62,7 +62,13 @@ function fill(el, ...children) {
 }
 
 function field(label, control, hint) {
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hint ? h('p', { class: 'hint' }, hint) : null);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hint ? h('p', { class: 'hint' }, hint) : null,
+  );
 }
 
 function select(id, options, selected) {
@@ -83,7 +89,15 @@ function table(caption, headers, opts = {}) {
       'table',
       { class: opts.class ?? null },
       h('caption', { class: opts.showCaption ? null : 'visually-hidden' }, caption),
-      h('thead', null, h('tr', null, headers.map((t) => h('th', { scope: 'col', class: opts.numeric?.includes(t) ? 'num' : null }, t)))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          headers.map((t) => h('th', { scope: 'col', class: opts.numeric?.includes(t) ? 'num' : null }, t)),
+        ),
+      ),
       body,
     ),
   );
@@ -234,7 +248,11 @@ async function loadIntegrations(force = false) {
 
 function showNotice(...content) {
   const el = $('notice');
-  fill(el, h('span', null, content), h('button', { type: 'button', class: 'quiet small', onclick: () => (el.hidden = true) }, 'Dismiss'));
+  fill(
+    el,
+    h('span', null, content),
+    h('button', { type: 'button', class: 'quiet small', onclick: () => (el.hidden = true) }, 'Dismiss'),
+  );
   el.hidden = false;
 }
 
@@ -291,7 +309,16 @@ function historyView(params) {
     location.hash = `#/runs${query(chosen)}`;
   });
 
-  const list = table('Job runs, newest first', ['Created', 'Integration', 'Trigger', 'Mode', 'Status', 'Units done', 'Duration', 'Run']);
+  const list = table('Job runs, newest first', [
+    'Created',
+    'Integration',
+    'Trigger',
+    'Mode',
+    'Status',
+    'Units done',
+    'Duration',
+    'Run',
+  ]);
   list.body.id = 'history-rows';
   const pageLabel = h('span', { class: 'muted' });
   const newer = h('button', { type: 'button', onclick: () => (cursors.pop(), refreshNow()) }, '← Newer');
@@ -301,14 +328,26 @@ function historyView(params) {
     'section',
     { 'aria-labelledby': 'page-title' },
     h('div', { class: 'page-head' }, h('h1', { id: 'page-title', tabindex: '-1' }, 'Job run history')),
-    h('div', { class: 'card' }, form, list.el, h('nav', { class: 'pager', 'aria-label': 'Job run pages' }, newer, pageLabel, older)),
+    h(
+      'div',
+      { class: 'card' },
+      form,
+      list.el,
+      h('nav', { class: 'pager', 'aria-label': 'Job run pages' }, newer, pageLabel, older),
+    ),
   );
 
   async function refresh() {
     await loadIntegrations();
-    const page = await api('GET', `/api/v1/job-runs${query({ ...filters, cursor: cursors.at(-1), limit: HISTORY_PAGE })}`);
+    const page = await api(
+      'GET',
+      `/api/v1/job-runs${query({ ...filters, cursor: cursors.at(-1), limit: HISTORY_PAGE })}`,
+    );
     next = page.next_cursor;
-    fill(list.body, page.items.length ? page.items.map(historyRow) : emptyRow(list.columns, 'No job runs match these filters.'));
+    fill(
+      list.body,
+      page.items.length ? page.items.map(historyRow) : emptyRow(list.columns, 'No job runs match these filters.'),
+    );
     newer.disabled = cursors.length === 1;
     older.disabled = !next;
     pageLabel.textContent = `Page ${cursors.length}`;
@@ -325,7 +364,10 @@ function unitsDone(j, done) {
 
 function historyRow(j) {
   const done = (j.completed_units ?? 0) + (j.failed_units ?? 0);
-  const runNote = j.run_status && j.run_status !== j.status ? h('span', { class: 'muted small' }, ` run: ${j.run_status.replace(/_/g, ' ')}`) : null;
+  const runNote =
+    j.run_status && j.run_status !== j.status
+      ? h('span', { class: 'muted small' }, ` run: ${j.run_status.replace(/_/g, ' ')}`)
+      : null;
   return h(
     'tr',
     { 'data-job-run': j.id, 'data-sync-run': j.sync_run_id ?? '' },
@@ -349,7 +391,11 @@ function runView(id) {
   let run = null;
 
   const statusSlot = h('span', { id: 'run-status' });
-  const cancel = h('button', { type: 'button', class: 'danger', id: 'cancel-run', onclick: () => cancelRun() }, 'Cancel run');
+  const cancel = h(
+    'button',
+    { type: 'button', class: 'danger', id: 'cancel-run', onclick: () => cancelRun() },
+    'Cancel run',
+  );
   if (!can('trigger')) {
     cancel.disabled = true;
     cancel.title = 'Cancelling needs a token with the trigger scope';
@@ -358,9 +404,21 @@ function runView(id) {
   const jobFacts = h('dl', { class: 'facts', id: 'job-facts' });
   const progressSlot = h('div', { id: 'run-progress' });
   const counts = h('ul', { class: 'chips', id: 'unit-counts', 'aria-label': 'Units by status' });
-  const units = table('Units of this run', [
-    'Status', 'Source', 'Dataset', 'Window (UTC)', 'Attempts', 'Lease', 'Retry reason', 'Error (category: message)', 'Duration',
-  ], { class: 'units', numeric: ['Attempts', 'Duration'] });
+  const units = table(
+    'Units of this run',
+    [
+      'Status',
+      'Source',
+      'Dataset',
+      'Window (UTC)',
+      'Attempts',
+      'Lease',
+      'Retry reason',
+      'Error (category: message)',
+      'Duration',
+    ],
+    { class: 'units', numeric: ['Attempts', 'Duration'] },
+  );
   units.body.id = 'unit-rows';
   const statusFilter = select('u-status', [['', 'Any status'], ...UNIT_STATUSES.map((s) => [s, s])], '');
   statusFilter.addEventListener('change', () => {
@@ -388,11 +446,22 @@ function runView(id) {
       h('section', { class: 'card', 'aria-labelledby': 'run-h' }, h('h2', { id: 'run-h' }, 'Sync run'), summary),
       h('section', { class: 'card', 'aria-labelledby': 'job-h' }, h('h2', { id: 'job-h' }, 'Job run'), jobFacts),
     ),
-    h('section', { class: 'card', 'aria-labelledby': 'progress-h' }, h('h2', { id: 'progress-h' }, 'Progress'), progressSlot, counts),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'progress-h' },
+      h('h2', { id: 'progress-h' }, 'Progress'),
+      progressSlot,
+      counts,
+    ),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'units-h' },
-      h('div', { class: 'card-head' }, h('h2', { id: 'units-h' }, 'Units'), h('div', { class: 'filters inline' }, field('Unit status', statusFilter))),
+      h(
+        'div',
+        { class: 'card-head' },
+        h('h2', { id: 'units-h' }, 'Units'),
+        h('div', { class: 'filters inline' }, field('Unit status', statusFilter)),
+      ),
       units.el,
       h('nav', { class: 'pager', 'aria-label': 'Unit pages' }, prev, pageLabel, more),
     ),
@@ -403,7 +472,9 @@ function runView(id) {
     cancel.disabled = true;
     try {
       const r = await api('POST', `/api/v1/sync-runs/${id}/cancel`);
-      showNotice(r.outcome === 'cancelled' ? `Run ${shortId(id)} cancelled.` : `Run ${shortId(id)} had already finished.`);
+      showNotice(
+        r.outcome === 'cancelled' ? `Run ${shortId(id)} cancelled.` : `Run ${shortId(id)} had already finished.`,
+      );
       await refreshNow();
     } catch (err) {
       showError(err);
@@ -415,7 +486,10 @@ function runView(id) {
     await loadIntegrations();
     const [detail, page] = await Promise.all([
       api('GET', `/api/v1/sync-runs/${id}`),
-      api('GET', `/api/v1/sync-runs/${id}/units${query({ status: unitStatus, cursor: cursors.at(-1), limit: UNITS_PAGE })}`),
+      api(
+        'GET',
+        `/api/v1/sync-runs/${id}/units${query({ status: unitStatus, cursor: cursors.at(-1), limit: UNITS_PAGE })}`,
+      ),
     ]);
     run = detail.run;
     fill(statusSlot, badge(run.status));
@@ -425,7 +499,11 @@ function runView(id) {
     // The run's own counters are written when it finishes; the unit counts are live.
     const total = Math.max(run.total_units, sum(Object.values(detail.unit_counts)));
     const done = sum(Object.entries(detail.unit_counts).map(([s, c]) => (TERMINAL_UNIT.has(s) ? c : 0)));
-    fill(progressSlot, progress(done, total, 'Units done'), h('p', { class: 'muted small' }, `${done} of ${total} units finished`));
+    fill(
+      progressSlot,
+      progress(done, total, 'Units done'),
+      h('p', { class: 'muted small' }, `${done} of ${total} units finished`),
+    );
     fill(
       counts,
       UNIT_STATUSES.filter((s) => detail.unit_counts[s]).map((s) =>
@@ -433,7 +511,10 @@ function runView(id) {
       ),
     );
     next = page.next_cursor;
-    fill(units.body, page.items.length ? [...page.items].sort(unitOrder).map(unitRow) : emptyRow(units.columns, 'No units match.'));
+    fill(
+      units.body,
+      page.items.length ? [...page.items].sort(unitOrder).map(unitRow) : emptyRow(units.columns, 'No units match.'),
+    );
     prev.disabled = cursors.length === 1;
     more.disabled = !next;
     pageLabel.textContent = `Page ${cursors.length}`;
@@ -442,7 +523,10 @@ function runView(id) {
 }
 
 function facts(dl, pairs) {
-  fill(dl, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+  fill(
+    dl,
+    pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+  );
 }
 
 function sum(numbers) {
@@ -487,10 +571,20 @@ function unitOrder(a, b) {
 
 function leaseCell(u) {
   if (!u.lease_owner) return dash(null);
-  const owner = h('span', { class: 'mono small', title: u.lease_owner }, u.lease_owner.length > 14 ? `${u.lease_owner.slice(0, 8)}…` : u.lease_owner);
+  const owner = h(
+    'span',
+    { class: 'mono small', title: u.lease_owner },
+    u.lease_owner.length > 14 ? `${u.lease_owner.slice(0, 8)}…` : u.lease_owner,
+  );
   if (!u.lease_expires_at) return owner;
   const live = new Date(u.lease_expires_at).getTime() > Date.now();
-  return h('span', null, owner, h('span', { class: 'muted small' }, live ? ' until ' : ' expired '), clock(u.lease_expires_at));
+  return h(
+    'span',
+    null,
+    owner,
+    h('span', { class: 'muted small' }, live ? ' until ' : ' expired '),
+    clock(u.lease_expires_at),
+  );
 }
 
 function errorCell(u) {
@@ -530,7 +624,9 @@ function integrationsView() {
     'section',
     { 'aria-labelledby': 'page-title' },
     h('div', { class: 'page-head' }, h('h1', { id: 'page-title', tabindex: '-1' }, 'Integrations')),
-    can('trigger') ? null : h('p', { class: 'callout' }, 'This token lacks the trigger scope: it can look, not start or cancel runs.'),
+    can('trigger')
+      ? null
+      : h('p', { class: 'callout' }, 'This token lacks the trigger scope: it can look, not start or cancel runs.'),
     list,
   );
   let shown = '';
@@ -554,15 +650,23 @@ function integrationCard(i) {
       'div',
       { class: 'card-head' },
       h('h2', { id: `int-${key}` }, i.name),
-      h('span', { class: `badge ${i.enabled ? 'badge-success' : 'badge-cancelled'}` }, i.enabled ? 'enabled' : 'disabled'),
+      h(
+        'span',
+        { class: `badge ${i.enabled ? 'badge-success' : 'badge-cancelled'}` },
+        i.enabled ? 'enabled' : 'disabled',
+      ),
     ),
     h(
       'dl',
       { class: 'facts compact' },
-      h('dt', null, 'Provider'), h('dd', null, i.provider),
-      h('dt', null, 'Id'), h('dd', { class: 'mono' }, i.id),
-      h('dt', null, 'Sources'), h('dd', null, i.sources.join(', ') || '—'),
-      h('dt', null, 'Datasets'), h('dd', null, i.datasets.join(', ') || '—'),
+      h('dt', null, 'Provider'),
+      h('dd', null, i.provider),
+      h('dt', null, 'Id'),
+      h('dd', { class: 'mono' }, i.id),
+      h('dt', null, 'Sources'),
+      h('dd', null, i.sources.join(', ') || '—'),
+      h('dt', null, 'Datasets'),
+      h('dd', null, i.datasets.join(', ') || '—'),
     ),
     h('p', null, h('a', { href: `#/runs${query({ integration_id: i.id })}` }, 'Runs of this integration →')),
     h('div', { class: 'grid two' }, syncForm(i, key), backfillForm(i, key)),
@@ -570,22 +674,45 @@ function integrationCard(i) {
 }
 
 function checkbox(id, label, checked, value) {
-  return h('label', { class: 'check', for: id }, h('input', { type: 'checkbox', id, value: value ?? 'on', checked }), ` ${label}`);
+  return h(
+    'label',
+    { class: 'check', for: id },
+    h('input', { type: 'checkbox', id, value: value ?? 'on', checked }),
+    ` ${label}`,
+  );
 }
 
 function syncForm(i, key) {
-  const mode = select(`sync-mode-${key}`, [['incremental', 'incremental'], ['full_resync', 'full resync']], 'incremental');
+  const mode = select(
+    `sync-mode-${key}`,
+    [
+      ['incremental', 'incremental'],
+      ['full_resync', 'full resync'],
+    ],
+    'incremental',
+  );
   const force = checkbox(`sync-force-${key}`, 'Force (even if a run of this mode is unfinished)', false);
   const submit = h('button', { type: 'submit', class: 'primary', disabled: !can('trigger') }, 'Start sync');
   return h(
     'form',
-    { class: 'trigger', 'aria-label': `Start a sync of ${i.name}`, onsubmit: (e) => {
-      e.preventDefault();
-      const body = { mode: mode.value };
-      if (force.querySelector('input').checked) body.force = true;
-      void trigger(submit, `/api/v1/integrations/${i.id}/sync`, body, 'Sync');
-    } },
-    h('fieldset', { disabled: !can('trigger') }, h('legend', null, 'Sync'), field('Mode', mode), force, h('div', { class: 'actions' }, submit)),
+    {
+      class: 'trigger',
+      'aria-label': `Start a sync of ${i.name}`,
+      onsubmit: (e) => {
+        e.preventDefault();
+        const body = { mode: mode.value };
+        if (force.querySelector('input').checked) body.force = true;
+        void trigger(submit, `/api/v1/integrations/${i.id}/sync`, body, 'Sync');
+      },
+    },
+    h(
+      'fieldset',
+      { disabled: !can('trigger') },
+      h('legend', null, 'Sync'),
+      field('Mode', mode),
+      force,
+      h('div', { class: 'actions' }, submit),
+    ),
   );
 }
 
@@ -600,14 +727,21 @@ function backfillForm(i, key) {
   const submit = h('button', { type: 'submit', class: 'primary', disabled: !can('trigger') }, 'Start backfill');
   return h(
     'form',
-    { class: 'trigger', 'aria-label': `Start a backfill of ${i.name}`, onsubmit: (e) => {
-      e.preventDefault();
-      const chosen = datasets.map((l) => l.querySelector('input')).filter((c) => c.checked).map((c) => c.value);
-      const body = { since: `${since.value}T00:00:00Z`, before: `${before.value}T00:00:00Z` };
-      if (chosen.length !== i.datasets.length) body.datasets = chosen;
-      if (force.querySelector('input').checked) body.force = true;
-      void trigger(submit, `/api/v1/integrations/${i.id}/backfill`, body, 'Backfill');
-    } },
+    {
+      class: 'trigger',
+      'aria-label': `Start a backfill of ${i.name}`,
+      onsubmit: (e) => {
+        e.preventDefault();
+        const chosen = datasets
+          .map((l) => l.querySelector('input'))
+          .filter((c) => c.checked)
+          .map((c) => c.value);
+        const body = { since: `${since.value}T00:00:00Z`, before: `${before.value}T00:00:00Z` };
+        if (chosen.length !== i.datasets.length) body.datasets = chosen;
+        if (force.querySelector('input').checked) body.force = true;
+        void trigger(submit, `/api/v1/integrations/${i.id}/backfill`, body, 'Backfill');
+      },
+    },
     h(
       'fieldset',
       { disabled: !can('trigger') },
@@ -625,7 +759,11 @@ async function trigger(button, path, body, what) {
   clearError();
   try {
     const r = await api('POST', path, body);
-    showNotice(`${what} accepted: `, h('a', { href: `#/runs/${r.sync_run_id}`, id: 'accepted-run' }, `run ${shortId(r.sync_run_id)}`), ' is planned.');
+    showNotice(
+      `${what} accepted: `,
+      h('a', { href: `#/runs/${r.sync_run_id}`, id: 'accepted-run' }, `run ${shortId(r.sync_run_id)}`),
+      ' is planned.',
+    );
   } catch (err) {
     showError(err);
   } finally {
@@ -645,21 +783,34 @@ function outboxView() {
   const due = statCard('Due now', 'stat-due');
   const oldest = statCard('Oldest pending age', 'stat-oldest');
   const pivot = h('div', { id: 'outbox-counts' });
-  const errors = table('Recent outbox errors', ['Updated', 'Kind', 'Status', 'Attempts', 'Run', 'Error'], { numeric: ['Attempts'] });
+  const errors = table('Recent outbox errors', ['Updated', 'Kind', 'Status', 'Attempts', 'Run', 'Error'], {
+    numeric: ['Attempts'],
+  });
   errors.body.id = 'outbox-errors';
   const el = h(
     'section',
     { 'aria-labelledby': 'page-title' },
     h('div', { class: 'page-head' }, h('h1', { id: 'page-title', tabindex: '-1' }, 'Outbox health')),
     h('div', { class: 'grid three' }, claims.el, due.el, oldest.el),
-    h('section', { class: 'card', 'aria-labelledby': 'counts-h' }, h('h2', { id: 'counts-h' }, 'Rows by kind and status'), pivot),
-    h('section', { class: 'card', 'aria-labelledby': 'errors-h' }, h('h2', { id: 'errors-h' }, 'Recent errors'), errors.el),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'counts-h' },
+      h('h2', { id: 'counts-h' }, 'Rows by kind and status'),
+      pivot,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'errors-h' },
+      h('h2', { id: 'errors-h' }, 'Recent errors'),
+      errors.el,
+    ),
   );
   async function refresh() {
     const s = await api('GET', '/api/v1/outbox/stats');
     claims.value.textContent = String(s.live_claims);
     due.value.textContent = String(s.due);
-    oldest.value.textContent = s.oldest_pending_age_seconds === null ? 'none due' : duration(Math.round(s.oldest_pending_age_seconds * 1000));
+    oldest.value.textContent =
+      s.oldest_pending_age_seconds === null ? 'none due' : duration(Math.round(s.oldest_pending_age_seconds * 1000));
     fill(pivot, countsTable(s.counts));
     fill(
       errors.body,
@@ -688,7 +839,10 @@ function countsTable(counts) {
   const kinds = [...new Set(counts.map((c) => c.kind))].sort();
   const statuses = [...new Set(counts.map((c) => c.status))].sort();
   const at = (k, s) => counts.find((c) => c.kind === k && c.status === s)?.count ?? 0;
-  const t = table('Outbox rows by kind and status', ['Kind', ...statuses, 'Total'], { class: 'counts', numeric: [...statuses, 'Total'] });
+  const t = table('Outbox rows by kind and status', ['Kind', ...statuses, 'Total'], {
+    class: 'counts',
+    numeric: [...statuses, 'Total'],
+  });
   t.body.id = 'outbox-count-rows';
   fill(
     t.body,
@@ -712,22 +866,38 @@ function reconcilerView() {
   const avg = statCard('Average duration', 'stat-avg-pass');
   const failed = statCard('Passes with errors', 'stat-pass-errors');
   const totals = h('div', { id: 'pass-totals' });
-  const passes = table('Recent reconciler passes, newest first', ['Started', 'Reconciler', 'Duration', 'Counters (non-zero)', 'Error'], {
-    numeric: ['Duration'],
-  });
+  const passes = table(
+    'Recent reconciler passes, newest first',
+    ['Started', 'Reconciler', 'Duration', 'Counters (non-zero)', 'Error'],
+    {
+      numeric: ['Duration'],
+    },
+  );
   passes.body.id = 'pass-rows';
   const el = h(
     'section',
     { 'aria-labelledby': 'page-title' },
     h('div', { class: 'page-head' }, h('h1', { id: 'page-title', tabindex: '-1' }, 'Reconciler passes')),
     h('div', { class: 'grid three' }, last.el, avg.el, failed.el),
-    h('section', { class: 'card', 'aria-labelledby': 'totals-h' }, h('h2', { id: 'totals-h' }, 'Counters over these passes'), totals),
-    h('section', { class: 'card', 'aria-labelledby': 'passes-h' }, h('h2', { id: 'passes-h' }, 'Recent passes'), passes.el),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'totals-h' },
+      h('h2', { id: 'totals-h' }, 'Counters over these passes'),
+      totals,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'passes-h' },
+      h('h2', { id: 'passes-h' }, 'Recent passes'),
+      passes.el,
+    ),
   );
   async function refresh() {
     const { items } = await api('GET', '/api/v1/reconciler/passes?limit=25');
     last.value.textContent = items.length ? ago(items[0].finished_at) : 'none yet';
-    avg.value.textContent = items.length ? duration(Math.round(items.reduce((n, p) => n + p.duration_ms, 0) / items.length)) : '—';
+    avg.value.textContent = items.length
+      ? duration(Math.round(items.reduce((n, p) => n + p.duration_ms, 0) / items.length))
+      : '—';
     failed.value.textContent = String(items.filter((p) => p.error).length);
     const sums = {};
     for (const p of items) for (const [k, v] of Object.entries(p.counters)) sums[k] = (sums[k] ?? 0) + v;
@@ -735,7 +905,18 @@ function reconcilerView() {
     fill(
       totals,
       keys.length
-        ? h('ul', { class: 'chips counters' }, keys.map((k) => h('li', { class: sums[k] ? 'nonzero' : null }, h('span', null, k), h('span', { class: 'count' }, String(sums[k])))))
+        ? h(
+            'ul',
+            { class: 'chips counters' },
+            keys.map((k) =>
+              h(
+                'li',
+                { class: sums[k] ? 'nonzero' : null },
+                h('span', null, k),
+                h('span', { class: 'count' }, String(sums[k])),
+              ),
+            ),
+          )
         : h('p', { class: 'muted' }, 'No passes recorded yet.'),
     );
     fill(
@@ -749,8 +930,22 @@ function reconcilerView() {
               h('td', null, time(p.started_at)),
               h('td', { class: 'mono small' }, p.reconciler),
               h('td', { class: 'num' }, duration(p.duration_ms)),
-              h('td', null, nonzero.length ? h('span', { class: 'kv' }, nonzero.map(([k, v]) => h('span', null, `${k} ${v}`))) : h('span', { class: 'muted' }, 'nothing to do')),
-              h('td', { class: 'error-cell' }, p.error ? h('span', { class: 'error-text', title: p.error }, p.error) : dash(null)),
+              h(
+                'td',
+                null,
+                nonzero.length
+                  ? h(
+                      'span',
+                      { class: 'kv' },
+                      nonzero.map(([k, v]) => h('span', null, `${k} ${v}`)),
+                    )
+                  : h('span', { class: 'muted' }, 'nothing to do'),
+              ),
+              h(
+                'td',
+                { class: 'error-cell' },
+                p.error ? h('span', { class: 'error-text', title: p.error }, p.error) : dash(null),
+              ),
             );
           })
         : emptyRow(passes.columns, 'No passes recorded yet.'),
@@ -853,7 +1048,9 @@ async function signIn(token) {
   } catch (err) {
     state.token = null;
     sessionStorage.removeItem(TOKEN_KEY);
-    showLogin(err.status === 403 ? 'This token lacks the read scope the dashboard needs.' : `Sign-in failed: ${err.message}.`);
+    showLogin(
+      err.status === 403 ? 'This token lacks the read scope the dashboard needs.' : `Sign-in failed: ${err.message}.`,
+    );
     return;
   }
   sessionStorage.setItem(TOKEN_KEY, token);

@@ -12,7 +12,9 @@ export const REFERENCE_ITEMS_PER_DATASET = 3;
 
 /** A uniform number in [0, 1) drawn from `seed` and `parts`. */
 export function draw(seed: number, ...parts: readonly (string | number)[]): number {
-  const digest = createHash('sha256').update(JSON.stringify([seed, ...parts])).digest();
+  const digest = createHash('sha256')
+    .update(JSON.stringify([seed, ...parts]))
+    .digest();
   return digest.readUInt32BE(0) / 2 ** 32;
 }
 
@@ -72,9 +74,13 @@ export function generateItems(config: SyntheticConfig, scope: ItemScope, now: Da
   });
   if (scope.tier === 'reference') {
     const day = days[0] ?? utcDay(now);
-    return Array.from({ length: REFERENCE_ITEMS_PER_DATASET }, (_, i) => item(`${scope.datasetKey}-${i + 1}`, day, i + 1));
+    return Array.from({ length: REFERENCE_ITEMS_PER_DATASET }, (_, i) =>
+      item(`${scope.datasetKey}-${i + 1}`, day, i + 1),
+    );
   }
-  return days.flatMap((day) => Array.from({ length: config.itemsPerDay }, (_, i) => item(`${day}#${i + 1}`, day, i + 1)));
+  return days.flatMap((day) =>
+    Array.from({ length: config.itemsPerDay }, (_, i) => item(`${day}#${i + 1}`, day, i + 1)),
+  );
 }
 
 /**

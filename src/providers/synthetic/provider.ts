@@ -15,7 +15,12 @@ import { metricsRollupHandler } from './metricsRollup.js';
 export const SYNTHETIC_PROVIDER = 'synthetic';
 export const SYNTHETIC_SURFACE = 'synthetic_items';
 export const REFERENCE_DATASETS = ['teams', 'members', 'projects'] as const;
-export const WORK_ITEM_DATASETS = ['work-items', 'work-item-comments', 'work-item-labels', 'work-item-history'] as const;
+export const WORK_ITEM_DATASETS = [
+  'work-items',
+  'work-item-comments',
+  'work-item-labels',
+  'work-item-history',
+] as const;
 
 /** Rows per sink write (one fenced transaction each). */
 const CHUNK_ROWS = 500;
@@ -47,8 +52,16 @@ export function syntheticSink(db: Db): PostgresSink {
       table: 'synthetic_items',
       conflictColumns: ['integration_id', 'source_key', 'dataset_key', 'item_key'],
       columns: [
-        'org_id', 'integration_id', 'source_key', 'dataset_key', 'item_key',
-        'item_day', 'payload', 'unit_id', 'lease_owner', 'written_at',
+        'org_id',
+        'integration_id',
+        'source_key',
+        'dataset_key',
+        'item_key',
+        'item_day',
+        'payload',
+        'unit_id',
+        'lease_owner',
+        'written_at',
       ],
       jsonColumns: ['payload'],
       retrySafe: true,
@@ -60,10 +73,20 @@ function datasetSpecs(windowDays: number): DatasetSpec[] {
   const surfaces = [SYNTHETIC_SURFACE];
   return [
     ...REFERENCE_DATASETS.map((key) => ({
-      key, tier: 'reference' as const, costClass: 'light', windowDays, keepsWatermark: false, surfaces,
+      key,
+      tier: 'reference' as const,
+      costClass: 'light',
+      windowDays,
+      keepsWatermark: false,
+      surfaces,
     })),
     ...WORK_ITEM_DATASETS.map((key) => ({
-      key, tier: 'work_item' as const, costClass: 'standard', windowDays, keepsWatermark: true, surfaces,
+      key,
+      tier: 'work_item' as const,
+      costClass: 'standard',
+      windowDays,
+      keepsWatermark: true,
+      surfaces,
     })),
   ];
 }
