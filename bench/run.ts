@@ -46,7 +46,7 @@ function parse(argv: string[]) {
   const only = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SCENARIOS);
   for (const name of only)
     if (!SCENARIOS[name]) throw new Error(`unknown scenario "${name}" (known: ${Object.keys(SCENARIOS).join(', ')})`);
-  return { quick: values.quick!, reps, only, out: values.out! };
+  return { quick: values.quick, reps, only, out: values.out };
 }
 
 function machine() {

@@ -39,8 +39,9 @@ export function hangProvider(announce: (unitId: string, owner: string) => void):
     runUnit: (ctx) => {
       announce(ctx.unit.id, ctx.lease.owner);
       return new Promise((_, reject) => {
-        if (ctx.signal.aborted) reject(ctx.signal.reason);
-        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+        const abort = () => reject(new Error('aborted', { cause: ctx.signal.reason }));
+        if (ctx.signal.aborted) abort();
+        ctx.signal.addEventListener('abort', abort, { once: true });
       });
     },
   };

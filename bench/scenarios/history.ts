@@ -140,7 +140,10 @@ export const historyScenario: Scenario = {
       sides.push(await prepare('small', 1000, opts.note));
       sides.push(await prepare('large', large, opts.note));
       for (const s of sides) await measureOnce(s); // warm-up
-      for (const s of sides) ((s.claim.length = 0), (s.pass.length = 0));
+      for (const s of sides) {
+        s.claim.length = 0;
+        s.pass.length = 0;
+      }
       for (let rep = 0; rep < reps; rep++) for (const s of rep % 2 ? [...sides].reverse() : sides) await measureOnce(s);
     } finally {
       for (const s of sides) {

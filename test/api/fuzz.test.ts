@@ -107,8 +107,6 @@ const datasets = fc.oneof(
   anyJson,
 );
 
-const force = fc.oneof(fc.boolean(), anyJson);
-
 /**
  * A valid body, sent as is half of the time; otherwise one to three mutations: a field dropped,
  * a field given a near-miss or arbitrary value, or an unknown field added.

@@ -79,6 +79,7 @@ export async function openApiHarness(
 
 export interface Reply {
   status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON body the test reads field by field
   body: any;
   headers: Headers;
 }

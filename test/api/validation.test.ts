@@ -20,8 +20,9 @@ beforeAll(async () => {
     server: {
       maxBackfillDays: 30,
       plugins: [plugin],
-      onResponse: async (request, reply) => {
+      onResponse: (request, reply, done) => {
         responses.push({ url: request.url, status: reply.statusCode });
+        done();
       },
     },
   });

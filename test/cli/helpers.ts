@@ -72,8 +72,8 @@ export function startCli(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const killer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
   const exited = new Promise<CliResult>((done) =>
     child.on('close', (code, signal) => {

@@ -115,7 +115,7 @@ export class RowLocks {
     await client.connect();
     await client.query('BEGIN');
     const { rowCount } = await client.query(`SELECT 1 FROM ${table} WHERE id = ANY ($1::uuid[]) FOR UPDATE`, [ids]);
-    if (rowCount !== ids.length) throw new Error(`locked ${rowCount} of ${ids.length} rows`);
+    if (rowCount !== ids.length) throw new Error(`locked ${String(rowCount)} of ${ids.length} rows`);
     return new RowLocks(client);
   }
 

@@ -72,7 +72,7 @@ export class Hold {
     if (!abortable) return this.released;
     signal.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
+      const onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       signal.addEventListener('abort', onAbort, { once: true });
       void this.released.then(() => {
         signal.removeEventListener('abort', onAbort);
@@ -253,7 +253,12 @@ export class HarnessBroker implements Broker {
   async publish(messages: readonly TaskMessage[]): Promise<void> {
     const copy = structuredClone([...messages]);
     const record = (result: PublishAttempt['result'], error?: unknown) =>
-      this.attempts.push({ at: this.clock.now(), messages: copy, result, ...(error ? { error: String(error) } : {}) });
+      this.attempts.push({
+        at: this.clock.now(),
+        messages: copy,
+        result,
+        ...(error ? { error: error instanceof Error ? error.message : JSON.stringify(error) } : {}),
+      });
     if (this.outage) {
       try {
         await this.outage.publish(messages);

@@ -43,7 +43,7 @@ function ensureChromium(): string | null {
   );
   return existsSync(CHROMIUM)
     ? null
-    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${r.status})`;
+    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${String(r.status)})`;
 }
 
 /** The page from the top down to the end of its card, at the viewport's width. */

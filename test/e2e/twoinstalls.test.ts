@@ -76,9 +76,14 @@ async function runStatus(i: Install, runId: string): Promise<string | undefined>
   return rows[0]?.status;
 }
 
-async function get(i: Install, path: string, token = i.token): Promise<{ status: number; body: any }> {
+interface Answer {
+  status: number;
+  body: { items?: { id: string }[]; run?: { status: string } };
+}
+
+async function get(i: Install, path: string, token = i.token): Promise<Answer> {
   const res = await fetch(`${i.server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Answer['body'] };
 }
 
 describe('two installs with different schemas in one database and one Redis', () => {
@@ -136,12 +141,12 @@ describe('two installs with different schemas in one database and one Redis', ()
       expect((await get(self, `/sync-runs/${otherRun}`)).status).toBe(404);
       expect((await get(self, '/integrations', other.token)).status).toBe(401);
       const own = await get(self, '/integrations');
-      expect(own.body.items.map((x: { id: string }) => x.id)).toEqual([self.integrationId]);
+      expect(own.body.items?.map((x) => x.id)).toEqual([self.integrationId]);
       // Each reconciler recorded its passes in its own install.
       const passes = await self.engine.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s.reconciler_passes}`);
       expect(passes.rows[0]!.n).toBeGreaterThan(0);
     }
-    expect((await get(a, `/sync-runs/${runA.syncRunId}`)).body.run.status).toBe('success');
+    expect((await get(a, `/sync-runs/${runA.syncRunId}`)).body.run?.status).toBe('success');
 
     // Broker messages: each install's queue keys sit under its own prefix (its schema's name).
     const redis = new Redis(REDIS_URL);

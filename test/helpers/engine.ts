@@ -62,7 +62,7 @@ export async function waitFor<T>(check: () => Promise<T>, timeoutMs = 30_000, ev
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v) return v as NonNullable<T>;
+    if (v) return v;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -440,7 +440,7 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
       rows.filter((w) => w.integration_id === linearId),
       'backfill watermarks',
     ).toEqual([]);
-    const key = (source: string | null, dataset: string) => `${source}/${dataset}`;
+    const key = (source: string | null, dataset: string) => `${String(source)}/${dataset}`;
     const got = new Map(rows.map((w) => [key(w.source_id, w.dataset_key), w.watermark_at.getTime()]));
     const want = new Map(
       units

@@ -18,7 +18,6 @@ import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 const ORG = 'org-synth';
 const T0 = Date.UTC(2026, 0, 10, 12);
-const DAY = 86_400_000;
 const logger = pino({ level: 'silent' });
 
 function testGuard(db: Tx, unitId: string, owner: string, clock: Clock): LeaseGuard {
