@@ -3,6 +3,7 @@ export { Engine, type EngineOptions } from './engine.js';
 export { loadSettings, type ResolvedSettings, type PostSyncDelivery } from './config.js';
 export { systemClock, type Clock } from './clock.js';
 export type { Db, Tx } from './db/types.js';
+export { callerTx, type Queryable } from './db/callerTx.js';
 export { PgDb } from './db/pg.js';
 export { PgliteDb } from './db/pglite.js';
 export { openDb } from './db/open.js';
