@@ -106,4 +106,14 @@ export default defineConfig(
 
   // Turns off any stylistic rule that would fight Prettier.
   eslintConfigPrettier,
+
+  // --- After eslint-config-prettier, which turns max-len off ------------------------------------------
+  {
+    // Prettier wraps code at 120 but leaves long strings, template literals and comments alone;
+    // this catches those. Long URLs (in comments, say) are exempt.
+    files: ['**/*.ts'],
+    rules: {
+      'max-len': ['error', { code: 120, ignoreUrls: true }],
+    },
+  },
 );

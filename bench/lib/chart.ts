@@ -33,11 +33,15 @@ export function renderChart(report: Report): string {
   );
   const x = (v: number) => LEFT + (Math.min(v, scaleMax) / scaleMax) * BAR_MAX;
   const height = 70 + rows.length * ROW + 40;
+  const quick = report.quick ? ' · QUICK (smoke sizes)' : '';
+  const subtitle = `${report.started_at} · ${report.machine.cpus} × ${report.machine.cpu_model}${quick}`;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="sans-serif" font-size="13">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" ` +
+      `font-family="sans-serif" font-size="13">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="16" y="24" font-size="16" font-weight="bold">syncrelay bench: ratio to the baseline of the same run</text>`,
-    `<text x="16" y="44" fill="#555">${escape(`${report.started_at} · ${report.machine.cpus} × ${report.machine.cpu_model}${report.quick ? ' · QUICK (smoke sizes)' : ''}`)}</text>`,
+    `<text x="16" y="24" font-size="16" font-weight="bold">` +
+      `syncrelay bench: ratio to the baseline of the same run</text>`,
+    `<text x="16" y="44" fill="#555">${escape(subtitle)}</text>`,
   ];
   rows.forEach((r, i) => {
     const y = 64 + i * ROW;
@@ -45,12 +49,16 @@ export function renderChart(report: Report): string {
     const t = targetValue(r.target);
     parts.push(
       `<text x="16" y="${y + 17}">${escape(r.scenario)}</text>`,
-      `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" fill="${colour}" opacity="0.85"/>`,
-      `<text x="${TEXT_X}" y="${y + 17}"><tspan font-weight="bold" fill="${colour}">${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} ${r.met ? 'met' : 'not met'}</tspan> · target ${escape(r.target)}</text>`,
+      `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" ` +
+        `fill="${colour}" opacity="0.85"/>`,
+      `<text x="${TEXT_X}" y="${y + 17}"><tspan font-weight="bold" fill="${colour}">` +
+        `${r.ratio}${r.ratio > scaleMax ? ' (off scale)' : ''} ${r.met ? 'met' : 'not met'}</tspan>` +
+        ` · target ${escape(r.target)}</text>`,
     );
     if (Number.isFinite(t))
       parts.push(
-        `<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`,
+        `<line x1="${x(t)}" x2="${x(t)}" y1="${y}" y2="${y + 26}" ` +
+          `stroke="black" stroke-width="2" stroke-dasharray="3,2"/>`,
       );
   });
   const axisY = 64 + rows.length * ROW + 8;

@@ -62,12 +62,14 @@ export function benchRegistry(
 export async function createBenchIntegration(db: Db, provider: string, name = provider): Promise<string> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
-      `INSERT INTO syncrelay.integrations (org_id, provider, name, config) VALUES ($1, $2, $3, '{}'::jsonb) RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name, config)
+       VALUES ($1, $2, $3, '{}'::jsonb) RETURNING id`,
       [BENCH_ORG, provider, name],
     );
     const id = rows[0]!.id;
     await tx.query(
-      `INSERT INTO syncrelay.integration_sources (org_id, integration_id, external_key, name) VALUES ($1, $2, 'src-1', 'src-1')`,
+      `INSERT INTO syncrelay.integration_sources (org_id, integration_id, external_key, name)
+       VALUES ($1, $2, 'src-1', 'src-1')`,
       [BENCH_ORG, id],
     );
     await tx.query(

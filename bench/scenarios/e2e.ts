@@ -117,7 +117,8 @@ async function syncrelayOnce(
   const { rows: at } = await engine.db.query<{ first: number; last: number; completed: number }>(
     `SELECT extract(epoch FROM min(u.started_at)) * 1000 AS first, extract(epoch FROM max(u.updated_at)) * 1000 AS last,
             extract(epoch FROM r.completed_at) * 1000 AS completed
-       FROM syncrelay.sync_runs r JOIN syncrelay.sync_run_units u ON u.sync_run_id = r.id WHERE r.id = $1 GROUP BY r.id`,
+       FROM syncrelay.sync_runs r JOIN syncrelay.sync_run_units u ON u.sync_run_id = r.id
+      WHERE r.id = $1 GROUP BY r.id`,
     [runId],
   );
   const { first, last, completed } = at[0]!;
@@ -213,7 +214,10 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
       m.phases.push(one.phases);
       m.cpu.push(perItem(s0, await syncrelayCpu.snapshot(), n));
       opts.note(
-        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, syncrelay ${round(m.syncrelay.at(-1)!)} units/s; CPU ms per job/unit: peer ${fmtCpu(m.peerCpu.at(-1)!)}, syncrelay ${fmtCpu(m.cpu.at(-1)!)}; phases ms ${PHASES.map((k) => `${k} ${round(one.phases[k])}`).join(', ')}`,
+        `e2e rep ${rep + 1}: ceiling ${round(m.ceiling.at(-1)!)} commits/s, peer ${round(m.peer.at(-1)!)} jobs/s, ` +
+          `syncrelay ${round(m.syncrelay.at(-1)!)} units/s; ` +
+          `CPU ms per job/unit: peer ${fmtCpu(m.peerCpu.at(-1)!)}, syncrelay ${fmtCpu(m.cpu.at(-1)!)}; ` +
+          `phases ms ${PHASES.map((k) => `${k} ${round(one.phases[k])}`).join(', ')}`,
       );
     }
     m.rssPeak = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.peak));
@@ -301,5 +305,8 @@ function medianParts(rounds: (CpuParts & { total: number })[]): Record<string, n
 }
 
 function fmtCpu(c: CpuParts & { total: number }): string {
-  return `${round(c.total)} (workers ${round(c.workers)}, bench ${round(c.bench)}, pg ${round(c.postgres)}, redis ${round(c.redis)})`;
+  return (
+    `${round(c.total)} (workers ${round(c.workers)}, bench ${round(c.bench)}, ` +
+    `pg ${round(c.postgres)}, redis ${round(c.redis)})`
+  );
 }

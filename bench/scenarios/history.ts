@@ -26,28 +26,32 @@ export async function loadHistory(b: BenchDatabase, integrationId: string, rows:
   for (let left = Math.ceil(rows / 3); left > 0; left -= CHUNK_RUNS) {
     await b.db.query(
       `WITH r AS (
-         INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status, total_units, completed_units,
-                                started_at, completed_at, created_at, updated_at)
-         SELECT $1, $2, 'schedule', 'incremental', 'success', 3, 3, t - interval '1 minute', t, t - interval '1 minute', t
+         INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status, total_units,
+                                completed_units, started_at, completed_at, created_at, updated_at)
+         SELECT $1, $2, 'schedule', 'incremental', 'success', 3, 3, t - interval '1 minute', t,
+                t - interval '1 minute', t
            FROM (SELECT now() - interval '1 hour' - random() * interval '28 days' AS t FROM generate_series(1, $3)) g
          RETURNING id, org_id, integration_id, completed_at),
        u AS (
-         INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode,
-                                     status, attempts, started_at, duration_ms, result, dispatched_at, created_at, updated_at)
+         INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier,
+                                     cost_class, mode, status, attempts, started_at, duration_ms, result,
+                                     dispatched_at, created_at, updated_at)
          SELECT r.org_id, r.id, r.integration_id, $4, 'noop-items', 'work_item', 'noop', 'incremental', 'success', 1,
                 r.completed_at - interval '30 seconds', 5, '{"items":0}'::jsonb, r.completed_at - interval '40 seconds',
                 r.completed_at - interval '1 minute', r.completed_at
            FROM r, generate_series(1, 3)),
        o AS (
-         INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, attempts, dispatched_at, created_at, updated_at)
+         INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, attempts,
+                                         dispatched_at, created_at, updated_at)
          SELECT r.org_id, r.id, k, 'dispatched', r.completed_at, 1, r.completed_at, r.completed_at, r.completed_at
            FROM r, unnest(ARRAY['dispatch_sync_run', 'finalize_sync_run', 'post_sync']) k),
        l AS (
          INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at)
          SELECT r.org_id, r.id, 'post_sync', r.completed_at FROM r)
-       INSERT INTO syncrelay.job_runs (org_id, integration_id, status, triggered_by, started_at, completed_at, duration_ms, result, created_at)
-       SELECT r.org_id, r.integration_id, 'success', 'schedule', r.completed_at - interval '1 minute', r.completed_at, 60000,
-              jsonb_build_object('sync_run_id', r.id::text), r.completed_at - interval '1 minute'
+       INSERT INTO syncrelay.job_runs (org_id, integration_id, status, triggered_by, started_at, completed_at,
+                                       duration_ms, result, created_at)
+       SELECT r.org_id, r.integration_id, 'success', 'schedule', r.completed_at - interval '1 minute',
+              r.completed_at, 60000, jsonb_build_object('sync_run_id', r.id::text), r.completed_at - interval '1 minute'
          FROM r`,
       [BENCH_ORG, integrationId, Math.min(left, CHUNK_RUNS), NOOP_PROVIDER],
     );
@@ -63,7 +67,8 @@ export async function loadLive(b: BenchDatabase, integrationId: string): Promise
   );
   const ids = rows.map((r) => r.id);
   await b.db.query(
-    `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode)
+    `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
+                                          mode)
      SELECT $1, id, $2, $3, 'noop-items', 'work_item', 'noop', 'backfill' FROM unnest($4::uuid[]) id`,
     [BENCH_ORG, integrationId, NOOP_PROVIDER, ids],
   );
@@ -78,7 +83,8 @@ export async function loadLive(b: BenchDatabase, integrationId: string): Promise
 /** The live runs' dispatch rows: pending, unclaimed, due. */
 export async function rearm(b: BenchDatabase, live: string[]): Promise<void> {
   await b.db.query(
-    `UPDATE syncrelay.sync_dispatch_outbox SET status = 'pending', dispatched_at = NULL, claim_token = NULL, claim_expires_at = NULL,
+    `UPDATE syncrelay.sync_dispatch_outbox
+        SET status = 'pending', dispatched_at = NULL, claim_token = NULL, claim_expires_at = NULL,
             available_at = now() - interval '1 second'
       WHERE sync_run_id = ANY($1::uuid[]) AND kind = 'dispatch_sync_run'`,
     [live],

@@ -27,7 +27,8 @@ async function load(b: BenchDatabase, n: number): Promise<void> {
     [BENCH_ORG, integrationId, n],
   );
   await b.db.query(
-    `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode)
+    `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
+                                          mode)
      SELECT org_id, id, integration_id, $1, 'noop-items', 'work_item', 'noop', 'backfill' FROM syncrelay.sync_runs`,
     [NOOP_PROVIDER],
   );

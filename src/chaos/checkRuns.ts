@@ -26,7 +26,8 @@ export async function checkTerminalWithinBound(db: Db, ctx: CheckContext): Promi
     if (late > 0) {
       const after = Math.round((r.completed_at.getTime() - ctx.faultsStoppedAt) / 100) / 10;
       examples.push(
-        `run ${r.id}: terminal ${after} s after the faults stopped (bound ${ctx.boundMs / 1000} s); ${await whyOpen(db, r.id)}`,
+        `run ${r.id}: terminal ${after} s after the faults stopped (bound ${ctx.boundMs / 1000} s); ` +
+          `${await whyOpen(db, r.id)}`,
       );
     }
   }
@@ -68,7 +69,8 @@ async function whyOpen(db: Db, runId: string): Promise<string> {
   const u = units.map((x) => `${x.n} ${x.status} (last change ${x.last ? t(x.last) : '-'})`);
   const o = outbox.map(
     (x) =>
-      `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
+      `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} ` +
+      `due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
   );
   return `units: ${u.join(', ')}; last outbox changes: ${o.join(' | ') || 'none'}`;
 }
@@ -130,7 +132,8 @@ export async function checkTerminalOnce(db: Db, ctx: CheckContext): Promise<Inva
     }
     if (r.job_became !== 1 || r.job_left > 0) {
       examples.push(
-        `JobRun ${String(r.job_id)} (run ${r.id}): became terminal ${r.job_became} times, changed ${r.job_left} times after`,
+        `JobRun ${String(r.job_id)} (run ${r.id}): became terminal ${r.job_became} times, ` +
+          `changed ${r.job_left} times after`,
       );
     }
   }
@@ -281,7 +284,8 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   for (const f of finals) {
     if (!f.furthest || f.furthest.getTime() !== f.watermark_at.getTime()) {
       examples.push(
-        `watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, the furthest successful non-backfill window ends ${f.furthest?.toISOString() ?? 'nowhere'}`,
+        `watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, ` +
+          `the furthest successful non-backfill window ends ${f.furthest?.toISOString() ?? 'nowhere'}`,
       );
     }
   }

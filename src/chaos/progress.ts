@@ -78,7 +78,8 @@ export class ChaosProgress {
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     return (
-      `chaos ${s.phase} ${Math.round(s.elapsedMs / 1000)} s · runs ${c.runsTerminal}/${c.runs} terminal (${s.runsTriggered}/${s.runsPlanned} triggered)` +
+      `chaos ${s.phase} ${Math.round(s.elapsedMs / 1000)} s · ` +
+      `runs ${c.runsTerminal}/${c.runs} terminal (${s.runsTriggered}/${s.runsPlanned} triggered)` +
       ` · units ${c.unitsDone}/${c.units} done · faults ${s.faults}${kinds ? ` (${kinds})` : ''}`
     );
   }

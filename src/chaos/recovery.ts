@@ -68,7 +68,8 @@ const lostMessages: Measure = async (db, r) => {
      SELECT max(n.at) AS done, count(*) FILTER (WHERE n.at IS NULL)::int AS missing, count(*)::int AS n
        FROM lost l
        LEFT JOIN LATERAL (SELECT at FROM ${events} e WHERE e.unit_id = l.unit_id AND e.at > $1
-                             AND (e.new_status = 'running' OR e.new_status IN ${TERMINAL}) ORDER BY e.id LIMIT 1) n ON true
+                             AND (e.new_status = 'running' OR e.new_status IN ${TERMINAL})
+                           ORDER BY e.id LIMIT 1) n ON true
       WHERE l.new_status = 'dispatching'`,
     [new Date(r.startedAt)],
   );

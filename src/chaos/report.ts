@@ -77,16 +77,24 @@ const pairs = (o: Record<string, number | string | undefined>) =>
 export function formatReport(r: ChaosReport): string {
   const c = r.config;
   const lines = [
-    `syncrelay chaos — seed ${r.seed}, post_sync ${c.post_sync}, ${c.workers} workers${c.partitioned_worker ? ' (+1 in a network namespace)' : ''} × ${c.concurrency}, ${c.reconcilers} reconcilers, ${c.duration_s} s of faults`,
-    `  database ${r.database.name}${r.database.kept ? ' (kept)' : ' (dropped)'} · queue prefix ${r.queue_prefix} · Redis ${c.redis}`,
-    `  lease ${c.lease_s} s · reconcile interval ${c.reconcile_interval_s} s · slack ${c.slack_s} s → terminal bound ${c.terminal_bound_s} s`,
+    `syncrelay chaos — seed ${r.seed}, post_sync ${c.post_sync}, ` +
+      `${c.workers} workers${c.partitioned_worker ? ' (+1 in a network namespace)' : ''} × ${c.concurrency}, ` +
+      `${c.reconcilers} reconcilers, ${c.duration_s} s of faults`,
+    `  database ${r.database.name}${r.database.kept ? ' (kept)' : ' (dropped)'} · ` +
+      `queue prefix ${r.queue_prefix} · Redis ${c.redis}`,
+    `  lease ${c.lease_s} s · reconcile interval ${c.reconcile_interval_s} s · ` +
+      `slack ${c.slack_s} s → terminal bound ${c.terminal_bound_s} s`,
     '',
-    `runs     ${String(r.runs.total).padStart(6)}   ${pairs(r.runs.by_status)}${r.runs.cancelled_by_user ? `  (${r.runs.cancelled_by_user} cancelled by a user)` : ''}`,
+    `runs     ${String(r.runs.total).padStart(6)}   ${pairs(r.runs.by_status)}` +
+      `${r.runs.cancelled_by_user ? `  (${r.runs.cancelled_by_user} cancelled by a user)` : ''}`,
     `units    ${String(r.units.total).padStart(6)}   ${pairs(r.units.by_status)}`,
     `                  failed by category: ${pairs(r.units.failed_by_category)}`,
-    `                  attempts ${r.units.attempts} · expired-lease retries ${r.units.expired_lease_retries} · rate-limit deferrals ${r.units.rate_limit_deferrals}`,
-    `faults   ${String(Object.values(r.faults.injected).reduce((a, b) => a + (b ?? 0), 0)).padStart(6)}   ${pairs(r.faults.injected)}`,
-    `                  publishes failed ${r.faults.publishes_failed} · units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}`,
+    `                  attempts ${r.units.attempts} · expired-lease retries ${r.units.expired_lease_retries} · ` +
+      `rate-limit deferrals ${r.units.rate_limit_deferrals}`,
+    `faults   ${String(Object.values(r.faults.injected).reduce((a, b) => a + (b ?? 0), 0)).padStart(6)}` +
+      `   ${pairs(r.faults.injected)}`,
+    `                  publishes failed ${r.faults.publishes_failed} · ` +
+      `units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}`,
   ];
   if (Object.keys(r.faults.missed).length > 0)
     lines.push(`                  missed (nothing to act on at the time): ${pairs(r.faults.missed)}`);
@@ -94,17 +102,22 @@ export function formatReport(r: ChaosReport): string {
   const a = r.recovery.after_last_fault;
   const f = r.recovery.per_fault;
   lines.push(
-    `recovery  each fault's work done again after p50 ${secs(f.p50_ms)}, max ${secs(f.max_ms)} (${f.events} faults measured)`,
+    `recovery  each fault's work done again after p50 ${secs(f.p50_ms)}, max ${secs(f.max_ms)} ` +
+      `(${f.events} faults measured)`,
   );
   for (const [k, v] of Object.entries(r.recovery.by_kind)) {
     lines.push(`                  ${k.padEnd(15)} p50 ${secs(v.p50_ms)}, max ${secs(v.max_ms)} (${v.events} faults)`);
   }
   lines.push(
-    `          after the last fault: ${a.open_runs} runs still open, terminal after p50 ${secs(a.p50_ms)}, max ${secs(a.max_ms)}; all quiescent after ${secs(r.recovery.quiescent_after_ms)} (bound ${c.terminal_bound_s} s)`,
+    `          after the last fault: ${a.open_runs} runs still open, ` +
+      `terminal after p50 ${secs(a.p50_ms)}, max ${secs(a.max_ms)}; ` +
+      `all quiescent after ${secs(r.recovery.quiescent_after_ms)} (bound ${c.terminal_bound_s} s)`,
   );
   lines.push(
-    `post_sync ${r.post_sync.mode}: ${r.post_sync.delivered} of ${r.post_sync.runs_with_successful_units} runs with successful units delivered (${r.post_sync.not_delivered} not)`,
-    `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly · ${r.processes.start_failures.length} failed while starting (replaced)`,
+    `post_sync ${r.post_sync.mode}: ${r.post_sync.delivered} of ${r.post_sync.runs_with_successful_units} ` +
+      `runs with successful units delivered (${r.post_sync.not_delivered} not)`,
+    `processes ${r.processes.started} started · ${r.processes.unexpected_exits.length} exited unexpectedly · ` +
+      `${r.processes.start_failures.length} failed while starting (replaced)`,
   );
   for (const e of r.processes.unexpected_exits.slice(0, 5))
     lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);

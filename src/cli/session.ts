@@ -19,7 +19,10 @@ export function resolveSettings(overrides: Partial<ResolvedSettings> = {}): Reso
   return loadSettings(process.env, overrides);
 }
 
-/** JSON logs on stderr: `warn` for one-shot commands, `info` for services, unless SYNCRELAY_LOG_LEVEL says otherwise. */
+/**
+ * JSON logs on stderr: `warn` for one-shot commands, `info` for services, unless
+ * SYNCRELAY_LOG_LEVEL says otherwise.
+ */
 export function cliLogger(longRunning: boolean): Logger {
   const level = process.env.SYNCRELAY_LOG_LEVEL || (longRunning ? 'info' : 'warn');
   if (!LOG_LEVELS.includes(level)) {
@@ -71,7 +74,8 @@ export function lockEmbeddedDb(dataDir: string): () => void {
       const holder = readHolder(file);
       if (holder !== null && holder !== process.pid && isAlive(holder)) {
         throw new CliError(
-          `the embedded database in ${dir} is in use by process ${holder}; stop it first, or set DATABASE_URL to share a PostgreSQL server`,
+          `the embedded database in ${dir} is in use by process ${holder}; ` +
+            'stop it first, or set DATABASE_URL to share a PostgreSQL server',
         );
       }
       removeIfPresent(file);
@@ -182,7 +186,9 @@ export async function withSession<T>(opts: SessionOptions, fn: (s: Session) => P
 
 /** Separate processes cannot share the embedded database or the in-process broker. */
 export function requireSharedInfrastructure(settings: ResolvedSettings, command: string): void {
-  const why = `\`syncrelay ${command}\` runs as its own process, which needs shared infrastructure; use \`syncrelay start\` to run everything in one process on the embedded defaults`;
+  const why =
+    `\`syncrelay ${command}\` runs as its own process, which needs shared infrastructure; ` +
+    'use `syncrelay start` to run everything in one process on the embedded defaults';
   if (!settings.redisUrl) throw new ValidationError('REDIS_URL', `is required: ${why}`);
   if (!settings.databaseUrl) throw new ValidationError('DATABASE_URL', `is required: ${why}`);
 }

@@ -49,7 +49,8 @@ export function validateSchemaName(name: string, setting = 'SYNCRELAY_SCHEMA'): 
   if (!SCHEMA_NAME.test(name) || name.startsWith('pg_') || name === 'information_schema') {
     throw new ValidationError(
       setting,
-      `must be a PostgreSQL identifier of lower-case letters, digits and _ (at most 48, not pg_… or information_schema), got ${JSON.stringify(name)}`,
+      'must be a PostgreSQL identifier of lower-case letters, digits and _ ' +
+        `(at most 48, not pg_… or information_schema), got ${JSON.stringify(name)}`,
     );
   }
   return name;

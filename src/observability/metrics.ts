@@ -233,7 +233,8 @@ export class EngineMetrics {
     );
     gauge(
       'units_finished_recently',
-      'Terminal units by status, of live runs and of runs completed within the recent window (bounded; not all history).',
+      'Terminal units by status, of live runs and of runs completed within the recent window ' +
+        '(bounded; not all history).',
       ['status'],
       (g, s) => fillCounts(g, TERMINAL_UNIT_STATUSES, s.recentTerminal),
     );

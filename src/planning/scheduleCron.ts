@@ -39,7 +39,8 @@ function cronOf(cron: string, timezone: string): Cron {
   if (!SHAPE_RE.test(text)) {
     throw new ValidationError(
       'cron',
-      'must have five fields (minute hour day-of-month month day-of-week), e.g. "0 * * * *", or be a nickname such as @hourly',
+      'must have five fields (minute hour day-of-month month day-of-week), e.g. "0 * * * *", ' +
+        'or be a nickname such as @hourly',
     );
   }
   try {

@@ -163,7 +163,10 @@ export class UnitEnds {
     void tracked.finally(() => this.background.delete(tracked));
   }
 
-  /** One batch of ends, told to the re-checks: when it started, whether it committed, which runs it finished units of. */
+  /**
+   * One batch of ends, told to the re-checks: when it started, whether it committed, which runs it finished
+   * units of.
+   */
   private async endAndCount(reqs: EndRequest[]): Promise<Committed[]> {
     const batch = this.rechecks.begin(reqs.map((r) => r.unit.sync_run_id));
     let ended: Ended[];

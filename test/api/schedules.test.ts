@@ -32,7 +32,9 @@ async function create(body: Record<string, unknown>, token = h.tokens.admin) {
 }
 
 describe('schedule CRUD', () => {
-  it('POST creates (201) with next_run_at in its time zone; GET lists and reads it; PATCH and DELETE change it', async () => {
+  const crudRoundTrip =
+    'POST creates (201) with next_run_at in its time zone; GET lists and reads it; PATCH and DELETE change it';
+  it(crudRoundTrip, async () => {
     const before = Date.now();
     const r = await create({ integration_id: integrationA, cron: '0 9 * * *', timezone: 'europe/berlin' });
     expect(r.status, JSON.stringify(r.body)).toBe(201);

@@ -125,7 +125,9 @@ describe('Idempotency-Key', () => {
 });
 
 describe('409 conflict', () => {
-  it('a second unfinished run of the same mode names the first; force starts another; other modes are free', async () => {
+  const secondUnfinishedRun =
+    'a second unfinished run of the same mode names the first; force starts another; other modes are free';
+  it(secondUnfinishedRun, async () => {
     const id = await newIntegration();
     const first = await call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, {
       token: h.tokens.trigger,

@@ -58,7 +58,8 @@ async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): P
   const failed = report?.invariants.filter((i) => !i.ok) ?? [];
   expect(
     { code: r.code, signal: r.signal, failed },
-    `syncrelay chaos --post-sync ${postSync} --seed ${seed}\n${r.stderr.slice(-4000)}\n${JSON.stringify(failed, null, 2)}`,
+    `syncrelay chaos --post-sync ${postSync} --seed ${seed}\n${r.stderr.slice(-4000)}\n` +
+      `${JSON.stringify(failed, null, 2)}`,
   ).toEqual({ code: 0, signal: null, failed: [] });
   return report!;
 }

@@ -39,7 +39,8 @@ describe('syncrelay chaos: what it refuses', () => {
     });
     expect(r.code).toBe(1);
     expect(oneLine(r.stderr)).toBe(
-      'syncrelay: --faults: redis-flushall needs --redis-server PATH (the chaos command only restarts or flushes a Redis it started itself)',
+      'syncrelay: --faults: redis-flushall needs --redis-server PATH ' +
+        '(the chaos command only restarts or flushes a Redis it started itself)',
     );
   });
 

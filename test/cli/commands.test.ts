@@ -247,7 +247,10 @@ describe('bad input exits non-zero with one line and writes nothing', () => {
     [
       'unknown mode',
       () => ['trigger', '--integration', integId, '--mode', 'sideways'],
-      /^syncrelay: option '--mode <mode>' argument 'sideways' is invalid\. Allowed choices are incremental, backfill, full_resync\.$/,
+      new RegExp(
+        "^syncrelay: option '--mode <mode>' argument 'sideways' is invalid\\. " +
+          'Allowed choices are incremental, backfill, full_resync\\.$',
+      ),
     ],
     [
       'dataset not enabled',

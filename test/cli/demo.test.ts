@@ -60,7 +60,8 @@ describe('syncrelay demo (embedded)', () => {
       const r = await runCli(['runs', 'list'], { env, cwd: dir });
       expect(r.code).not.toBe(0);
       expect(r.stderr.trim()).toBe(
-        `syncrelay: the embedded database in ${join(dir, 'data')} is in use by process ${String(svc.child.pid)}; stop it first, or set DATABASE_URL to share a PostgreSQL server`,
+        `syncrelay: the embedded database in ${join(dir, 'data')} is in use by process ${String(svc.child.pid)}; ` +
+          'stop it first, or set DATABASE_URL to share a PostgreSQL server',
       );
     } finally {
       svc.child.kill('SIGTERM');

@@ -18,7 +18,10 @@ afterEach(async () => {
 });
 
 describe('window 6: parked rows after the broker recovers', () => {
-  it('a row relayed many times parks for 900 s on one failed publish, and is relayed at the next pass once Redis answers', async () => {
+  const parksOnFailedPublish =
+    'a row relayed many times parks for 900 s on one failed publish, ' +
+    'and is relayed at the next pass once Redis answers';
+  it(parksOnFailedPublish, async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -61,7 +64,9 @@ describe('window 6: parked rows after the broker recovers', () => {
     expect(run.status).toBe('success');
   });
 
-  it('a dispatch task whose run_sync_unit publish failed parks its re-armed row; it is relayed once the broker answers', async () => {
+  const dispatchTaskParks =
+    'a dispatch task whose run_sync_unit publish failed parks its re-armed row; it is relayed once the broker answers';
+  it(dispatchTaskParks, async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -81,7 +86,9 @@ describe('window 6: parked rows after the broker recovers', () => {
     expect((await h.take('run_sync_unit')).map((m) => m.payload.runId)).toEqual([runId, runId]);
   });
 
-  it('rows parked by a failed publish are relayed in the same relay call as the next publish that goes through', async () => {
+  const parkedRelayedTogether =
+    'rows parked by a failed publish are relayed in the same relay call as the next publish that goes through';
+  it(parkedRelayedTogether, async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const a = (await h.backfill(integ, 14)).syncRunId;

@@ -17,7 +17,8 @@ afterEach(async () => {
 
 async function backendParkedAt(h: Harness, pattern: string): Promise<number> {
   const { rows } = await h.db.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE $1`,
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE $1`,
     [`%${pattern}%`],
   );
   expect(rows).toHaveLength(1);
@@ -35,7 +36,9 @@ async function terminate(h: Harness, pid: number): Promise<void> {
 }
 
 describe('a connection terminated between two statements of a transaction', () => {
-  it('fails that dispatch_sync_run (the process lives on); the materializer re-arms it and the run ends success', async () => {
+  const failsDispatchRearmed =
+    'fails that dispatch_sync_run (the process lives on); the materializer re-arms it and the run ends success';
+  it(failsDispatchRearmed, async () => {
     h = await Harness.open();
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);

@@ -19,7 +19,10 @@ afterEach(async () => {
 });
 
 describe('dispatch behind a backlog', () => {
-  it('a full bucket and a queued dispatch message: no duplicate per pass; re-armed once the message counts as lost or capacity frees', async () => {
+  const fullBucketQueued =
+    'a full bucket and a queued dispatch message: no duplicate per pass; ' +
+    're-armed once the message counts as lost or capacity frees';
+  it(fullBucketQueued, async () => {
     h = await Harness.open({
       settings: {
         concurrencyPerBucket: 1,
@@ -81,7 +84,9 @@ describe('dispatch behind a backlog', () => {
     for (const id of ids) expect((await h.settle(id)).status).toBe('success');
   });
 
-  it('capacity free and a dispatch message lost: the next pass re-arms it without waiting for the stale threshold', async () => {
+  const capacityFreeLost =
+    'capacity free and a dispatch message lost: the next pass re-arms it without waiting for the stale threshold';
+  it(capacityFreeLost, async () => {
     h = await Harness.open({
       settings: { concurrencyPerBucket: 1, dispatchStaleMs: 900 * SECOND, redispatchCountdownMs: 60 * SECOND },
     });
@@ -207,7 +212,8 @@ describe('dispatch behind a backlog', () => {
       h.advance(11 * SECOND); // past the lease: the worker is as good as dead
       expect(await h.pass()).toMatchObject({ expired_units: 1, relayed_dispatch: 1 });
       const { rows } = await h.db.query<{ available_at: Date; status: string }>(
-        `SELECT available_at, status FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'`,
+        `SELECT available_at, status FROM syncrelay.sync_dispatch_outbox
+          WHERE sync_run_id = $1 AND kind = 'dispatch_sync_run'`,
         [b],
       );
       // Woken by the expiry at the pass's time, not at the countdown 49 s ahead (the same pass relayed it).

@@ -93,7 +93,9 @@ describe('window 3: unit finishes, finalize publish lost', () => {
     expect(await h.metricGenerations(runId)).toBe(1);
   });
 
-  it('finalize crashes before its commit: nothing of it persists and the materializer finalizes the run once', async () => {
+  const finalizeCrashes =
+    'finalize crashes before its commit: nothing of it persists and the materializer finalizes the run once';
+  it(finalizeCrashes, async () => {
     h = await Harness.open();
     const runId = await runUnitsToSuccess(h);
     const [fin] = await relayAndTake(h);
@@ -114,7 +116,9 @@ describe('window 3: unit finishes, finalize publish lost', () => {
 });
 
 describe('window 4: post_sync publish fails', () => {
-  it('at-most-once (default): the row is dispatched before the publish and never re-armed; the handler never runs', async () => {
+  const atMostOnceDefault =
+    'at-most-once (default): the row is dispatched before the publish and never re-armed; the handler never runs';
+  it(atMostOnceDefault, async () => {
     h = await Harness.open();
     const runId = await runUnitsToSuccess(h);
     const [fin] = await relayAndTake(h);
@@ -141,7 +145,10 @@ describe('window 4: post_sync publish fails', () => {
     expect((await h.run(runId))!.status).toBe('success');
   });
 
-  it('at-most-once: a relay crash between mark and publish, or a handler crash after its receipt, loses the delivery — never doubles it', async () => {
+  const atMostOnceLoses =
+    'at-most-once: a relay crash between mark and publish, or a handler crash after its receipt, ' +
+    'loses the delivery — never doubles it';
+  it(atMostOnceLoses, async () => {
     h = await Harness.open();
     const runId = await runUnitsToSuccess(h);
     const [fin] = await relayAndTake(h);
@@ -207,7 +214,9 @@ describe('window 4: post_sync publish fails', () => {
     expect((await h.run(runId))!.status).toBe('success');
   });
 
-  it('exactly-once: a crash after the handler committed but before the ack is redelivered and finds its receipt', async () => {
+  const exactlyOnceRedelivered =
+    'exactly-once: a crash after the handler committed but before the ack is redelivered and finds its receipt';
+  it(exactlyOnceRedelivered, async () => {
     h = await Harness.open({ settings: { postSyncDelivery: 'exactly-once', claimTimeoutMs: 300 * SECOND } });
     const runId = await runUnitsToSuccess(h);
     const [fin] = await relayAndTake(h);
@@ -230,7 +239,10 @@ describe('window 4: post_sync publish fails', () => {
 });
 
 describe('window 8: duplicate deliveries', () => {
-  it('dispatch, run_sync_unit and finalize delivered twice (at once and later): no double claim, no double finalize, one post_sync', async () => {
+  const deliveredTwice =
+    'dispatch, run_sync_unit and finalize delivered twice (at once and later): ' +
+    'no double claim, no double finalize, one post_sync';
+  it(deliveredTwice, async () => {
     h = await Harness.open();
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -469,12 +481,14 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     for (const m of minutesAgo) {
       const at = new Date(h.now().getTime() - m * 60 * SECOND);
       const { rows } = await h.db.query<{ id: string }>(
-        `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status, completed_at, created_at, updated_at)
+        `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode, status, completed_at, created_at,
+                                        updated_at)
          VALUES ($1, $2, 'api', 'backfill', 'success', $3, $3, $3) RETURNING id`,
         [integ.orgId, integ.id, at],
       );
       await h.db.query(
-        `INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at) VALUES ($1, $2, 'post_sync', $3)`,
+        `INSERT INTO syncrelay.sync_run_post_dispatches (org_id, sync_run_id, kind, dispatched_at)
+         VALUES ($1, $2, 'post_sync', $3)`,
         [integ.orgId, rows[0]!.id, at],
       );
       ids.push(rows[0]!.id);
@@ -482,7 +496,10 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     return ids;
   }
 
-  it('is re-armed once; the scan reads a bounded slice per pass, goes on from where it stopped, and skips the day before', async () => {
+  const boundedScan =
+    'is re-armed once; the scan reads a bounded slice per pass, ' +
+    'goes on from where it stopped, and skips the day before';
+  it(boundedScan, async () => {
     const batch = 2;
     h = await Harness.open({ settings: { reconcileBatch: batch } });
     const examined = batch * LEDGER_SLICE_BATCHES;
@@ -496,7 +513,8 @@ describe('the ledger repair scan: a ledger row whose post_sync outbox row is gon
     const kept = recent[1]!;
     await h.db.query(
       `INSERT INTO syncrelay.sync_dispatch_outbox (org_id, sync_run_id, kind, status, available_at, dispatched_at)
-       SELECT org_id, sync_run_id, kind, 'dispatched', dispatched_at, dispatched_at FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1`,
+       SELECT org_id, sync_run_id, kind, 'dispatched', dispatched_at, dispatched_at
+         FROM syncrelay.sync_run_post_dispatches WHERE sync_run_id = $1`,
       [kept],
     );
 

@@ -124,7 +124,8 @@ export class RowLocks {
     const deadline = Date.now() + ms;
     for (;;) {
       const { rows } = await this.client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
       );
       if (rows[0]!.n >= n) return;
       if (Date.now() > deadline) throw new Error(`${rows[0]!.n} of ${n} statements waited for the held rows`);

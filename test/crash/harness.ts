@@ -592,7 +592,8 @@ export class Harness {
 
   async units(runId: string): Rows<UnitRow> {
     const { rows } = await this.db.query<UnitRow>(
-      "SELECT * FROM syncrelay.sync_run_units WHERE sync_run_id = $1 ORDER BY tier = 'reference' DESC, since_at NULLS FIRST, id",
+      'SELECT * FROM syncrelay.sync_run_units ' +
+        "WHERE sync_run_id = $1 ORDER BY tier = 'reference' DESC, since_at NULLS FIRST, id",
       [runId],
     );
     return rows;

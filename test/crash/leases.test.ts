@@ -59,7 +59,9 @@ async function outboxDueAt(h: Harness, runId: string): Promise<number | null> {
 describe('window 5: worker dies mid-unit', () => {
   const settings = { leaseMs: 2 * SECOND, expiredLeaseRetryBackoffMs: 60 * SECOND, expiredLeaseMaxRetries: 1 };
 
-  it('an eligible Linear backfill unit goes retrying, is re-driven with a fresh lease after the backoff and succeeds', async () => {
+  const eligibleRetried =
+    'an eligible Linear backfill unit goes retrying, is re-driven with a fresh lease after the backoff and succeeds';
+  it(eligibleRetried, async () => {
     h = await Harness.open({ settings });
     const integ = await h.integration({ config: LINEAR });
     const { syncRunId: runId } = await h.backfill(integ, 28); // two 14-day Linear windows
@@ -120,7 +122,9 @@ describe('window 5: worker dies mid-unit', () => {
     expect(run).toMatchObject({ status: 'success', completed_units: 2, failed_units: 0 });
   });
 
-  it('with the retry budget spent, the unit fails worker_lost_retry_exhausted; the run ends partial_failed', async () => {
+  const retryBudgetSpent =
+    'with the retry budget spent, the unit fails worker_lost_retry_exhausted; the run ends partial_failed';
+  it(retryBudgetSpent, async () => {
     h = await Harness.open({ settings });
     const integ = await h.integration({ config: LINEAR });
     const { syncRunId: runId } = await h.backfill(integ, 28);
@@ -155,7 +159,10 @@ describe('window 5: worker dies mid-unit', () => {
     expect(await h.metricGenerations(runId)).toBe(1);
   });
 
-  it('a worker that dies right after its claim, before the provider starts, is expired at the exact lease end and retried', async () => {
+  const diesAfterClaim =
+    'a worker that dies right after its claim, before the provider starts, ' +
+    'is expired at the exact lease end and retried';
+  it(diesAfterClaim, async () => {
     h = await Harness.open({ settings });
     const integ = await h.integration({ config: LINEAR });
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -233,7 +240,10 @@ describe('window 5: worker dies mid-unit', () => {
 });
 
 describe('window 10: stale dispatching', () => {
-  it('a unit dispatching past SYNC_UNIT_DISPATCH_STALE_SECONDS is re-published; a fresh one is not; a running one never is', async () => {
+  const staleRepublished =
+    'a unit dispatching past SYNC_UNIT_DISPATCH_STALE_SECONDS is re-published; a fresh one is not; ' +
+    'a running one never is';
+  it(staleRepublished, async () => {
     h = await Harness.open({
       settings: {
         concurrencyPerBucket: 3,
@@ -308,7 +318,9 @@ describe('window 10: stale dispatching', () => {
     }
   });
 
-  it('dispatch crashing between its commit and its publish: the units are re-published once stale, not before', async () => {
+  const crashBeforePublish =
+    'dispatch crashing between its commit and its publish: the units are re-published once stale, not before';
+  it(crashBeforePublish, async () => {
     h = await Harness.open({ settings: { dispatchStaleMs: 900 * SECOND } });
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 14);
@@ -339,7 +351,10 @@ describe('window 10: stale dispatching', () => {
       expect(await h.executions(u.id)).toHaveLength(1);
     }
   });
-  it('dispatch crashing after its first slice commits: the rest of the run is re-armed at the next pass, the slice once stale', async () => {
+  const crashAfterFirstSlice =
+    'dispatch crashing after its first slice commits: ' +
+    'the rest of the run is re-armed at the next pass, the slice once stale';
+  it(crashAfterFirstSlice, async () => {
     h = await Harness.open({ settings: { dispatchStaleMs: 900 * SECOND, concurrencyPerBucket: 1000 } });
     // 2 one-week windows per source: more units than the first slice holds.
     const sources = Array.from({ length: FIRST_SLICE / 2 + 8 }, (_, i) => `s${i}`);
@@ -373,7 +388,9 @@ describe('window 10: stale dispatching', () => {
     }
   });
 
-  it('a large run is dispatched in two slices, each committed then published: a small first one, then the rest', async () => {
+  const twoSlices =
+    'a large run is dispatched in two slices, each committed then published: a small first one, then the rest';
+  it(twoSlices, async () => {
     h = await Harness.open({ settings: { concurrencyPerBucket: 1000 } });
     const sources = Array.from({ length: FIRST_SLICE / 2 + 8 }, (_, i) => `s${i}`);
     const { syncRunId: runId } = await h.backfill(await h.integration({ sources }), 14);
@@ -526,7 +543,9 @@ describe('window 12: rate-limited unit', () => {
     return { runId, unit: unit!, msg: msgs.get(unit!.id)! };
   }
 
-  it('retrying until available_at (never claimed before), then more than 10 deferrals fail it with rate_limit', async () => {
+  const deferralsExhausted =
+    'retrying until available_at (never claimed before), then more than 10 deferrals fail it with rate_limit';
+  it(deferralsExhausted, async () => {
     h = await Harness.open();
     const { runId, unit, msg } = await rateLimitedUnit(h, 30 * SECOND);
     expect(await h.deliver(msg)).toBe('retrying');

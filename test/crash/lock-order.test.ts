@@ -71,7 +71,9 @@ describe('lock order: outbox rows', () => {
 });
 
 describe('lock order: the run row', () => {
-  it("a cancellation holding the run row and the run's last unit end (which inserts the finalize row) do not deadlock", async () => {
+  const cancelVsLastUnitEnd =
+    "a cancellation holding the run row and the run's last unit end (which inserts the finalize row) do not deadlock";
+  it(cancelVsLastUnitEnd, async () => {
     h = await Harness.open();
     const integ = await h.integration();
     const { syncRunId: runId } = await h.backfill(integ, 7); // one unit

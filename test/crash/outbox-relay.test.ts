@@ -33,7 +33,9 @@ async function expectCleanSuccess(h: Harness, runId: string, units: number): Pro
 }
 
 describe('window 1: run committed, dispatch publish lost', () => {
-  it('a dispatch message the broker lost is re-armed by the materializer and relayed; the run ends success', async () => {
+  const lostDispatchRearmed =
+    'a dispatch message the broker lost is re-armed by the materializer and relayed; the run ends success';
+  it(lostDispatchRearmed, async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const { syncRunId } = await h.backfill(integ, 14);
@@ -84,7 +86,9 @@ describe('window 1: run committed, dispatch publish lost', () => {
     await expectCleanSuccess(h, syncRunId, 2);
   });
 
-  it('run_sync_unit publish lost after the dispatch commit: units are re-published at once, run ends success', async () => {
+  const unitPublishLost =
+    'run_sync_unit publish lost after the dispatch commit: units are re-published at once, run ends success';
+  it(unitPublishLost, async () => {
     h = await Harness.open({ redis: true });
     const integ = await h.integration();
     const { syncRunId } = await h.backfill(integ, 14);
@@ -118,7 +122,9 @@ describe('window 1: run committed, dispatch publish lost', () => {
 });
 
 describe('window 2: concurrency cap hit, the re-armed dispatch publish lost', () => {
-  it('overflow stays planned, the lost re-dispatch is re-armed by the reconciler and the overflow drains under the cap', async () => {
+  const overflowDrains =
+    'overflow stays planned, the lost re-dispatch is re-armed by the reconciler and the overflow drains under the cap';
+  it(overflowDrains, async () => {
     h = await Harness.open({ redis: true, settings: { concurrencyPerBucket: 2, redispatchCountdownMs: 60 * SECOND } });
     const integ = await h.integration();
     const { syncRunId } = await h.backfill(integ, 35); // 5 weekly units in one bucket
@@ -197,7 +203,10 @@ describe('window 2: concurrency cap hit, the re-armed dispatch publish lost', ()
 });
 
 describe('window 6: broker down during a relay pass', () => {
-  it('the row stays pending with last_error and a 60 s backoff; the trigger still commits; the next pass once the broker is back publishes', async () => {
+  const pendingWithBackoff =
+    'the row stays pending with last_error and a 60 s backoff; the trigger still commits; ' +
+    'the next pass once the broker is back publishes';
+  it(pendingWithBackoff, async () => {
     h = await Harness.open({ redis: true });
     const down = unreachableBroker();
     try {
@@ -247,7 +256,9 @@ describe('window 6: broker down during a relay pass', () => {
 });
 
 describe('window 7: relay crashes between claim and mark', () => {
-  it('after publish, before mark: the claim expires, another relay publishes, the stale relay’s mark changes nothing', async () => {
+  const afterPublishBeforeMark =
+    'after publish, before mark: the claim expires, another relay publishes, the stale relay’s mark changes nothing';
+  it(afterPublishBeforeMark, async () => {
     h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND } });
     const integ = await h.integration();
     const { syncRunId } = await h.backfill(integ, 14);
@@ -289,7 +300,9 @@ describe('window 7: relay crashes between claim and mark', () => {
     await expectCleanSuccess(h, syncRunId, 2);
   });
 
-  it('after claim, before publish: nothing is published until the claim expires; a mark after expiry fails', async () => {
+  const afterClaimBeforePublish =
+    'after claim, before publish: nothing is published until the claim expires; a mark after expiry fails';
+  it(afterClaimBeforePublish, async () => {
     h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND } });
     const integ = await h.integration();
     const { syncRunId } = await h.backfill(integ, 14);
@@ -325,7 +338,10 @@ describe('window 7: relay crashes between claim and mark', () => {
     return syncRunId;
   }
 
-  it('post_sync (at-most-once) claimed and not yet marked when the relay crashes: delivered once after the claim expires', async () => {
+  const atMostOnceClaimed =
+    'post_sync (at-most-once) claimed and not yet marked when the relay crashes: ' +
+    'delivered once after the claim expires';
+  it(atMostOnceClaimed, async () => {
     h = await Harness.open({ redis: true, settings: { claimTimeoutMs: 300 * SECOND } });
     const runId = await untilPostSyncArmed(h);
     h.faults.arm('relay.afterClaim.beforePublish', 'throw');
@@ -343,7 +359,10 @@ describe('window 7: relay crashes between claim and mark', () => {
     expect((await h.run(runId))!.status).toBe('success');
   });
 
-  it('post_sync (exactly-once) published and not yet marked when the relay crashes: re-published, the handler still runs once', async () => {
+  const exactlyOncePublished =
+    'post_sync (exactly-once) published and not yet marked when the relay crashes: ' +
+    're-published, the handler still runs once';
+  it(exactlyOncePublished, async () => {
     h = await Harness.open({
       redis: true,
       settings: { claimTimeoutMs: 300 * SECOND, postSyncDelivery: 'exactly-once' },

@@ -68,7 +68,8 @@ async function migrateLegacyLayout(db: PgDb): Promise<void> {
 /** Rows of the earlier layout, written the way that layout's code wrote them (unqualified, into public). */
 async function fillLegacyLayout(db: PgDb): Promise<{ integrationId: string; runId: string }> {
   const { rows: i } = await db.query<{ id: string }>(
-    `INSERT INTO public.integrations (org_id, provider, name, config) VALUES ('org-old', 'synthetic', 'old', '{}') RETURNING id`,
+    `INSERT INTO public.integrations (org_id, provider, name, config)
+     VALUES ('org-old', 'synthetic', 'old', '{}') RETURNING id`,
   );
   const integrationId = i[0]!.id;
   const { rows: r } = await db.query<{ id: string }>(
@@ -78,20 +79,24 @@ async function fillLegacyLayout(db: PgDb): Promise<{ integrationId: string; runI
   );
   const runId = r[0]!.id;
   await db.query(
-    `INSERT INTO public.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode, status)
+    `INSERT INTO public.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier,
+                                       cost_class, mode, status)
      SELECT 'org-old', $1, $2, 'synthetic', 'teams', 'reference', 'default', 'backfill', s
        FROM unnest(ARRAY['success', 'planned']) AS s`,
     [runId, integrationId],
   );
   await db.query(
-    `INSERT INTO public.sync_dispatch_outbox (org_id, sync_run_id, kind, available_at) VALUES ('org-old', $1, 'dispatch_sync_run', now())`,
+    `INSERT INTO public.sync_dispatch_outbox (org_id, sync_run_id, kind, available_at)
+     VALUES ('org-old', $1, 'dispatch_sync_run', now())`,
     [runId],
   );
   await db.query(
-    `INSERT INTO public.api_tokens (org_id, name, token_hash, scopes) VALUES ('org-old', 'ci', repeat('a', 64), ARRAY['read'])`,
+    `INSERT INTO public.api_tokens (org_id, name, token_hash, scopes)
+     VALUES ('org-old', 'ci', repeat('a', 64), ARRAY['read'])`,
   );
   await db.query(
-    `INSERT INTO public.scheduled_jobs (org_id, integration_id, cron, mode) VALUES ('org-old', $1, '0 * * * *', 'incremental')`,
+    `INSERT INTO public.scheduled_jobs (org_id, integration_id, cron, mode)
+     VALUES ('org-old', $1, '0 * * * *', 'incremental')`,
     [integrationId],
   );
   await db.query(
@@ -212,8 +217,8 @@ describe('syncrelay in a schema of its own', () => {
     expect(ledger.map((l) => l.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // Defaults still work where they point at the moved id function and sequences.
     const { rows: run } = await db.query<{ id: string }>(
-      `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode) VALUES ('org-old', $1, 'manual', 'incremental')
-       RETURNING id`,
+      `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode)
+       VALUES ('org-old', $1, 'manual', 'incremental') RETURNING id`,
       [integrationId],
     );
     expect(run[0]!.id.charAt(14)).toBe('7');

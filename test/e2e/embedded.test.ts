@@ -96,7 +96,8 @@ describe('embedded default (PGlite + in-process broker)', () => {
     });
     // Simulate a process that died with one unit dispatching and one running under a long lease.
     await db.query(
-      `UPDATE syncrelay.sync_run_units SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',
+      `UPDATE syncrelay.sync_run_units
+          SET status = 'running', lease_owner = 'dead', lease_expires_at = now() + interval '1 hour',
               started_at = now(), dispatched_at = now() WHERE sync_run_id = $1`,
       [syncRunId],
     );

@@ -78,7 +78,8 @@ describe('two reconcilers at once', () => {
         'SELECT sync_run_id, status, tier, count(*)::int FROM syncrelay.sync_run_units GROUP BY 1,2,3 ORDER BY 1',
       );
       const o = await t.db.query(
-        'SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, last_error FROM syncrelay.sync_dispatch_outbox ORDER BY 1, 2',
+        'SELECT sync_run_id, kind, status, available_at, claim_expires_at, attempts, arm_seq, claimed_arm_seq, ' +
+          'last_error FROM syncrelay.sync_dispatch_outbox ORDER BY 1, 2',
       );
       const r = await t.db.query('SELECT id, status FROM syncrelay.sync_runs');
       return JSON.stringify({ u: u.rows, o: o.rows, r: r.rows, now: new Date() }, null, 1);
@@ -89,7 +90,8 @@ describe('two reconcilers at once', () => {
         [runs],
       );
       const { rows: gens } = await t.db.query<{ n: number }>(
-        'SELECT count(DISTINCT sync_run_id)::int AS n FROM syncrelay.synthetic_metrics_daily WHERE sync_run_id = ANY($1::uuid[])',
+        'SELECT count(DISTINCT sync_run_id)::int AS n FROM syncrelay.synthetic_metrics_daily ' +
+          'WHERE sync_run_id = ANY($1::uuid[])',
         [runs],
       );
       return rows[0]!.n === runs.length && gens[0]!.n === runs.length;

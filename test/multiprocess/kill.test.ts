@@ -178,7 +178,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     // Every run terminal within the bound.
     await waitFor(async () => {
       const { rows } = await t.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM syncrelay.sync_runs WHERE id = ANY($1::uuid[]) AND status NOT IN ('planned', 'dispatching')",
+        'SELECT count(*)::int AS n FROM syncrelay.sync_runs ' +
+          "WHERE id = ANY($1::uuid[]) AND status NOT IN ('planned', 'dispatching')",
         [runIds],
       );
       return rows[0]!.n === 2;
@@ -231,7 +232,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
   /** The worker that announced, under leases still running, a unit of each run (null if none yet). */
   async function workerHoldingBoth(workers: RoleProcess[], runA: string, runB: string): Promise<RoleProcess | null> {
     const { rows } = await t.db.query<{ sync_run_id: string; lease_owner: string }>(
-      "SELECT sync_run_id, lease_owner FROM syncrelay.sync_run_units WHERE status = 'running' AND sync_run_id = ANY($1::uuid[])",
+      'SELECT sync_run_id, lease_owner FROM syncrelay.sync_run_units ' +
+        "WHERE status = 'running' AND sync_run_id = ANY($1::uuid[])",
       [[runA, runB]],
     );
     return (
@@ -353,7 +355,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
    */
   async function expectExecutionInvariants(units: UnitRow[], killed: Killed): Promise<void> {
     const { rows } = await t.db.query<Execution>(
-      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions WHERE unit_id = ANY($1::uuid[]) ORDER BY unit_id, started_at, id',
+      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions ' +
+        'WHERE unit_id = ANY($1::uuid[]) ORDER BY unit_id, started_at, id',
       [units.map((u) => u.id)],
     );
     const owners = rows.map((e) => e.lease_owner);
@@ -400,7 +403,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
       [integrationIds],
     );
     const { rows: execs } = await t.db.query<Execution>(
-      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions WHERE unit_id = ANY($1::uuid[])',
+      'SELECT unit_id, lease_owner, started_at, ended_at, outcome FROM syncrelay.synthetic_executions ' +
+        'WHERE unit_id = ANY($1::uuid[])',
       [units.map((u) => u.id)],
     );
     for (const g of groups) {
@@ -433,7 +437,8 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
       dataset_key: string;
       watermark_at: Date;
     }>(
-      'SELECT integration_id, source_id, dataset_key, watermark_at FROM syncrelay.sync_watermarks WHERE integration_id = ANY($1::uuid[])',
+      'SELECT integration_id, source_id, dataset_key, watermark_at FROM syncrelay.sync_watermarks ' +
+        'WHERE integration_id = ANY($1::uuid[])',
       [[linearId, plainId]],
     );
     expect(

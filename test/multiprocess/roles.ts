@@ -72,7 +72,8 @@ export class RoleProcess {
   }
 
   describe(): string {
-    return `--- ${this.tag} (pid ${this.pid}, ${this.alive ? 'alive' : JSON.stringify(this.exit)}) stderr tail:\n${this.stderrTail}`;
+    const state = this.alive ? 'alive' : JSON.stringify(this.exit);
+    return `--- ${this.tag} (pid ${this.pid}, ${state}) stderr tail:\n${this.stderrTail}`;
   }
 }
 

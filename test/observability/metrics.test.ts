@@ -74,7 +74,8 @@ describe('GET /metrics on a real server', () => {
     // at-most-once post_sync is marked before it is published: wait for both publishes too.
     await waitFor(async () => {
       const { rows } = await h.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox WHERE kind = 'post_sync' AND status = 'dispatched'",
+        'SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox ' +
+          "WHERE kind = 'post_sync' AND status = 'dispatched'",
       );
       return (
         rows[0]!.n === 2 &&
@@ -205,7 +206,8 @@ describe('scrape-time gauges and the expire phase (manual clock)', () => {
     });
     const unit = await waitFor(async () => {
       const { rows } = await engine.db.query<{ status: string; rate_limit_deferrals: number }>(
-        "SELECT u.status, u.rate_limit_deferrals FROM syncrelay.sync_run_units u JOIN syncrelay.sync_runs r ON r.id = u.sync_run_id WHERE r.id = $1 AND r.status = 'failed'",
+        'SELECT u.status, u.rate_limit_deferrals FROM syncrelay.sync_run_units u ' +
+          "JOIN syncrelay.sync_runs r ON r.id = u.sync_run_id WHERE r.id = $1 AND r.status = 'failed'",
         [syncRunId],
       );
       return rows[0];

@@ -97,7 +97,9 @@ describe('nextSlot', () => {
     expect(day[1]!.startsWith('2026-03-30')).toBe(true);
   });
 
-  it('property: the next hourly slot is the first whole hour after any instant, in any zone with whole-hour offsets', () => {
+  const nextHourlySlot =
+    'property: the next hourly slot is the first whole hour after any instant, in any zone with whole-hour offsets';
+  it(nextHourlySlot, () => {
     const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'];
     fc.assert(
       fc.property(

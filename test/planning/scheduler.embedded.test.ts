@@ -1,4 +1,7 @@
-/** The scheduler on the embedded default (PGlite, one connection): savepoints, SKIP LOCKED and NOTIFY work there too. */
+/**
+ * The scheduler on the embedded default (PGlite, one connection): savepoints, SKIP LOCKED and
+ * NOTIFY work there too.
+ */
 import { afterEach, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { ManualClock } from '../../src/clock.js';

@@ -65,7 +65,8 @@ async function raceTicks(now: Date): Promise<SchedulerTick[]> {
 
 async function finishLiveRuns(): Promise<void> {
   await t.db.query(
-    "UPDATE syncrelay.sync_runs SET status = 'success', completed_at = now() WHERE org_id = $1 AND status IN ('planned', 'dispatching')",
+    "UPDATE syncrelay.sync_runs SET status = 'success', completed_at = now() " +
+      "WHERE org_id = $1 AND status IN ('planned', 'dispatching')",
     [ORG],
   );
 }

@@ -99,7 +99,8 @@ describe('runSchedulerTick', () => {
       status: string;
       units: number;
     }>(
-      `SELECT triggered_by, mode, status, (SELECT count(*)::int FROM syncrelay.sync_run_units u WHERE u.sync_run_id = r.id) AS units
+      `SELECT triggered_by, mode, status,
+              (SELECT count(*)::int FROM syncrelay.sync_run_units u WHERE u.sync_run_id = r.id) AS units
          FROM syncrelay.sync_runs r WHERE id = $1`,
       [first.fired[0]!.syncRunId],
     );
@@ -247,7 +248,9 @@ describe('schedule CRUD (planning)', () => {
   const count = async () =>
     (await h.engine.db.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.scheduled_jobs')).rows[0]!.n;
 
-  it('refuses bad cron, time zone and mode naming the field, and another org’s integration, writing nothing', async () => {
+  const refusesBadInput =
+    'refuses bad cron, time zone and mode naming the field, and another org’s integration, writing nothing';
+  it(refusesBadInput, async () => {
     const integrationId = await integration();
     const cases: [Partial<Parameters<typeof createSchedule>[2]>, string][] = [
       [{ cron: '61 * * * *' }, 'cron'],

@@ -223,7 +223,8 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     } = {},
   ): Promise<Fixture> {
     const integ = await t.db.query<{ id: string }>(
-      `INSERT INTO syncrelay.integrations (org_id, provider, name, config) VALUES ($1, 'synthetic', 'synth', $2) RETURNING id`,
+      `INSERT INTO syncrelay.integrations (org_id, provider, name, config)
+       VALUES ($1, 'synthetic', 'synth', $2) RETURNING id`,
       [ORG, JSON.stringify(config)],
     );
     const integrationId = integ.rows[0]!.id;
@@ -237,8 +238,8 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     const before = opts.before === undefined ? Date.UTC(2026, 0, 3) : opts.before;
     const tier = opts.tier ?? 'work_item';
     const unit = await t.db.query<{ id: string }>(
-      `INSERT INTO syncrelay.sync_run_units (id, org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
-                                   mode, status, attempts, since_at, before_at)
+      `INSERT INTO syncrelay.sync_run_units (id, org_id, sync_run_id, integration_id, provider, dataset_key, tier,
+                                   cost_class, mode, status, attempts, since_at, before_at)
        VALUES (COALESCE($8::uuid, gen_random_uuid()), $1, $2, $3, 'synthetic', $4, $5, 'standard', 'backfill',
                'dispatching', 0, $6, $7) RETURNING id`,
       [
@@ -275,7 +276,8 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
   /** Claims the unit for `owner` (attempt + 1) with a lease until `leaseUntil`. */
   async function claim(f: Fixture, owner: string, leaseUntil: number): Promise<UnitInfo> {
     const res = await t.db.query<{ attempts: number }>(
-      `UPDATE syncrelay.sync_run_units SET status = 'running', lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1
+      `UPDATE syncrelay.sync_run_units
+          SET status = 'running', lease_owner = $2, lease_expires_at = $3, attempts = attempts + 1
         WHERE id = $1 RETURNING attempts`,
       [f.unit.id, owner, new Date(leaseUntil)],
     );
@@ -318,7 +320,8 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
 
   async function executions(unitId: string) {
     const res = await t.db.query<{ lease_owner: string; outcome: string; started_at: Date; ended_at: Date | null }>(
-      'SELECT lease_owner, outcome, started_at, ended_at FROM syncrelay.synthetic_executions WHERE unit_id = $1 ORDER BY id',
+      'SELECT lease_owner, outcome, started_at, ended_at FROM syncrelay.synthetic_executions ' +
+        'WHERE unit_id = $1 ORDER BY id',
       [unitId],
     );
     return res.rows;
@@ -521,8 +524,8 @@ describe('metrics-rollup post-sync handler (PostgreSQL)', () => {
     );
     const put = (integ: string, day: string, n: number) =>
       t.db.query(
-        `INSERT INTO syncrelay.synthetic_items (org_id, integration_id, source_key, dataset_key, item_key, item_day, payload,
-                                      unit_id, lease_owner, written_at)
+        `INSERT INTO syncrelay.synthetic_items (org_id, integration_id, source_key, dataset_key, item_key, item_day,
+                                      payload, unit_id, lease_owner, written_at)
          SELECT $1, $2, 'S', 'work-items', $3 || '#' || g, $3::date, '{}', gen_random_uuid(), 'w', now()
            FROM generate_series(1, $4::int) AS g`,
         [ORG, integ, day, n],

@@ -71,8 +71,8 @@ describe('PostgresSink', () => {
 
   async function unit(opts: { owner?: string; status?: string; leaseMs?: number } = {}): Promise<string> {
     const res = await t.db.query<{ id: string }>(
-      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class,
-                                   mode, status, attempts, lease_owner, lease_expires_at)
+      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier,
+                                   cost_class, mode, status, attempts, lease_owner, lease_expires_at)
        VALUES ($1, $2, $3, 'synthetic', 'work-items', 'work_item', 'standard', 'backfill', $4, 1, $5, $6)
        RETURNING id`,
       [

@@ -234,7 +234,9 @@ describe('claim', () => {
     expect((await claim(at(T0, 10 * SEC))).map((r) => r.id)).toEqual([ids[4]]);
   });
 
-  it('does not claim a row again while its claim is live; after expiry it is re-claimed under a new token', async () => {
+  const liveClaimExclusive =
+    'does not claim a row again while its claim is live; after expiry it is re-claimed under a new token';
+  it(liveClaimExclusive, async () => {
     const run = await newRun();
     await arm(run, 'dispatch_sync_run', T0, T0);
     const [c] = await claim(T0);
@@ -263,7 +265,9 @@ describe('claim', () => {
     expect(await claim(at(T0, 3600 * SEC))).toEqual([]);
   });
 
-  it('SKIP LOCKED: a claimer holding its transaction open neither blocks another nor shares a row with it', async () => {
+  const skipLocked =
+    'SKIP LOCKED: a claimer holding its transaction open neither blocks another nor shares a row with it';
+  it(skipLocked, async () => {
     for (let i = 0; i < 6; i++) await arm(await newRun(), 'dispatch_sync_run', T0, T0);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -384,7 +388,8 @@ describe('retention', () => {
       ...(await dispatchAll(await seedRun(db, integ), ['dispatch_sync_run'], old)), // the run is still live
     ];
     const pendingRun = await seedRun(db, integ, { status: 'partial_failed', completedAt: old });
-    kept.push(...(await arm({ orgId: integ.orgId, runId: pendingRun }, 'post_sync', at(T0, 3600 * SEC), old))); // pending
+    // pending
+    kept.push(...(await arm({ orgId: integ.orgId, runId: pendingRun }, 'post_sync', at(T0, 3600 * SEC), old)));
 
     const remaining = async () =>
       (await db.query<{ id: string }>('SELECT id FROM syncrelay.sync_dispatch_outbox')).rows.map((r) => r.id).sort();

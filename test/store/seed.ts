@@ -67,8 +67,8 @@ export async function seedUnits(
   for (const s of specs) {
     const reference = s.tier === 'reference';
     const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier, cost_class, mode,
-                                   created_at, updated_at)
+      `INSERT INTO syncrelay.sync_run_units (org_id, sync_run_id, integration_id, provider, dataset_key, tier,
+                                   cost_class, mode, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'backfill', $8, $8) RETURNING id`,
       [
         s.orgId ?? i.orgId,

@@ -196,7 +196,8 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
   const outboxOf = async (runId: string) =>
     (
       await db.query<{ kind: string; status: string; available_at: Date; trace_context: unknown }>(
-        'SELECT kind, status, available_at, trace_context FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1 ORDER BY kind',
+        'SELECT kind, status, available_at, trace_context FROM syncrelay.sync_dispatch_outbox ' +
+          'WHERE sync_run_id = $1 ORDER BY kind',
         [runId],
       )
     ).rows;
@@ -211,7 +212,9 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
   });
   const now = at(NOW, 500);
 
-  it("the run's last open unit arms its finalize row (with the unit's trace); one that sees another open arms nothing", async () => {
+  const lastUnitArmsFinalize =
+    "the run's last open unit arms its finalize row (with the unit's trace); one that sees another open arms nothing";
+  it(lastUnitArmsFinalize, async () => {
     const i = await seedIntegration(db, 'org-finish-last');
     const runId = await seedRun(db, i, { status: 'dispatching' });
     const ids = await seedUnits(db, i, runId, [running(NOW, at(NOW, LEASE)), running(NOW, at(NOW, LEASE))]);
@@ -226,7 +229,9 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
     ]);
   });
 
-  it("wakes the run of its bucket's oldest planned unit and its own run; a batch's duplicate wake-ups arm each row once", async () => {
+  const wakesBucketOldest =
+    "wakes the run of its bucket's oldest planned unit and its own run; a batch's duplicate wake-ups arm each row once";
+  it(wakesBucketOldest, async () => {
     const i = await seedIntegration(db, 'org-finish-wake');
     const older = await seedRun(db, i, { status: 'dispatching' });
     await seedUnits(db, i, older, [{}]);
@@ -270,7 +275,9 @@ describe('lockLeaseIfHeld (the fence)', () => {
     expect(await lockLeaseIfHeld(db, ids[0]!, OWNER, now)).toBe(false);
   });
 
-  it('keeps the unit row FOR SHARE until its transaction ends: terminal CAS waits, another fence does not', async () => {
+  const keepsRowForShare =
+    'keeps the unit row FOR SHARE until its transaction ends: terminal CAS waits, another fence does not';
+  it(keepsRowForShare, async () => {
     const { ids } = await runWith([running(NOW, at(NOW, LEASE))]);
     const id = ids[0]!;
     const now = at(NOW, 500);
@@ -352,7 +359,9 @@ describe('dispatch statements', () => {
   }
   const fresh = { status: 'dispatching', dispatched_at: NOW, updated_at: NOW };
 
-  it('countActiveInBucket: fresh dispatching and running with a live or NULL lease, across runs, this bucket only', async () => {
+  const countActiveTitle =
+    'countActiveInBucket: fresh dispatching and running with a live or NULL lease, across runs, this bucket only';
+  it(countActiveTitle, async () => {
     const { orgId, runIn } = await scoped();
     await runIn([
       { set: fresh }, // ✓
@@ -372,11 +381,15 @@ describe('dispatch statements', () => {
     expect(await countActiveInBucket(db, bucketOf(orgId, 'linear', 'light'), NOW, STALE_BEFORE)).toBe(1);
   });
 
-  it('claimDispatchCandidates: planned, stale or unpublished dispatching and due retrying; never fresh dispatching or running', async () => {
+  const claimCandidatesTitle =
+    'claimDispatchCandidates: planned, stale or unpublished dispatching and due retrying; ' +
+    'never fresh dispatching or running';
+  it(claimCandidatesTitle, async () => {
     const { orgId, runIn } = await scoped();
+    const stale = at(NOW, -STALE_MS);
     const { runId, ids } = await runIn([
       { set: { status: 'planned' } }, // 0 ✓
-      { set: { status: 'dispatching', dispatched_at: at(NOW, -STALE_MS), updated_at: at(NOW, -STALE_MS) } }, // 1 ✓ stale
+      { set: { status: 'dispatching', dispatched_at: stale, updated_at: stale } }, // 1 ✓ stale
       { set: fresh }, // 2 fresh
       { set: { status: 'dispatching', dispatched_at: null, updated_at: NOW } }, // 3 ✓ unpublished
       running(at(NOW, -LEASE), NOW), // 4 running, lease lapsed: only lease expiry takes it
@@ -463,7 +476,8 @@ describe('dispatch statements', () => {
     expect(await countActiveInBucket(db, bucketOf(orgId), NOW, STALE_BEFORE)).toBe(cap);
     expect(await dispatchWithinCap(second.runId, bucketOf(orgId), cap)).toBe(0);
     const { rows } = await db.query<{ status: string; n: number }>(
-      'SELECT status, count(*)::int AS n FROM syncrelay.sync_run_units WHERE sync_run_id = $1 GROUP BY status ORDER BY status',
+      'SELECT status, count(*)::int AS n FROM syncrelay.sync_run_units ' +
+        'WHERE sync_run_id = $1 GROUP BY status ORDER BY status',
       [second.runId],
     );
     expect(rows).toEqual([

@@ -89,7 +89,8 @@ async function serveApi(opts: HttpOptions): Promise<void> {
       announceUrl(server);
       if (!session.settings.redisUrl || !session.settings.databaseUrl) {
         logger.warn(
-          'no worker runs in this process: runs triggered here wait for `syncrelay start` or a worker sharing DATABASE_URL and REDIS_URL',
+          'no worker runs in this process: runs triggered here wait for `syncrelay start` ' +
+            'or a worker sharing DATABASE_URL and REDIS_URL',
         );
       }
       await shutdown.wait();

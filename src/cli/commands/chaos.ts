@@ -43,7 +43,10 @@ function faultList(raw: string): FaultKind[] {
   return [...new Set(items)] as FaultKind[];
 }
 
-/** `syncrelay` again, the way this process was started: node, its flags (a TypeScript loader in development), the entry. */
+/**
+ * `syncrelay` again, the way this process was started: node, its flags (a TypeScript loader in development),
+ * the entry.
+ */
 function selfEntry(): { command: string; args: string[] } {
   const main = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../main.ts' : '../main.js', import.meta.url));
   return { command: process.execPath, args: [...process.execArgv, main] };
@@ -118,12 +121,14 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
       const settings = resolveSettings();
       if (!settings.databaseUrl) {
         throw new CliError(
-          'chaos refuses the embedded mode: it runs separate worker and reconciler processes, which need PostgreSQL — set DATABASE_URL',
+          'chaos refuses the embedded mode: it runs separate worker and reconciler processes, ' +
+            'which need PostgreSQL — set DATABASE_URL',
         );
       }
       if (!settings.redisUrl && !flags.redisServer) {
         throw new CliError(
-          'chaos refuses the in-process broker: its worker and reconciler processes need Redis — set REDIS_URL, or pass --redis-server PATH to start a private one',
+          'chaos refuses the in-process broker: its worker and reconciler processes need Redis — ' +
+            'set REDIS_URL, or pass --redis-server PATH to start a private one',
         );
       }
       const opts: ChaosOptions = {

@@ -24,7 +24,8 @@ they would be dropped on exit, and a relayed post_sync is never re-armed).`,
         if (!s.redisUrl) {
           throw new ValidationError(
             'REDIS_URL',
-            'is required by `reconcile --once`: with the in-process broker the tasks a pass publishes are lost when the command exits; run `syncrelay start` instead',
+            'is required by `reconcile --once`: with the in-process broker the tasks a pass publishes are lost ' +
+              'when the command exits; run `syncrelay start` instead',
           );
         }
       };

@@ -110,7 +110,8 @@ export function formatRunView({ run, units, job_run: job }: RunView): string {
     ['window', windowOf(run)],
     [
       'units',
-      `${total} total${isTerminalRun(run.status) ? ` · ${run.completed_units} succeeded · ${run.failed_units} failed` : ''}`,
+      `${total} total` +
+        `${isTerminalRun(run.status) ? ` · ${run.completed_units} succeeded · ${run.failed_units} failed` : ''}`,
     ],
     ['created', isoOrDash(run.created_at)],
     ['started', isoOrDash(run.started_at)],

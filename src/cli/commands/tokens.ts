@@ -54,7 +54,8 @@ Example:
       }
       printLine(created.token);
       note(
-        `token ${row.id} for org ${row.org_id} (scopes: ${row.scopes.join(', ')}); it is shown only now, store it safely`,
+        `token ${row.id} for org ${row.org_id} (scopes: ${row.scopes.join(', ')}); ` +
+          'it is shown only now, store it safely',
       );
     });
 

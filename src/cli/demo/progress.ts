@@ -67,7 +67,10 @@ function bar(s: Snapshot): string {
     n('retrying') ? `${n('retrying')} retrying` : '',
     n('failed') ? `${n('failed')} failed` : '',
   ].filter(Boolean);
-  return `  ${body} ${String(pct).padStart(3)}%  ${done}/${total} units${extra.length ? `  (${extra.join(', ')})` : ''}  ${formatDuration(s.elapsedMs)}  [${s.run.status}]`;
+  return (
+    `  ${body} ${String(pct).padStart(3)}%  ${done}/${total} units${extra.length ? `  (${extra.join(', ')})` : ''}` +
+    `  ${formatDuration(s.elapsedMs)}  [${s.run.status}]`
+  );
 }
 
 function line(s: Snapshot): string {

@@ -127,7 +127,8 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
     ps.expected.length === 0
       ? 'nothing to deliver (no successful units)'
       : `${ps.delivered.length}/${ps.expected.length} handlers delivered (${ps.delivered.join(', ') || 'none yet'})` +
-        ` · ${ps.metrics_rows} rows in synthetic_metrics_daily · ${ps.metrics_generations} computed_at generation${ps.metrics_generations === 1 ? '' : 's'}`;
+        ` · ${ps.metrics_rows} rows in synthetic_metrics_daily` +
+        ` · ${ps.metrics_generations} computed_at generation${ps.metrics_generations === 1 ? '' : 's'}`;
   const pairs = formatPairs(
     [
       ['run', `${s.run.id} (${s.run.mode}, ${s.window_days} days)`],
