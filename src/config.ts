@@ -39,6 +39,14 @@ export interface ResolvedSettings {
   postSyncDelivery: PostSyncDelivery;
   /** @default 30 */
   outboxRetentionDays: number;
+  /** Live (non-terminal) runs one integration may have; `force` cannot pile up more. @default 4 */
+  integrationMaxLiveRuns: number;
+  /** The synthetic provider's fault knobs (failRate, rateLimitRate, hangRate, hangMs) are accepted. @default false */
+  allowFaultInjection: boolean;
+  /** When set, `/metrics` requires this bearer token. @default unset → open on the listen address */
+  metricsToken: string | undefined;
+  /** Idempotency-Key answers older than this are pruned by the reconciler. @default 24 h */
+  idempotencyRetentionMs: number;
   /** The PostgreSQL schema of syncrelay's tables (SYNCRELAY_SCHEMA). @default syncrelay */
   schema: string;
   /** Queue name prefix in the broker. @default the schema's name */
@@ -62,6 +70,16 @@ function seconds(env: Env, name: string, def: number, min = 0.001): number {
   return Math.round(n * 1000);
 }
 
+function hours(env: Env, name: string, def: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def * 3_600_000;
+  const n = numeric(raw);
+  if (!Number.isFinite(n) || n < min) {
+    throw new ValidationError(name, `must be a number of hours ≥ ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return Math.round(n * 3_600_000);
+}
+
 function integer(env: Env, name: string, def: number, min: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
@@ -83,6 +101,23 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ValidationError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ValidationError(name, `must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function secret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < minLength || /\s/.test(raw)) {
+    // The value itself is never echoed: it is a secret.
+    throw new ValidationError(name, `must be at least ${minLength} characters without white space`);
   }
   return raw;
 }
@@ -117,6 +152,10 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     reconcileBatch: integer(env, 'SYNC_RECONCILE_BATCH', 100, 1),
     postSyncDelivery: delivery(env),
     outboxRetentionDays: integer(env, 'SYNC_OUTBOX_RETENTION_DAYS', 30, 0),
+    integrationMaxLiveRuns: integer(env, 'SYNC_INTEGRATION_MAX_LIVE_RUNS', 4, 1),
+    allowFaultInjection: flag(env, 'SYNCRELAY_ALLOW_FAULT_INJECTION'),
+    metricsToken: secret(env, 'SYNCRELAY_METRICS_TOKEN', 16),
+    idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
     schema: validateSchemaName(env.SYNCRELAY_SCHEMA || DEFAULT_SCHEMA),
     queuePrefix: '',
     ...overrides,

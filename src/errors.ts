@@ -55,6 +55,39 @@ export class RunConflictError extends SyncRelayError {
   }
 }
 
+/**
+ * A trigger would plan more units than SYNC_RUN_MAX_UNITS; refused before anything is written.
+ * `byDataset` is the planned count per dataset, `narrow` says how to make the request smaller.
+ */
+export class RunTooLargeError extends SyncRelayError {
+  constructor(
+    readonly units: number,
+    readonly maxUnits: number,
+    readonly byDataset: Readonly<Record<string, number>>,
+    readonly narrow: string,
+  ) {
+    super(
+      'run_too_large',
+      `this run would plan ${units} units, over the cap of ${maxUnits} (SYNC_RUN_MAX_UNITS); ${narrow}`,
+    );
+  }
+}
+
+/** The integration already has as many live runs as SYNC_INTEGRATION_MAX_LIVE_RUNS allows, `force` or not. */
+export class TooManyLiveRunsError extends SyncRelayError {
+  constructor(
+    readonly integrationId: string,
+    readonly liveRuns: number,
+    readonly maxLiveRuns: number,
+  ) {
+    super(
+      'too_many_live_runs',
+      `integration ${integrationId} has ${liveRuns} unfinished run${liveRuns === 1 ? '' : 's'}, ` +
+        `the cap is ${maxLiveRuns} (SYNC_INTEGRATION_MAX_LIVE_RUNS); wait for one to finish or cancel one`,
+    );
+  }
+}
+
 /** The unit's lease is no longer ours: write nothing, end without a terminal write. */
 export class LeaseLostError extends SyncRelayError {
   constructor(

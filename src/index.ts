@@ -48,6 +48,8 @@ export {
   RunConflictError,
   LeaseLostError,
   RateLimitError,
+  RunTooLargeError,
+  TooManyLiveRunsError,
   NonRetryableError,
   BrokerError,
   SchemaError,

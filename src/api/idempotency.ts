@@ -1,13 +1,20 @@
 /**
  * Idempotency-Key: the first successful answer to a key is recorded in the transaction that
  * produced its effect, and replayed for the same key and body; the same key with another body is
- * a 422. Failures are not recorded (their transaction rolls back), so a retry may succeed.
+ * a 422. Failures are not recorded (their transaction rolls back), so a retry may succeed. Every
+ * POST, PATCH and DELETE that changes something answers through `answerIdempotently`; the
+ * reconciler prunes records older than SYNC_IDEMPOTENCY_RETENTION_HOURS.
  */
 import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, Tx } from '../db/types.js';
 import { getIdempotencyRecord, insertIdempotencyRecord, lockIdempotencyKey } from '../store/idempotency.js';
-import { ApiError } from './errors.js';
+import { IdempotencyKey } from './contracts/common.js';
+import { ApiError, fromZodError } from './errors.js';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
 
 export interface Answer {
   status: number;
@@ -75,4 +82,55 @@ export async function runIdempotent(
     );
     return { status, body, replayed: false };
   });
+}
+
+/** The request's Idempotency-Key header, if sent; a malformed one is a 400 naming the header. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const raw = request.headers[IDEMPOTENCY_HEADER];
+  if (raw === undefined) return undefined;
+  const r = IdempotencyKey.safeParse(raw);
+  if (!r.success) {
+    const e = fromZodError(r.error, 'header');
+    e.details.field = 'Idempotency-Key';
+    throw e;
+  }
+  return r.data;
+}
+
+/**
+ * Answers a request that changes something: `effect` runs in one transaction with the record of
+ * its answer (under the request's Idempotency-Key, if any), and the reply takes the answer's
+ * status — the recorded one on a replay, with `Idempotent-Replayed: true`. `operation` and
+ * `target` (the path's id) join the body in the request's fingerprint. Validate the input before
+ * calling: a bad request is a 400 whatever its key.
+ */
+export async function answerIdempotently(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  op: { orgId: string; operation: string; target: string | null; status: number },
+  effect: (tx: Tx) => Promise<unknown>,
+): Promise<unknown> {
+  const key = idempotencyKeyOf(request);
+  const fingerprint = [op.operation, op.target, request.body ?? null];
+  const answer = await runIdempotent(deps, { orgId: op.orgId, key, fingerprint }, op.status, effect);
+  if (answer.replayed) reply.header(REPLAYED_HEADER, 'true');
+  reply.code(answer.status);
+  return answer.body;
+}
+
+/**
+ * `db` with `transaction` joining the open transaction `tx` instead of starting its own: for an
+ * effect written as `fn(db)` (createIntegration), so it commits with the recorded answer.
+ */
+export function joinTransaction(db: Db, tx: Tx): Db {
+  return {
+    kind: db.kind,
+    schema: tx.schema,
+    query: <R>(text: string, values?: readonly unknown[]) => tx.query<R>(text, values),
+    exec: (script) => tx.exec(script),
+    transaction: (fn) => fn(tx),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => Promise.reject(new Error('a joined transaction is closed by its owner')),
+  };
 }

@@ -10,11 +10,15 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'missing, invalid or revoked API token',
   403: 'the token lacks the required scope',
   404: "no such resource in the token's org",
-  409: 'a run of this integration and mode has not finished (details.existing_run_id)',
+  409:
+    'run_conflict: a run of this integration and mode has not finished (details.existing_run_id); ' +
+    'too_many_live_runs: the integration has SYNC_INTEGRATION_MAX_LIVE_RUNS live runs',
   413: 'request body too large',
   415: 'request body is not application/json',
-  422: 'Idempotency-Key reused with a different request',
-  429: 'rate limit of the token exceeded (see Retry-After)',
+  422:
+    'Idempotency-Key reused with a different request; or run_too_large: the run would plan more units than ' +
+    'SYNC_RUN_MAX_UNITS (details name the count, the cap and how to narrow the request)',
+  429: "rate limit of the token, or of the client address's failed authentications, exceeded (see Retry-After)",
   503: 'not ready (details.checks names what is down)',
 };
 

@@ -1,13 +1,12 @@
 /**
- * The HTTP API server: Fastify with security headers, per-token rate limits, bearer auth, one
- * error shape and the endpoints of the contract table. `buildServer` returns an app that is not
- * listening yet; `startApiServer` also listens. Other surfaces (dashboard, metrics) join through
- * `plugins` and `onResponse`.
+ * The HTTP API server: Fastify with security headers, bearer auth with request budgets (per token,
+ * and per client address for failed authentications), one error shape and the endpoints of the
+ * contract table. `buildServer` returns an app that is not listening yet; `startApiServer` also
+ * listens. Other surfaces (dashboard, metrics) join through `plugins` and `onResponse`.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
-import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -18,9 +17,10 @@ import type { Logger } from 'pino';
 import { metricsPlugin, triggerMetricsHook } from './metrics.js';
 import { requestTraceContext } from '../observability/trace.js';
 import type { EngineContext } from '../context.js';
-import { authHook, rateLimitKey, routeScope } from './auth.js';
+import { authHook } from './auth.js';
 import { ApiError, errorBody, handleError, handleNotFound } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { installRequestLimits, type RateLimitOptions, type RequestLimits } from './rateLimit.js';
 import type { RouteDeps } from './routes/deps.js';
 import { historyRoutes } from './routes/history.js';
 import { integrationRoutes } from './routes/integrations.js';
@@ -43,8 +43,11 @@ export interface ApiServerOptions {
   maxBackfillDays?: number;
   /** Largest request body, in bytes (larger bodies answer 413). @default 65536 */
   bodyLimit?: number;
-  /** Requests per token (or per client address without a token) per window; `false` disables. @default 600 per 60 s */
-  rateLimit?: { max: number; timeWindowMs: number } | false;
+  /**
+   * Requests per token per window, and failed authentications per client address (checked before
+   * the token is looked up); in Redis with REDIS_URL. `false` disables. @default 600 per 60 s (60 failures)
+   */
+  rateLimit?: RateLimitOptions | false;
   /** How long each /readyz check may take, in ms. @default 2000 */
   readinessTimeoutMs?: number;
   /** @default the engine's logger, child `{ component: 'api' }` */
@@ -59,10 +62,12 @@ export interface ApiServerOptions {
    */
   traceContext?: (request: FastifyRequest) => Record<string, string> | null;
   /**
-   * Serve the engine's Prometheus metrics at `GET /metrics` (public) and count trigger answers by
-   * status code. @default true (when the engine has metrics)
+   * Serve the engine's Prometheus metrics at `GET /metrics` (no API token) and count trigger answers
+   * by status code. @default true (when the engine has metrics)
    */
   metrics?: boolean;
+  /** The bearer token `/metrics` requires; `null` leaves it open. @default SYNCRELAY_METRICS_TOKEN */
+  metricsToken?: string | null;
   /** @fastify/helmet options. @default helmet's defaults */
   helmet?: FastifyHelmetOptions;
   /** Trust X-Forwarded-* from these proxies (Fastify's `trustProxy`). @default false */
@@ -127,8 +132,8 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
     reply.header('x-request-id', request.id);
   });
   await app.register(helmet, { global: true, ...opts.helmet });
-  await installRateLimit(app, opts.rateLimit ?? API_DEFAULTS.rateLimit);
-  app.addHook('onRequest', authHook({ db: ctx.db, clock: ctx.clock }));
+  const limits = await installRateLimit(app, ctx, opts.rateLimit ?? API_DEFAULTS.rateLimit);
+  app.addHook('onRequest', authHook({ db: ctx.db, clock: ctx.clock, limits }));
   if (opts.onResponse) app.addHook('onResponse', opts.onResponse);
   const metrics = opts.metrics === false ? undefined : ctx.metrics;
   if (metrics) app.addHook('onResponse', triggerMetricsHook(metrics));
@@ -141,7 +146,10 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   scheduleRoutes(app, deps);
   openApiRoutes(app);
 
-  const plugins = metrics ? [metricsPlugin(metrics), ...(opts.plugins ?? [])] : (opts.plugins ?? []);
+  const metricsToken = opts.metricsToken === undefined ? ctx.settings.metricsToken : (opts.metricsToken ?? undefined);
+  const plugins = metrics
+    ? [metricsPlugin(metrics, { token: metricsToken }), ...(opts.plugins ?? [])]
+    : (opts.plugins ?? []);
   for (const plugin of plugins) await app.register(async (child) => plugin(child, deps));
   return app;
 }
@@ -160,24 +168,17 @@ function acceptEmptyJson(app: FastifyInstance): void {
   });
 }
 
-/** Rate limits per token hash (per client address without a token); public routes are exempt. */
-async function installRateLimit(app: FastifyInstance, limit: ApiServerOptions['rateLimit']): Promise<void> {
-  if (limit === false || limit === undefined) return;
-  await app.register(rateLimit, { global: false });
-  const limiter = app.rateLimit({
-    max: limit.max,
-    timeWindow: limit.timeWindowMs,
-    keyGenerator: rateLimitKey,
-    errorResponseBuilder: (_req, c) =>
-      new ApiError(429, 'rate_limited', `rate limit exceeded, retry in ${c.after}`, {
-        limit: c.max,
-        retry_after_seconds: Math.ceil(c.ttl / 1000),
-      }),
-  });
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const scope = routeScope(request);
-    if (scope === null || scope === 'public') return;
-    await limiter.call(app, request, reply);
+/** The request budgets the auth hook applies (public routes are exempt); null when disabled. */
+async function installRateLimit(
+  app: FastifyInstance,
+  ctx: EngineContext,
+  limit: ApiServerOptions['rateLimit'],
+): Promise<RequestLimits | null> {
+  if (limit === false || limit === undefined) return null;
+  return installRequestLimits(app, {
+    ...limit,
+    redisUrl: limit.redisUrl === undefined ? ctx.settings.redisUrl : limit.redisUrl,
+    keyPrefix: limit.keyPrefix ?? `${ctx.settings.queuePrefix}:rate-limit:`,
   });
 }
 

@@ -2,7 +2,7 @@
  * API tokens: `sr_` + 32 random bytes in base64url, shown once and stored only as their SHA-256.
  * A token belongs to one org and carries scopes; `admin` holds every scope.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
 import { ValidationError } from '../errors.js';
@@ -13,7 +13,7 @@ export const API_SCOPES: readonly ApiScope[] = ['read', 'trigger', 'admin'];
 const TOKEN_PREFIX = 'sr_';
 const TOKEN_RE = /^sr_[A-Za-z0-9_-]{43}$/;
 /** Orgs are free text, but printable and short. */
-const ORG_RE = /^[^\s\u0000-\u001f\u007f]{1,200}$/u;
+const ORG_RE = /^[^\s\u0000-\u001f\u007f-\u009f]{1,200}$/u;
 
 export function generateToken(): string {
   return `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
@@ -27,6 +27,16 @@ export function looksLikeToken(text: string): boolean {
 /** SHA-256 hex: what the database stores and looks tokens up by. */
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/**
+ * Whether a presented secret equals the expected one, in time independent of where they differ
+ * (both are hashed first, so their lengths do not show either).
+ */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
 }
 
 export function hasScope(scopes: readonly string[], needed: ApiScope): boolean {
@@ -62,7 +72,9 @@ export async function createApiToken(
   validateOrg(t.orgId);
   const scopes = parseScopes(t.scopes);
   const name = t.name ?? '';
-  if (name.length > 200 || /[\u0000]/.test(name)) throw new ValidationError('name', 'must be at most 200 characters');
+  if (name.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+    throw new ValidationError('name', 'must be at most 200 characters, without control characters');
+  }
   const token = generateToken();
   const row = await insertApiToken(tx, { orgId: t.orgId, name, tokenHash: hashToken(token), scopes }, clock.now());
   return { token, row };

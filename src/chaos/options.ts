@@ -54,10 +54,13 @@ export interface ChaosOptions {
  * stale after 10 s — above the queue wait of a busy machine, as docs/operations.md asks (below it,
  * every queued unit would be published again) — and capped runs retry dispatch every 5 s as a
  * backstop (wake-ups on freed capacity do the work). Every process — the children, the control
- * engine, the setup and the checks — names its tables in one schema: the one set here.
+ * engine, the setup and the checks — names its tables in one schema: the one set here. A chaos run
+ * injects faults by design: its integrations carry the synthetic provider's fault knobs, which only
+ * an engine with SYNCRELAY_ALLOW_FAULT_INJECTION=true accepts.
  */
 export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNCRELAY_SCHEMA: DEFAULT_SCHEMA,
+  SYNCRELAY_ALLOW_FAULT_INJECTION: 'true',
   SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
   SYNC_RECONCILE_INTERVAL_SECONDS: '1',
   SYNC_UNIT_DISPATCH_STALE_SECONDS: '10',

@@ -20,7 +20,7 @@ import { registerStart } from './commands/start.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerTrigger } from './commands/trigger.js';
 import { registerWorker } from './commands/worker.js';
-import { CliError, EXIT_FAILURE, errorLine, oneLine } from './output.js';
+import { CliError, EXIT_FAILURE, errorLine, oneLine, printableLines } from './output.js';
 
 function buildProgram(): Command {
   const program = new Command('syncrelay')
@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     process.stderr.write(`${errorLine(err)}\n`);
     if (process.env.SYNCRELAY_LOG_LEVEL === 'debug' || process.env.SYNCRELAY_LOG_LEVEL === 'trace') {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(`${printableLines(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
     }
     return err instanceof CliError ? err.exitCode : EXIT_FAILURE;
   }

@@ -17,9 +17,25 @@ export class CliError extends SyncRelayError {
   }
 }
 
-/** Collapses whitespace and newlines so a message fits on one line. */
+const CONTROL = /\p{Cc}/gu;
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * `text` with every control character (C0, DEL, C1) shown as an escape — `\n`, `\r`, `\t`, else
+ * `\xHH` — so a stored name or message can neither move the cursor nor forge a line.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED_ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** {@link printable} line by line: for text the CLI itself broke into lines (a table, a summary). */
+export function printableLines(text: string): string {
+  return text.split('\n').map(printable).join('\n');
+}
+
+/** Collapses whitespace and newlines so a message fits on one line, and escapes control characters. */
 export function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
+  return printable(text.replace(/\s*\n\s*/g, ' ').trim());
 }
 
 /**
@@ -49,13 +65,17 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * Text lines on stdout, control characters escaped (line breaks kept). Wrap values a person chose
+ * (names, keys, messages) in {@link printable} too, so they cannot break a line either.
+ */
 export function printLine(text = ''): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${printableLines(text)}\n`);
 }
 
-/** Informational lines for a person (stderr, so stdout stays data). */
+/** Informational lines for a person (stderr, so stdout stays data), escaped like {@link printLine}. */
 export function note(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${printableLines(text)}\n`);
 }
 
 export interface Column<R> {
@@ -64,7 +84,7 @@ export interface Column<R> {
   align?: 'left' | 'right';
 }
 
-/** Renders rows as an aligned text table (header first); `(none)` when empty. */
+/** Renders rows as an aligned text table (header first); `(none)` when empty. Cells are {@link printable}. */
 export function formatTable<R>(rows: readonly R[], columns: readonly Column<R>[], indent = ''): string {
   if (rows.length === 0) return `${indent}(none)`;
   const cells = rows.map((r) => columns.map((c) => cellText(c.value(r))));
@@ -82,7 +102,7 @@ export function printTable<R>(rows: readonly R[], columns: readonly Column<R>[])
   printLine(formatTable(rows, columns));
 }
 
-/** `key  value` lines with the keys aligned. */
+/** `key  value` lines with the keys aligned; values are {@link printable}. */
 export function formatPairs(
   pairs: readonly (readonly [string, string | number | null | undefined])[],
   indent = '',
@@ -93,7 +113,7 @@ export function formatPairs(
 
 function cellText(v: string | number | null | undefined): string {
   if (v === null || v === undefined) return '-';
-  return String(v);
+  return printable(String(v));
 }
 
 /** An ISO time, or `-`. */

@@ -2,8 +2,10 @@
  * Prometheus metrics of one engine, in a prom-client Registry the engine owns: two engines in one
  * process never share (or collide on) a metric. Counters and histograms are recorded by the
  * components of this process as things happen; the outbox, unit and run gauges are read from the
- * database when the registry is scraped (one round of bounded queries per scrape, shared by all
- * gauges), so every replica reports the same cluster-wide numbers.
+ * database when the registry is scraped (one round of bounded queries, shared by all gauges), so
+ * every replica reports the same cluster-wide numbers. That round runs at most once per
+ * `snapshotMaxAgeMs` however often the registry is scraped; a reconciler pass or relay batch of
+ * this engine makes the next scrape read afresh, so a scrape never hides what this process just did.
  */
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -45,6 +47,11 @@ export interface EngineMetricsOptions {
   recentTerminalMs?: number;
   /** At most this many live and this many recently completed runs are counted. @default 1000 */
   recentRunsLimit?: number;
+  /**
+   * The database gauges are read at most once per this long (on the source's clock), however often
+   * the registry is scraped; 0 reads on every scrape. @default 5000
+   */
+  snapshotMaxAgeMs?: number;
 }
 
 interface Snapshot {
@@ -55,11 +62,22 @@ interface Snapshot {
   now: Date;
 }
 
+/** A finished read: when it started (source clock, ms), the generation it started in, its result. */
+interface CachedSnapshot {
+  atMs: number;
+  generation: number;
+  snapshot: Snapshot | null;
+}
+
 export class EngineMetrics {
   readonly registry: Registry;
   private readonly recentTerminalMs: number;
   private readonly recentRunsLimit: number;
+  private readonly snapshotMaxAgeMs: number;
   private inflight: Promise<Snapshot | null> | null = null;
+  private cached: CachedSnapshot | null = null;
+  /** Bumped by what this engine's reconciler records: a cached read from an older generation is stale. */
+  private generation = 0;
 
   private readonly relayPublishes: Counter<'kind'>;
   private readonly relayFailures: Counter<'kind'>;
@@ -78,6 +96,7 @@ export class EngineMetrics {
     const registers = [(this.registry = opts.registry ?? new Registry())];
     this.recentTerminalMs = opts.recentTerminalMs ?? 3_600_000;
     this.recentRunsLimit = opts.recentRunsLimit ?? 1000;
+    this.snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? 5000;
     const counter = <L extends string>(name: string, labelNames: readonly L[], help: string) =>
       new Counter<L>({ name: `syncrelay_${name}`, help, labelNames, registers });
 
@@ -114,7 +133,7 @@ export class EngineMetrics {
     this.collectErrors = counter(
       'metrics_collect_errors_total',
       [],
-      'Scrapes whose database gauges could not be read.',
+      'Reads of the database gauges that failed (the gauges are then absent until the next read).',
     );
     this.unitDuration = new Histogram({
       name: 'syncrelay_unit_duration_seconds',
@@ -137,20 +156,27 @@ export class EngineMetrics {
   // ---- recorded as things happen ------------------------------------------------------------
 
   relayPublished(kind: string, n = 1): void {
-    if (n > 0) this.relayPublishes.inc({ kind }, n);
+    if (n <= 0) return;
+    this.relayPublishes.inc({ kind }, n);
+    this.generation++;
   }
 
   relayFailed(kind: string, n = 1): void {
-    if (n > 0) this.relayFailures.inc({ kind }, n);
+    if (n <= 0) return;
+    this.relayFailures.inc({ kind }, n);
+    this.generation++;
   }
 
   relaySkippedRows(kind: string, n = 1): void {
-    if (n > 0) this.relaySkipped.inc({ kind }, n);
+    if (n <= 0) return;
+    this.relaySkipped.inc({ kind }, n);
+    this.generation++;
   }
 
   leaseExpired(decision: ExpiryDecision): void {
     this.leaseExpiries.inc({ decision });
     if (decision === 'retry') this.unitRetries.inc({ reason: 'expired_lease' });
+    this.generation++;
   }
 
   unitRetried(reason: Exclude<RetryReason, 'expired_lease'>): void {
@@ -163,6 +189,7 @@ export class EngineMetrics {
 
   passEnded(result: PassResult, seconds: number): void {
     this.passDuration.observe({ result }, Math.max(0, seconds));
+    this.generation++;
   }
 
   triggerAnswered(operation: TriggerOperation, statusCode: number): void {
@@ -243,17 +270,34 @@ export class EngineMetrics {
     );
   }
 
-  /** One round of queries per scrape: the gauges' collect() calls run at once and share it. */
+  /**
+   * The gauges' collect() calls of one scrape run at once and share one read; a read younger than
+   * `snapshotMaxAgeMs` from the current generation answers later scrapes without a query.
+   */
   private snapshot(): Promise<Snapshot | null> {
-    this.inflight ??= this.readSnapshot().finally(() => {
+    if (!this.source) return Promise.resolve(null);
+    const nowMs = this.source.clock.now().getTime();
+    const c = this.cached;
+    const age = c ? nowMs - c.atMs : -1;
+    if (c && c.generation === this.generation && age >= 0 && age < this.snapshotMaxAgeMs) {
+      return Promise.resolve(c.snapshot);
+    }
+    this.inflight ??= this.readSnapshot(this.source, nowMs).finally(() => {
       this.inflight = null;
     });
     return this.inflight;
   }
 
-  private async readSnapshot(): Promise<Snapshot | null> {
-    if (!this.source) return null;
-    const { db, clock } = this.source;
+  /** Reads the gauges and caches the result (a failure too: a struggling database is not asked again at once). */
+  private async readSnapshot(source: MetricsSource, atMs: number): Promise<Snapshot | null> {
+    const generation = this.generation;
+    const snapshot = await this.querySnapshot(source);
+    this.cached = { atMs, generation, snapshot };
+    return snapshot;
+  }
+
+  private async querySnapshot(source: MetricsSource): Promise<Snapshot | null> {
+    const { db, clock } = source;
     const now = clock.now();
     try {
       // One connection, one after the other: a scrape never takes more than one from the pool.
@@ -270,7 +314,7 @@ export class EngineMetrics {
       }));
     } catch (err) {
       this.collectErrors.inc();
-      this.source.logger?.warn({ err: describeError(err) }, 'metrics: could not read database gauges');
+      source.logger?.warn({ err: describeError(err) }, 'metrics: could not read database gauges');
       return null;
     }
   }

@@ -1,5 +1,6 @@
 /** Creating integrations: validated against the provider before anything is written. */
 import type { Clock } from '../clock.js';
+import type { ResolvedSettings } from '../config.js';
 import type { Db } from '../db/types.js';
 import { ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -19,9 +20,54 @@ export interface CreatedIntegration extends IntegrationRow {
   datasets: string[];
 }
 
-export function validateIntegration(registry: ProviderRegistry, i: NewIntegration): void {
-  if (!i.orgId.trim()) throw new ValidationError('org', 'must not be empty');
-  if (!i.name.trim()) throw new ValidationError('name', 'must not be empty');
+/**
+ * How long an integration's text may be (characters) and how many sources and datasets it may list.
+ * Every one of them ends up in an index, whose entries PostgreSQL caps at about 2.7 kB.
+ */
+export const INTEGRATION_LIMITS = {
+  org: 200,
+  provider: 64,
+  name: 200,
+  sourceKey: 200,
+  sources: 500,
+  datasetKey: 100,
+  datasets: 100,
+} as const;
+
+/** A provider name (an integration's, or one a provider makes its units carry): `linear`, `git-hub_2`. */
+export const PROVIDER_NAME_RE = /^[a-z][a-z0-9_-]{0,63}$/;
+export const PROVIDER_NAME_RULE = 'must be a lower-case letter, then at most 63 lower-case letters, digits, _ or -';
+
+/** C0 and C1 control characters and DEL: refused in names and keys, escaped by the CLI. */
+export const CONTROL_RE = /\p{Cc}/u;
+/** An unpaired surrogate: not storable as PostgreSQL text. */
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+
+/** Why `value` is not acceptable text of at most `max` characters, or null when it is. */
+export function textProblem(value: string, max: number): string | null {
+  if (value.trim() === '') return 'must not be empty';
+  if (value.length > max) return `must be at most ${max} characters`;
+  if (CONTROL_RE.test(value)) return 'must not contain control characters';
+  if (LONE_SURROGATE_RE.test(value)) return 'must not contain unpaired surrogates';
+  return null;
+}
+
+function checkText(field: string, value: string, max: number): void {
+  const problem = textProblem(value, max);
+  if (problem) throw new ValidationError(field, problem);
+}
+
+/** Throws `ValidationError` naming the field of the first problem; writes nothing. */
+export function validateIntegration(
+  registry: ProviderRegistry,
+  i: NewIntegration,
+  opts: { allowFaultInjection: boolean } = { allowFaultInjection: false },
+): void {
+  checkText('org', i.orgId, INTEGRATION_LIMITS.org);
+  if (/\s/.test(i.orgId)) throw new ValidationError('org', 'must not contain white space');
+  if (!PROVIDER_NAME_RE.test(i.provider)) throw new ValidationError('provider', PROVIDER_NAME_RULE);
+  checkText('name', i.name, INTEGRATION_LIMITS.name);
+  checkSources(i.sources);
   if (!registry.has(i.provider)) {
     throw new ValidationError(
       'provider',
@@ -33,24 +79,30 @@ export function validateIntegration(registry: ProviderRegistry, i: NewIntegratio
   }
   const provider = registry.get(i.provider);
   const config = i.config ?? {};
-  provider.validateConfig?.(config);
+  provider.validateConfig?.(config, { allowFaultInjection: opts.allowFaultInjection });
   const info = { id: '', orgId: i.orgId, provider: i.provider, name: i.name, config };
   const known = new Set((provider.datasetsFor?.(info) ?? provider.datasets).map((d) => d.key));
   if (i.datasets.length === 0) throw new ValidationError('datasets', 'at least one dataset is required');
   for (const d of i.datasets)
     if (!known.has(d)) throw new ValidationError('datasets', `unknown dataset "${d}" for ${i.provider}`);
   if (new Set(i.datasets).size !== i.datasets.length) throw new ValidationError('datasets', 'contains duplicates');
-  if (new Set(i.sources).size !== i.sources.length) throw new ValidationError('sources', 'contains duplicates');
-  for (const s of i.sources) if (!s.trim()) throw new ValidationError('sources', 'must not contain empty keys');
+}
+
+function checkSources(sources: readonly string[]): void {
+  if (sources.length > INTEGRATION_LIMITS.sources) {
+    throw new ValidationError('sources', `must list at most ${INTEGRATION_LIMITS.sources} sources`);
+  }
+  sources.forEach((s, n) => checkText(`sources.${n}`, s, INTEGRATION_LIMITS.sourceKey));
+  if (new Set(sources).size !== sources.length) throw new ValidationError('sources', 'contains duplicates');
 }
 
 /** Creates the integration with its sources and datasets in one transaction. */
 export async function createIntegration(
   db: Db,
-  deps: { registry: ProviderRegistry; clock: Clock },
+  deps: { registry: ProviderRegistry; clock: Clock; settings: Pick<ResolvedSettings, 'allowFaultInjection'> },
   i: NewIntegration,
 ): Promise<CreatedIntegration> {
-  validateIntegration(deps.registry, i);
+  validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
   return db.transaction(async (tx) => {
     const row = await insertIntegration(
       tx,

@@ -1,13 +1,24 @@
-/** plan_sync_run: the run, all its units and the dispatch outbox row in the caller's transaction. */
+/**
+ * plan_sync_run: the run, all its units and the dispatch outbox row in the caller's transaction.
+ * The units are computed in memory first (`computePlan`), so a run over SYNC_RUN_MAX_UNITS is
+ * refused by the same code that would plan it, before anything is written.
+ */
 import type { Tracer } from '@opentelemetry/api';
 import type { Clock } from '../clock.js';
+import type { ResolvedSettings } from '../config.js';
 import type { Tx } from '../db/types.js';
 import type { SyncMode } from '../domain/statuses.js';
 import { chunkWindow, DAY_MS, incrementalWindow, type Window } from '../domain/windows.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, RunTooLargeError, ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { DatasetSpec, IntegrationInfo, Provider } from '../providers/types.js';
-import { getIntegration, listDatasets, listSources, type SourceRow } from '../store/integrations.js';
+import {
+  getIntegration,
+  listDatasets,
+  listSources,
+  type IntegrationRow,
+  type SourceRow,
+} from '../store/integrations.js';
 import { armOutbox } from '../store/outbox.js';
 import type { RunRow } from '../store/rows.js';
 import { insertRun } from '../store/runs.js';
@@ -31,6 +42,8 @@ export interface PlanArgs {
 export interface PlanDeps {
   registry: ProviderRegistry;
   clock: Clock;
+  /** `runMaxUnits` (SYNC_RUN_MAX_UNITS): a run that would plan more units is refused, writing nothing. */
+  settings: Pick<ResolvedSettings, 'runMaxUnits'>;
   /** Where the trigger's span comes from. @default the global `syncrelay` tracer */
   tracer?: Tracer;
 }
@@ -40,14 +53,53 @@ export interface PlannedRun {
   units: number;
 }
 
+/** The units of one dataset — and one source, for the work-item tier — one per window. */
+export interface UnitGroup {
+  spec: DatasetSpec;
+  source: SourceRow | null;
+  windows: readonly Window[];
+}
+
+/** What a run would plan, computed in memory; nothing is written yet. */
+export interface RunPlan {
+  integration: IntegrationRow;
+  /** The provider name the units carry (a provider may impersonate another). */
+  unitProvider: string;
+  /** The time the windows were computed at; the run and its units are written with it. */
+  now: Date;
+  groups: readonly UnitGroup[];
+  /** How many units the groups hold: what `writePlan` inserts. */
+  units: number;
+  /** Units per dataset key. */
+  byDataset: Record<string, number>;
+  /** Enabled sources the work-item datasets are planned for. */
+  sources: number;
+}
+
 /**
  * Plans a run inside `tx` (a library user may pass their own transaction): reference-tier datasets
- * once per run, work-item datasets per enabled source × window; then arms dispatch_sync_run.
+ * once per run, work-item datasets per enabled source × window; then arms dispatch_sync_run. A run
+ * of more than `settings.runMaxUnits` units throws RunTooLargeError before anything is written.
  */
 export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promise<PlannedRun> {
-  const now = deps.clock.now();
   const row = await getIntegration(tx, args.integrationId, { orgId: args.orgId });
   if (!row) throw new NotFoundError('integration', args.integrationId);
+  const plan = await computePlan(tx, deps, row, args);
+  assertWithinUnitCap(plan, args.mode, deps.settings.runMaxUnits);
+  return writePlan(tx, args, plan);
+}
+
+/**
+ * The units a run of `args` would plan, in memory: reads the integration's datasets, sources and
+ * watermarks, writes nothing. Throws ValidationError for a dataset that is not enabled.
+ */
+export async function computePlan(
+  tx: Tx,
+  deps: Pick<PlanDeps, 'registry' | 'clock'>,
+  row: IntegrationRow,
+  args: PlanArgs,
+): Promise<RunPlan> {
+  const now = deps.clock.now();
   const integration: IntegrationInfo = {
     id: row.id,
     orgId: row.org_id,
@@ -58,50 +110,79 @@ export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promi
   const provider = deps.registry.get(row.provider);
   const specs = await enabledSpecs(tx, provider, integration, args.datasets);
   const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
+  const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
+  const groups: UnitGroup[] = [];
+  for (const spec of specs) {
+    if (spec.tier === 'reference') {
+      groups.push({ spec, source: null, windows: [{ since: null, before: null }] });
+      continue;
+    }
+    // Sources with the same watermark (all of them, outside incremental) share one window list.
+    const shared = new Map<number | null, Window[]>();
+    for (const source of sources) {
+      const mark = watermarks.get(`${source.id}/${spec.key}`) ?? null;
+      let windows = shared.get(mark?.getTime() ?? null);
+      if (!windows) shared.set(mark?.getTime() ?? null, (windows = windowsFor(provider, spec, args, now, mark)));
+      groups.push({ spec, source, windows });
+    }
+  }
+  const byDataset: Record<string, number> = {};
+  for (const g of groups) byDataset[g.spec.key] = (byDataset[g.spec.key] ?? 0) + g.windows.length;
+  const units = groups.reduce((n, g) => n + g.windows.length, 0);
+  const unitProvider = provider.unitProvider?.(integration) ?? provider.name;
+  return { integration: row, unitProvider, now, groups, units, byDataset, sources: sources.length };
+}
+
+/** Throws RunTooLargeError, naming the count, the cap and how to narrow the request, over `maxUnits`. */
+export function assertWithinUnitCap(plan: RunPlan, mode: SyncMode, maxUnits: number): void {
+  if (plan.units <= maxUnits) return;
+  const narrow =
+    mode === 'backfill'
+      ? 'narrow it: fewer datasets, a shorter window (since/before) or fewer enabled sources'
+      : `narrow it: fewer datasets or fewer enabled sources (a ${mode} plans one unit per source × dataset)`;
+  throw new RunTooLargeError(plan.units, maxUnits, plan.byDataset, narrow);
+}
+
+/** Writes the run, the plan's units and the dispatch outbox row in `tx`. */
+export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<PlannedRun> {
   const run = await insertRun(
     tx,
     {
       orgId: args.orgId,
-      integrationId: row.id,
+      integrationId: plan.integration.id,
       triggeredBy: args.triggeredBy,
       mode: args.mode,
       result: planResult(args),
     },
-    now,
+    plan.now,
   );
-  const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
-  const unitProvider = provider.unitProvider?.(integration) ?? provider.name;
+  const units = unitsOf(plan, args, run.id);
+  await insertUnits(tx, units, plan.now);
+  await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], plan.now, plan.now, args.trace);
+  return { run, units: units.length };
+}
+
+/** The plan's unit rows for run `runId`: one per group × window. */
+function unitsOf(plan: RunPlan, args: PlanArgs, runId: string): NewUnit[] {
   const units: NewUnit[] = [];
-  for (const spec of specs) {
-    const base = {
-      org_id: args.orgId,
-      sync_run_id: run.id,
-      integration_id: row.id,
-      provider: unitProvider,
-      mode: args.mode,
-    };
-    const unit = (source: SourceRow | null, w: Window): NewUnit => ({
-      ...base,
-      source_id: source?.id ?? null,
-      dataset_key: spec.key,
-      tier: spec.tier,
-      cost_class: spec.costClass,
-      since_at: w.since?.toISOString() ?? null,
-      before_at: w.before?.toISOString() ?? null,
-    });
-    if (spec.tier === 'reference') {
-      units.push(unit(null, { since: null, before: null }));
-      continue;
-    }
-    for (const source of sources) {
-      for (const w of windowsFor(provider, spec, args, now, watermarks.get(`${source.id}/${spec.key}`) ?? null)) {
-        units.push(unit(source, w));
-      }
+  for (const { spec, source, windows } of plan.groups) {
+    for (const w of windows) {
+      units.push({
+        org_id: args.orgId,
+        sync_run_id: runId,
+        integration_id: plan.integration.id,
+        provider: plan.unitProvider,
+        mode: args.mode,
+        source_id: source?.id ?? null,
+        dataset_key: spec.key,
+        tier: spec.tier,
+        cost_class: spec.costClass,
+        since_at: w.since?.toISOString() ?? null,
+        before_at: w.before?.toISOString() ?? null,
+      });
     }
   }
-  await insertUnits(tx, units, now);
-  await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], now, now, args.trace);
-  return { run, units: units.length };
+  return units;
 }
 
 function planResult(args: PlanArgs): Record<string, unknown> {

@@ -10,13 +10,15 @@
  * - Conflicts: when the integration still has a non-terminal run of the schedule's mode, the slot
  *   is skipped — no JobRun, no forced second run — and the schedule records `last_outcome =
  *   'skipped'` with the running run's id in `last_error`; the next slot tries again.
- * - Failures: any other refusal (integration disabled or gone, planning error) is rolled back to
- *   a savepoint, recorded as `last_outcome = 'failed'`, and the schedule moves on to its next
+ * - Failures: any other refusal (integration disabled or gone, a run over SYNC_RUN_MAX_UNITS, the
+ *   integration at SYNC_INTEGRATION_MAX_LIVE_RUNS, a planning error) is rolled back to a savepoint,
+ *   recorded as `last_outcome = 'failed'` with the reason, and the schedule moves on to its next
  *   slot. A database failure of the whole transaction leaves the job due for the next tick; the
  *   other due jobs of this tick still fire.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { ResolvedSettings } from '../config.js';
 import type { Db, Tx } from '../db/types.js';
 import { isRetryableTxError } from '../db/retry.js';
 import { describeError, RunConflictError } from '../errors.js';
@@ -30,6 +32,8 @@ export interface SchedulerDeps {
   registry: ProviderRegistry;
   clock: Clock;
   logger: Logger;
+  /** The trigger's caps: SYNC_RUN_MAX_UNITS and SYNC_INTEGRATION_MAX_LIVE_RUNS. */
+  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'>;
 }
 
 interface SlotBase {

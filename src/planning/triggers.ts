@@ -1,13 +1,27 @@
-/** Triggers: JobRun first, then the planned run, then the link — in one transaction. */
+/**
+ * Triggers: JobRun first, then the planned run, then the link — in one transaction.
+ *
+ * Checks come in one order, each before anything is written: the request's own input (mode,
+ * window), the integration (exists, enabled) and its datasets — a 400 / 404 whatever else is true;
+ * then the run's size (RunTooLargeError over SYNC_RUN_MAX_UNITS, counted by the planner's own
+ * code); then the integration's live runs (RunConflictError for the same mode unless `force`,
+ * TooManyLiveRunsError at SYNC_INTEGRATION_MAX_LIVE_RUNS, `force` or not).
+ */
+import type { ResolvedSettings } from '../config.js';
 import type { Db, Tx } from '../db/types.js';
 import { SYNC_MODES, type SyncMode, type TriggeredBy } from '../domain/statuses.js';
-import { NotFoundError, RunConflictError, ValidationError } from '../errors.js';
+import { NotFoundError, RunConflictError, TooManyLiveRunsError, ValidationError } from '../errors.js';
 import { ATTR, inTriggerSpan } from '../observability/spans.js';
 import { tracerOf } from '../observability/trace.js';
 import { getIntegration } from '../store/integrations.js';
 import { insertJobRun, linkJobRun } from '../store/jobRuns.js';
-import { findLiveRun } from '../store/runs.js';
-import { planSyncRun, type PlanDeps } from './planner.js';
+import { countLiveRuns, findLiveRun } from '../store/runs.js';
+import { assertWithinUnitCap, computePlan, writePlan, type PlanArgs, type PlanDeps } from './planner.js';
+
+/** What a trigger needs: the planner's dependencies and both caps. */
+export interface TriggerDeps extends PlanDeps {
+  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'>;
+}
 
 export interface TriggerArgs {
   orgId: string;
@@ -58,13 +72,13 @@ export function validateTrigger(a: TriggerArgs): void {
 }
 
 /** Creates the JobRun (pending), plans the run, links `result.sync_run_id`; commits all or nothing. */
-export async function triggerSync(db: Db, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
+export async function triggerSync(db: Db, deps: TriggerDeps, a: TriggerArgs): Promise<Triggered> {
   validateTrigger(a);
   return db.transaction((tx) => triggerInTx(tx, deps, a));
 }
 
 /** The same inside the caller's transaction. */
-export function triggerInTx(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
+export function triggerInTx(tx: Tx, deps: TriggerDeps, a: TriggerArgs): Promise<Triggered> {
   const attributes = { orgId: a.orgId, integrationId: a.integrationId, mode: a.mode };
   return inTriggerSpan(tracerOf(deps), a.trace, attributes, async (trace, span) => {
     const t = await planTriggered(tx, deps, { ...a, trace });
@@ -73,21 +87,12 @@ export function triggerInTx(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Tri
   });
 }
 
-async function planTriggered(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Triggered> {
-  // Lock the integration so two triggers of one integration take turns on the conflict check.
+async function planTriggered(tx: Tx, deps: TriggerDeps, a: TriggerArgs): Promise<Triggered> {
+  // Lock the integration so two triggers of one integration take turns on the live-run checks.
   const integration = await getIntegration(tx, a.integrationId, { orgId: a.orgId, lock: true });
   if (!integration) throw new NotFoundError('integration', a.integrationId);
   if (!integration.enabled) throw new ValidationError('integration', 'is disabled');
-  if (!a.force) {
-    const live = await findLiveRun(tx, a.integrationId, a.mode);
-    if (live) throw new RunConflictError(live.id, a.mode);
-  }
-  const jobRun = await insertJobRun(
-    tx,
-    { orgId: a.orgId, integrationId: a.integrationId, triggeredBy: a.triggeredBy, jobId: a.jobId },
-    deps.clock.now(),
-  );
-  const planned = await planSyncRun(tx, deps, {
+  const args: PlanArgs = {
     orgId: a.orgId,
     integrationId: a.integrationId,
     mode: a.mode,
@@ -96,7 +101,27 @@ async function planTriggered(tx: Tx, deps: PlanDeps, a: TriggerArgs): Promise<Tr
     before: a.before,
     datasets: a.datasets,
     trace: a.trace,
-  });
+  };
+  const plan = await computePlan(tx, deps, integration, args);
+  assertWithinUnitCap(plan, a.mode, deps.settings.runMaxUnits);
+  await assertRoomForRun(tx, deps, a);
+  const jobRun = await insertJobRun(
+    tx,
+    { orgId: a.orgId, integrationId: a.integrationId, triggeredBy: a.triggeredBy, jobId: a.jobId },
+    plan.now,
+  );
+  const planned = await writePlan(tx, args, plan);
   await linkJobRun(tx, jobRun.id, planned.run.id);
   return { jobRunId: jobRun.id, syncRunId: planned.run.id, units: planned.units };
+}
+
+/** The live-run checks: a run of this mode not finished (unless forced), and the live-runs cap. */
+async function assertRoomForRun(tx: Tx, deps: TriggerDeps, a: TriggerArgs): Promise<void> {
+  if (!a.force) {
+    const live = await findLiveRun(tx, a.integrationId, a.mode);
+    if (live) throw new RunConflictError(live.id, a.mode);
+  }
+  const max = deps.settings.integrationMaxLiveRuns;
+  const liveRuns = await countLiveRuns(tx, a.integrationId);
+  if (liveRuns >= max) throw new TooManyLiveRunsError(a.integrationId, liveRuns, max);
 }

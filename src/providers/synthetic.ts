@@ -1,5 +1,12 @@
 /** The built-in synthetic provider (see `./synthetic/`): one import for the engine and tests. */
-export { parseSyntheticConfig, SYNTHETIC_DEFAULTS, type SyntheticConfig } from './synthetic/config.js';
+export {
+  FAULT_KNOBS,
+  parseSyntheticConfig,
+  validateSyntheticConfig,
+  SYNTHETIC_DEFAULTS,
+  SYNTHETIC_LIMITS,
+  type SyntheticConfig,
+} from './synthetic/config.js';
 export {
   decideUnit,
   draw,
@@ -14,7 +21,6 @@ export {
 export { insertDailyMetrics, metricsRollupHandler, METRICS_ROLLUP } from './synthetic/metricsRollup.js';
 export {
   createSyntheticProvider,
-  freezeProcess,
   runSyntheticUnit,
   syntheticSink,
   REFERENCE_DATASETS,

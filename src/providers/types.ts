@@ -106,6 +106,15 @@ export interface PostSyncHandler {
   run(payload: PostSyncPayload, ctx: PostSyncContext): Promise<void>;
 }
 
+/** What the server tells `validateConfig` about itself. */
+export interface ConfigValidationContext {
+  /**
+   * Whether settings that inject faults (a synthetic provider's failure, rate-limit and hang knobs)
+   * may be stored: `SYNCRELAY_ALLOW_FAULT_INJECTION`, for demos, chaos runs and tests only.
+   */
+  allowFaultInjection: boolean;
+}
+
 export interface Provider {
   /** The integrations.provider value this provider implements. */
   name: string;
@@ -118,8 +127,12 @@ export interface Provider {
   unitProvider?(integration: IntegrationInfo): string;
   /** Per-integration dataset specs (e.g. a window size that depends on config). */
   datasetsFor?(integration: IntegrationInfo): readonly DatasetSpec[];
-  /** Validates an integration's config; throws `ValidationError` naming the field. */
-  validateConfig?(config: Record<string, unknown>): void;
+  /**
+   * Validates an integration's config before it is stored; throws `ValidationError` naming the field
+   * (`config.<key>`). Bound every value: strings by length, numbers from above. Without `context`,
+   * assume fault injection is not allowed.
+   */
+  validateConfig?(config: Record<string, unknown>, context?: ConfigValidationContext): void;
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
   /**

@@ -1,5 +1,6 @@
 /** reconcile_sync_dispatch: expire → repair → materialize → relay → prune; each phase commits alone. */
 import { describeError } from '../errors.js';
+import { pruneIdempotencyRecords } from '../store/idempotency.js';
 import { repairJobRuns } from '../store/jobRuns.js';
 import { pruneDispatchedOutbox } from '../store/outbox.js';
 import { recordPass } from '../store/reconcile.js';
@@ -11,7 +12,12 @@ import { probeParkedRows, relayDue, type RelayCounters } from './relay.js';
 
 export type PassCounters = ExpireCounters &
   MaterializeCounters &
-  Omit<RelayCounters, 'skipped'> & { observer_repairs: number; pruned: number; relay_skipped: number };
+  Omit<RelayCounters, 'skipped'> & {
+    observer_repairs: number;
+    pruned: number;
+    pruned_idempotency: number;
+    relay_skipped: number;
+  };
 
 const DAY_MS = 86_400_000;
 
@@ -31,7 +37,16 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
     const { skipped, ...relayed } = await relayDue(ctx);
     relayed.parked_woken += probed;
     const pruned = await prune(ctx);
-    counters = { ...expired, observer_repairs, ...materialized, ...relayed, relay_skipped: skipped, pruned };
+    const pruned_idempotency = await pruneIdempotency(ctx);
+    counters = {
+      ...expired,
+      observer_repairs,
+      ...materialized,
+      ...relayed,
+      relay_skipped: skipped,
+      pruned,
+      pruned_idempotency,
+    };
     return counters;
   } catch (err) {
     error = err;
@@ -49,13 +64,25 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
 }
 
 /** Retention: dispatched rows of runs terminal for longer than the retention, in bounded batches. */
-async function prune(ctx: EngineContext): Promise<number> {
+function prune(ctx: EngineContext): Promise<number> {
   const cutoff = after(ctx.clock.now(), -ctx.settings.outboxRetentionDays * DAY_MS);
+  return inBatches(ctx, (batch) => pruneDispatchedOutbox(ctx.db, cutoff, batch));
+}
+
+/** Retention: Idempotency-Key answers older than SYNC_IDEMPOTENCY_RETENTION_HOURS, in bounded batches. */
+function pruneIdempotency(ctx: EngineContext): Promise<number> {
+  const cutoff = after(ctx.clock.now(), -ctx.settings.idempotencyRetentionMs);
+  return inBatches(ctx, (batch) => pruneIdempotencyRecords(ctx.db, cutoff, batch));
+}
+
+/** Deletes in batches of ten scan batches, each its own statement, at most ten per pass. Returns how many. */
+async function inBatches(ctx: EngineContext, deleteBatch: (batch: number) => Promise<number>): Promise<number> {
+  const batch = ctx.settings.reconcileBatch * 10;
   let total = 0;
   for (let i = 0; i < 10; i++) {
-    const n = await pruneDispatchedOutbox(ctx.db, cutoff, ctx.settings.reconcileBatch * 10);
+    const n = await deleteBatch(batch);
     total += n;
-    if (n < ctx.settings.reconcileBatch * 10) break;
+    if (n < batch) break;
   }
   return total;
 }

@@ -105,6 +105,15 @@ export async function findLiveRun(tx: Tx, integrationId: string, mode: SyncMode)
   return rows[0] ?? null;
 }
 
+/** How many non-terminal runs the integration has, of any mode. Locks nothing. Returns the count. */
+export async function countLiveRuns(tx: Tx, integrationId: string): Promise<number> {
+  const { rows } = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${tx.schema.sync_runs} WHERE integration_id = $1 AND status IN ${RUN_OPEN}`,
+    [integrationId],
+  );
+  return rows[0]!.n;
+}
+
 /**
  * Every non-terminal unit of the run → cancelled. Locks: those unit rows. Returns the ids of the
  * units that held a slot of their bucket (dispatching or running): the capacity the cancel frees.

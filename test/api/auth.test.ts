@@ -89,7 +89,8 @@ const ROUTES: Route[] = [
   { name: '/api/v1/sync-runs/:id', method: 'GET', path: () => `/api/v1/sync-runs/${a.run}`, scope: 'read' },
   { name: '/api/v1/sync-runs/:id/units', method: 'GET', path: () => `/api/v1/sync-runs/${a.run}/units`, scope: 'read' },
   { name: '/api/v1/outbox/stats', method: 'GET', path: () => '/api/v1/outbox/stats', scope: 'read' },
-  { name: '/api/v1/reconciler/passes', method: 'GET', path: () => '/api/v1/reconciler/passes', scope: 'read' },
+  // System-wide (every org's counters): admin only.
+  { name: '/api/v1/reconciler/passes', method: 'GET', path: () => '/api/v1/reconciler/passes', scope: 'admin' },
 ];
 
 const label = (r: Route) => `${r.method} ${r.name}`;

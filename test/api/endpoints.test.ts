@@ -7,7 +7,8 @@ import { call, ORG_A, openApiHarness, SYNTHETIC, type ApiHarness } from './helpe
 
 let h: ApiHarness;
 beforeAll(async () => {
-  h = await openApiHarness();
+  // The history test pages five live forced runs of one integration: above the default live-runs cap.
+  h = await openApiHarness({ settings: { integrationMaxLiveRuns: 8 } });
 });
 afterAll(async () => {
   await h?.close();
@@ -194,7 +195,7 @@ describe('operations', () => {
 
   it('GET /reconciler/passes lists recent passes with their counters', async () => {
     await reconcilePass(h.engine.ctx, 'api-test');
-    const r = await call(h.url, 'GET', '/api/v1/reconciler/passes?limit=5', { token: h.tokens.read });
+    const r = await call(h.url, 'GET', '/api/v1/reconciler/passes?limit=5', { token: h.tokens.admin });
     expect(r.status).toBe(200);
     const p = conforms(R.ReconcilerPasses, r.body);
     expect(p.items[0]).toMatchObject({ reconciler: 'api-test', error: null });

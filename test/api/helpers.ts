@@ -2,6 +2,7 @@
 import { BullMqBroker } from '../../src/broker/bullmq.js';
 import type { Broker } from '../../src/broker/types.js';
 import { systemClock } from '../../src/clock.js';
+import type { ResolvedSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
 import { startApiServer, type ApiServerOptions, type RunningApiServer } from '../../src/api/server.js';
@@ -32,14 +33,21 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-/** Opens an engine on its own database with `broker` (real Redis by default) and serves the API. */
+/**
+ * Opens an engine on its own database with `broker` (real Redis by default) and serves the API.
+ * `settings` override the test settings (which allow fault injection).
+ */
 export async function openApiHarness(
-  opts: { broker?: Broker; server?: Partial<Omit<ApiServerOptions, 'engine'>> } = {},
+  opts: {
+    broker?: Broker;
+    server?: Partial<Omit<ApiServerOptions, 'engine'>>;
+    settings?: Partial<ResolvedSettings>;
+  } = {},
 ): Promise<ApiHarness> {
   const t = await createTestDatabase();
   const broker = opts.broker ?? new BullMqBroker({ redisUrl: REDIS_URL, prefix: uniquePrefix('api') });
   const engine = await Engine.open({
-    settings: testSettings(),
+    settings: testSettings(opts.settings),
     db: t.db,
     broker,
     logger: silentLogger(),

@@ -61,6 +61,10 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       reconcileBatch: 100,
       postSyncDelivery: 'at-most-once',
       outboxRetentionDays: 30,
+      integrationMaxLiveRuns: 4,
+      allowFaultInjection: false,
+      metricsToken: undefined,
+      idempotencyRetentionMs: 24 * 3_600_000,
       schema: 'syncrelay',
       queuePrefix: 'syncrelay',
     });

@@ -7,10 +7,14 @@ import { Faults } from '../../src/faults.js';
 import { silentLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 
-/** Settings shrunk for tests (never sleep for production defaults). */
+/**
+ * Settings shrunk for tests (never sleep for production defaults). Tests inject faults through the
+ * synthetic provider's knobs, so fault injection is allowed unless `overrides` says otherwise.
+ */
 export function testSettings(overrides: Partial<ResolvedSettings> = {}): ResolvedSettings {
   return loadSettings(
     {
+      SYNCRELAY_ALLOW_FAULT_INJECTION: 'true',
       SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
       SYNC_RECONCILE_INTERVAL_SECONDS: '1',
       SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS: '0',

@@ -452,8 +452,8 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
     expect((await executions(unit.id)).map((e) => e.outcome)).toEqual(['aborted']);
   });
 
-  it('hangs like a lost worker: the event loop freezes, the lease runs out, the late write is fenced out', async () => {
-    const f = await fixture({ latencyMs: 0, hangRate: 1, hangMs: 300 });
+  it('hangs without blocking: the event loop turns, the lease runs out, the late write is fenced out', async () => {
+    const f = await fixture({ latencyMs: 0, hangRate: 1, hangMs: 600 });
     const unit = await claim(f, 'w1', Date.now() + 100);
     let last = performance.now();
     let maxGap = 0;
@@ -462,15 +462,29 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
       maxGap = Math.max(maxGap, now - last);
       last = now;
     }, 5);
+    const started = performance.now();
     try {
       const err = await provider.runUnit(ctx(f, unit, 'w1', { clock: systemClock })).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LeaseLostError);
     } finally {
       clearInterval(ticker);
     }
-    expect(maxGap).toBeGreaterThanOrEqual(295);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(590);
+    expect(maxGap).toBeLessThan(300);
     expect((await executions(unit.id)).map((e) => e.outcome)).toEqual(['lease_lost']);
     expect(await items(f.integration.id)).toEqual([]);
+  });
+
+  it('an abort ends a hang at once', async () => {
+    const f = await fixture({ latencyMs: 0, hangRate: 1, hangMs: 600_000 });
+    const unit = await claim(f, 'w1', T0 + 60_000);
+    const ac = new AbortController();
+    const running = provider.runUnit(ctx(f, unit, 'w1', { signal: ac.signal })).catch((e: unknown) => e);
+    await until(async () => (await executions(unit.id)).length === 1);
+    const reason = new Error('soft timeout');
+    ac.abort(reason);
+    expect(await running).toBe(reason);
+    expect((await executions(unit.id)).map((e) => e.outcome)).toEqual(['aborted']);
   });
 
   it('the same seed and unit give the same decisions and items on every run', async () => {

@@ -1,5 +1,6 @@
 /** Building blocks of the HTTP contracts: ids, times, text, cursors and the one error shape. */
 import { z } from 'zod';
+import { textProblem } from '../../planning/integrations.js';
 
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** A lone surrogate (not storable as UTF-8 text) or a NUL (refused by PostgreSQL text and jsonb). */
@@ -31,14 +32,19 @@ export function storable(s: string): boolean {
   return !UNSTORABLE_RE.test(s);
 }
 
-/** Non-empty text of at most `max` characters, storable in PostgreSQL. */
+/**
+ * Non-blank text of at most `max` characters (UTF-16 code units) without control characters (C0,
+ * DEL, C1) or unpaired surrogates: what every name, key and expression the API stores must be.
+ */
 export function text(max: number) {
   return z
     .string()
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    .refine((s) => s.trim() !== '', 'must not be blank')
-    .refine(storable, 'must not contain NUL characters or unpaired surrogates');
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s, max);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 }
 
 /** Why a JSON value cannot be stored as jsonb, or null when it can. */

@@ -65,8 +65,9 @@ export const endpoints = {
     params: NoParams,
     query: NoQuery,
     body: NewIntegrationBody,
+    idempotent: true,
     success: { status: 201, description: 'the integration', schema: R.Integration },
-    errors: [400, ...AUTH_ERRORS, 413, 415],
+    errors: [400, ...AUTH_ERRORS, 413, 415, 422],
   }),
   listIntegrations: endpoint({
     operationId: 'listIntegrations',
@@ -100,7 +101,10 @@ export const endpoints = {
     description:
       'Creates the JobRun and plans the run in one transaction and answers once it commits, whether or not ' +
       'the broker is reachable (the run is dispatched through the outbox). A second run of the same mode ' +
-      'while one is not finished is a 409 naming it, unless `force` is true.',
+      'while one is not finished is a 409 naming it, unless `force` is true; more live runs of the integration ' +
+      'than SYNC_INTEGRATION_MAX_LIVE_RUNS is a 409 `too_many_live_runs` with or without `force`, and a run of ' +
+      'more units than SYNC_RUN_MAX_UNITS is a 422 `run_too_large` (both checked after the input, before ' +
+      'anything is written).',
     tags: ['triggers'],
     scope: 'trigger',
     params: IdParams,
@@ -137,6 +141,7 @@ export const endpoints = {
     params: IdParams,
     query: NoQuery,
     body: CancelBody,
+    idempotent: true,
     success: { status: 202, description: 'cancelled, or already terminal', schema: R.CancelAccepted },
     errors: [400, ...AUTH_ERRORS, 404, 413, 415],
   }),
@@ -192,9 +197,9 @@ export const endpoints = {
     operationId: 'listReconcilerPasses',
     method: 'GET',
     path: `${V1}/reconciler/passes`,
-    summary: 'Recent reconciler passes and their counters (system-wide)',
+    summary: 'Recent reconciler passes and their counters (system-wide: admin tokens only)',
     tags: ['operations'],
-    scope: 'read',
+    scope: 'admin',
     params: NoParams,
     query: PassQuery,
     success: { status: 200, description: 'newest first', schema: R.ReconcilerPasses },

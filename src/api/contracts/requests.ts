@@ -1,19 +1,28 @@
 /** What clients send: request bodies and query strings, strict (an unknown field is a 400). */
 import { z } from 'zod';
+import { INTEGRATION_LIMITS as L, PROVIDER_NAME_RE, PROVIDER_NAME_RULE } from '../../planning/integrations.js';
 import { CursorText, IsoTime, JsonObject, Limit, text, Uuid } from './common.js';
 
-const DatasetKeys = z.array(text(100)).max(100, 'must list at most 100 datasets');
+const DatasetKeys = z.array(text(L.datasetKey)).max(L.datasets, `must list at most ${L.datasets} datasets`);
 
 export const NewIntegrationBody = z
   .strictObject({
-    provider: text(100).meta({ example: 'synthetic' }),
-    name: text(200).meta({ example: "Acme's Linear" }),
+    provider: z
+      .string()
+      .regex(PROVIDER_NAME_RE, PROVIDER_NAME_RULE)
+      .meta({ description: 'a registered provider', example: 'synthetic' }),
+    name: text(L.name).meta({ example: "Acme's Linear" }),
     sources: z
-      .array(text(200))
-      .max(500, 'must list at most 500 sources')
+      .array(text(L.sourceKey))
+      .max(L.sources, `must list at most ${L.sources} sources`)
       .meta({ example: ['team-a', 'team-b'] }),
     datasets: DatasetKeys.min(1, 'must list at least one dataset').meta({ example: ['teams', 'work-items'] }),
-    config: JsonObject.optional().meta({ description: "the provider's settings", example: { itemsPerDay: 5 } }),
+    config: JsonObject.optional().meta({
+      description:
+        "the provider's settings, bounded by the provider (the synthetic provider's fault knobs failRate, " +
+        'rateLimitRate, hangRate and hangMs need a server running with SYNCRELAY_ALLOW_FAULT_INJECTION=true)',
+      example: { itemsPerDay: 5 },
+    }),
   })
   .meta({ id: 'NewIntegration' });
 

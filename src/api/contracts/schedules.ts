@@ -86,7 +86,8 @@ export const scheduleEndpoints = {
     query: NoQuery,
     body: NewScheduleBody,
     success: { status: 201, description: 'the schedule', schema: Schedule },
-    errors: [400, ...AUTH_ERRORS, 404, 413, 415],
+    idempotent: true,
+    errors: [400, ...AUTH_ERRORS, 404, 413, 415, 422],
   }),
   listSchedules: endpoint({
     operationId: 'listSchedules',
@@ -126,7 +127,8 @@ export const scheduleEndpoints = {
     query: NoQuery,
     body: SchedulePatchBody,
     success: { status: 200, description: 'the schedule', schema: Schedule },
-    errors: [400, ...AUTH_ERRORS, 404, 413, 415],
+    idempotent: true,
+    errors: [400, ...AUTH_ERRORS, 404, 413, 415, 422],
   }),
   deleteSchedule: endpoint({
     operationId: 'deleteSchedule',
@@ -138,6 +140,7 @@ export const scheduleEndpoints = {
     params: IdParams,
     query: NoQuery,
     success: { status: 200, description: 'the deleted schedule', schema: Schedule },
-    errors: [400, ...AUTH_ERRORS, 404],
+    idempotent: true,
+    errors: [400, ...AUTH_ERRORS, 404, 422],
   }),
 } as const;

@@ -1,28 +1,39 @@
 /** POST/GET /integrations, GET /integrations/:id. */
 import type { FastifyInstance } from 'fastify';
-import { createIntegration } from '../../planning/integrations.js';
+import { createIntegration, validateIntegration, type NewIntegration } from '../../planning/integrations.js';
 import { getIntegrationView, listIntegrationViews } from '../../store/admin.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
+import { answerIdempotently, joinTransaction } from '../idempotency.js';
 import { mount } from '../mount.js';
 import { presentIntegration } from '../present.js';
 import type { RouteDeps } from './deps.js';
 
 export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
-  mount(app, endpoints.createIntegration, async ({ body, request }) => {
+  mount(app, endpoints.createIntegration, async ({ body, request, reply }) => {
     const { orgId } = principalOf(request);
-    const created = await createIntegration(ctx.db, ctx, {
+    const input: NewIntegration = {
       orgId,
       provider: body.provider,
       name: body.name,
       sources: body.sources,
       datasets: body.datasets,
       config: body.config,
+    };
+    validateIntegration(ctx.registry, input, { allowFaultInjection: ctx.settings.allowFaultInjection });
+    const op = {
+      orgId,
+      operation: 'createIntegration',
+      target: null,
+      status: endpoints.createIntegration.success.status,
+    };
+    return answerIdempotently(ctx, request, reply, op, async (tx) => {
+      const created = await createIntegration(joinTransaction(ctx.db, tx), ctx, input);
+      const view = await getIntegrationView(tx, orgId, created.id);
+      if (!view) throw new ApiError(500, 'internal_error', 'the integration vanished after it was created');
+      return presentIntegration(view);
     });
-    const view = await getIntegrationView(ctx.db, orgId, created.id);
-    if (!view) throw new ApiError(500, 'internal_error', 'the integration vanished after it was created');
-    return presentIntegration(view);
   });
 
   mount(app, endpoints.listIntegrations, async ({ request }) => {

@@ -1,4 +1,7 @@
-/** GET /outbox/stats, /reconciler/passes, /healthz and /readyz. */
+/**
+ * GET /outbox/stats (the caller's org only), /reconciler/passes (system-wide: admin tokens only),
+ * /healthz and /readyz.
+ */
 import type { FastifyInstance } from 'fastify';
 import {
   countOutboxByKindStatus,
@@ -43,6 +46,7 @@ export function operationsRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return { counts, ...pending, recent_errors: errors };
   });
 
+  // Passes are system-wide (every org's counters, raw error text): an org's read token may not see them.
   mount(app, endpoints.reconcilerPasses, async ({ query }) => {
     const rows = await listReconcilerPasses(ctx.db, query.limit ?? DEFAULT_PASSES);
     return { items: rows.map(presentPass) };

@@ -1,11 +1,12 @@
 /** POST /sync-runs/:id/cancel, GET /sync-runs/:id, GET /sync-runs/:id/units. */
 import type { FastifyInstance } from 'fastify';
-import { cancelRun } from '../../planning/cancel.js';
+import { cancelRunInTx } from '../../planning/cancel.js';
 import { readRunView } from '../../planning/runView.js';
 import { getRunOfOrg, listRunUnitViews } from '../../store/admin.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
+import { answerIdempotently } from '../idempotency.js';
 import { mount } from '../mount.js';
 import { decodeIdCursor, encodeIdCursor } from '../cursors.js';
 import { presentJobRun, presentRun, presentUnit } from '../present.js';
@@ -18,9 +19,13 @@ function runNotFound(id: string): ApiError {
 }
 
 export function runRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
-  mount(app, endpoints.cancelRun, async ({ params, request }) => {
-    const outcome = await cancelRun(ctx.db, ctx.clock, params.id, principalOf(request).orgId);
-    return { status: 'accepted', sync_run_id: params.id, outcome };
+  mount(app, endpoints.cancelRun, async ({ params, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const op = { orgId, operation: 'cancelRun', target: params.id, status: endpoints.cancelRun.success.status };
+    return answerIdempotently(ctx, request, reply, op, async (tx) => {
+      const outcome = await cancelRunInTx(tx, ctx.clock, params.id, orgId);
+      return { status: 'accepted', sync_run_id: params.id, outcome };
+    });
   });
 
   mount(app, endpoints.getRun, async ({ params, request }) => {

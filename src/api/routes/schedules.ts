@@ -1,10 +1,17 @@
 /** POST/GET /schedules, GET/PATCH/DELETE /schedules/:id — every query filtered by the token's org. */
 import type { FastifyInstance } from 'fastify';
-import { createSchedule, deleteSchedule, updateSchedule } from '../../planning/schedules.js';
+import {
+  checkNewSchedule,
+  checkSchedulePatch,
+  createScheduleInTx,
+  deleteScheduleInTx,
+  updateScheduleInTx,
+} from '../../planning/schedules.js';
 import { getSchedule, listSchedules, type ScheduleRow } from '../../store/schedules.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
+import { answerIdempotently } from '../idempotency.js';
 import { mount } from '../mount.js';
 import type { RouteDeps } from './deps.js';
 
@@ -32,16 +39,24 @@ function scheduleNotFound(id: string): ApiError {
 }
 
 export function scheduleRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
-  mount(app, endpoints.createSchedule, async ({ body, request }) => {
-    const row = await createSchedule(ctx.db, ctx.clock, {
-      orgId: principalOf(request).orgId,
-      integrationId: body.integration_id,
-      cron: body.cron,
-      timezone: body.timezone,
-      mode: body.mode,
-      enabled: body.enabled,
-    });
-    return presentSchedule(row);
+  mount(app, endpoints.createSchedule, async ({ body, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const now = ctx.clock.now();
+    const checked = checkNewSchedule(
+      {
+        orgId,
+        integrationId: body.integration_id,
+        cron: body.cron,
+        timezone: body.timezone,
+        mode: body.mode,
+        enabled: body.enabled,
+      },
+      now,
+    );
+    const op = { orgId, operation: 'createSchedule', target: null, status: endpoints.createSchedule.success.status };
+    return answerIdempotently(ctx, request, reply, op, async (tx) =>
+      presentSchedule(await createScheduleInTx(tx, checked, now)),
+    );
   });
 
   mount(app, endpoints.listSchedules, async ({ request }) => {
@@ -55,13 +70,31 @@ export function scheduleRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
     return presentSchedule(row);
   });
 
-  mount(app, endpoints.updateSchedule, async ({ params, body, request }) => {
-    const row = await updateSchedule(ctx.db, ctx.clock, params.id, principalOf(request).orgId, body);
-    return presentSchedule(row);
+  mount(app, endpoints.updateSchedule, async ({ params, body, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const now = ctx.clock.now();
+    const patch = checkSchedulePatch(body, now);
+    const op = {
+      orgId,
+      operation: 'updateSchedule',
+      target: params.id,
+      status: endpoints.updateSchedule.success.status,
+    };
+    return answerIdempotently(ctx, request, reply, op, async (tx) =>
+      presentSchedule(await updateScheduleInTx(tx, params.id, orgId, patch, now)),
+    );
   });
 
-  mount(app, endpoints.deleteSchedule, async ({ params, request }) => {
-    const row = await deleteSchedule(ctx.db, params.id, principalOf(request).orgId);
-    return presentSchedule(row);
+  mount(app, endpoints.deleteSchedule, async ({ params, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const op = {
+      orgId,
+      operation: 'deleteSchedule',
+      target: params.id,
+      status: endpoints.deleteSchedule.success.status,
+    };
+    return answerIdempotently(ctx, request, reply, op, async (tx) =>
+      presentSchedule(await deleteScheduleInTx(tx, params.id, orgId)),
+    );
   });
 }

@@ -1,30 +1,44 @@
 /**
  * POST /integrations/:id/sync and /backfill: JobRun, plan and outbox row in one transaction;
  * 202 once it commits. Nothing here touches the broker, so the answer never waits for Redis.
+ * Refusals: bad input 400 (before anything else), a run over SYNC_RUN_MAX_UNITS 422
+ * `run_too_large`, an unfinished run of the mode 409 `run_conflict`, the integration at
+ * SYNC_INTEGRATION_MAX_LIVE_RUNS 409 `too_many_live_runs`; none of them writes anything.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RunTooLargeError, TooManyLiveRunsError } from '../../errors.js';
 import { triggerInTx, validateTrigger, type TriggerArgs } from '../../planning/triggers.js';
 import { principalOf } from '../auth.js';
-import { IdempotencyKey } from '../contracts/common.js';
 import { endpoints } from '../contracts/endpoints.js';
-import { fromZodError } from '../errors.js';
-import { runIdempotent } from '../idempotency.js';
+import { ApiError } from '../errors.js';
+import { answerIdempotently } from '../idempotency.js';
 import { mount } from '../mount.js';
 import type { RouteDeps } from './deps.js';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
-export const REPLAYED_HEADER = 'idempotent-replayed';
+export { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../idempotency.js';
 
-function idempotencyKey(request: FastifyRequest): string | undefined {
-  const raw = request.headers[IDEMPOTENCY_HEADER];
-  if (raw === undefined) return undefined;
-  const r = IdempotencyKey.safeParse(raw);
-  if (!r.success) {
-    const e = fromZodError(r.error, 'header');
-    e.details.field = 'Idempotency-Key';
-    throw e;
+/** The trigger's own refusals as API errors (the others map in ../errors.ts). */
+function refusal(err: unknown): unknown {
+  if (err instanceof RunTooLargeError) {
+    return new ApiError(
+      422,
+      err.code,
+      err.message,
+      { units: err.units, max_units: err.maxUnits, by_dataset: err.byDataset, setting: 'SYNC_RUN_MAX_UNITS' },
+      { cause: err },
+    );
   }
-  return r.data;
+  if (err instanceof TooManyLiveRunsError) {
+    return new ApiError(
+      409,
+      err.code,
+      `this integration has ${err.liveRuns} unfinished run${err.liveRuns === 1 ? '' : 's'}, the cap is ` +
+        `${err.maxLiveRuns} (SYNC_INTEGRATION_MAX_LIVE_RUNS, force or not); wait for one to finish or cancel one`,
+      { live_runs: err.liveRuns, max_live_runs: err.maxLiveRuns, setting: 'SYNC_INTEGRATION_MAX_LIVE_RUNS' },
+      { cause: err },
+    );
+  }
+  return err;
 }
 
 async function trigger(
@@ -35,7 +49,6 @@ async function trigger(
   args: Omit<TriggerArgs, 'orgId' | 'maxWindowDays' | 'trace'>,
 ): Promise<unknown> {
   const { orgId } = principalOf(request);
-  const key = idempotencyKey(request);
   const full: TriggerArgs = {
     ...args,
     orgId,
@@ -43,18 +56,20 @@ async function trigger(
     trace: deps.traceContext?.(request) ?? null,
   };
   validateTrigger(full);
-  const answer = await runIdempotent(
-    { db: deps.ctx.db, clock: deps.ctx.clock },
-    { orgId, key, fingerprint: [operation, args.integrationId, request.body ?? null] },
-    202,
-    async (tx) => {
-      const t = await triggerInTx(tx, deps.ctx, full);
-      return { status: 'accepted', job_run_id: t.jobRunId, sync_run_id: t.syncRunId };
-    },
-  );
-  if (answer.replayed) reply.header(REPLAYED_HEADER, 'true');
-  reply.code(answer.status);
-  return answer.body;
+  try {
+    return await answerIdempotently(
+      deps.ctx,
+      request,
+      reply,
+      { orgId, operation, target: args.integrationId, status: 202 },
+      async (tx) => {
+        const t = await triggerInTx(tx, deps.ctx, full);
+        return { status: 'accepted', job_run_id: t.jobRunId, sync_run_id: t.syncRunId };
+      },
+    );
+  } catch (err) {
+    throw refusal(err);
+  }
 }
 
 export function triggerRoutes(app: FastifyInstance, deps: RouteDeps): void {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { API_DEFAULTS, startApiServer, type RunningApiServer } from '../../api/server.js';
 import { dashboardPlugin } from '../../dashboard/index.js';
-import { intInRange } from '../args.js';
+import { intInRange, list } from '../args.js';
 import { printLine } from '../output.js';
 import { cliLogger, describeBroker, describeDatabase, openSession, type Session } from '../session.js';
 import { Shutdown } from '../signals.js';
@@ -13,9 +13,10 @@ export interface HttpOptions {
   host: string;
   maxBackfillDays: number;
   rateLimit: number;
+  trustProxy?: string[];
 }
 
-/** Adds --port, --host, --max-backfill-days and --rate-limit to a command. */
+/** Adds --port, --host, --max-backfill-days, --rate-limit and --trust-proxy to a command. */
 export function httpOptions(command: Command): Command {
   return command
     .option('--port <n>', 'port to listen on (0 picks a free one)', intInRange(0, 65535), 8080)
@@ -26,7 +27,17 @@ export function httpOptions(command: Command): Command {
       intInRange(1, 36600),
       API_DEFAULTS.maxBackfillDays,
     )
-    .option('--rate-limit <n>', 'requests per token per minute', intInRange(1, 1_000_000), API_DEFAULTS.rateLimit.max);
+    .option(
+      '--rate-limit <n>',
+      'requests per token per minute (failed authentications per client address: a tenth of it)',
+      intInRange(1, 1_000_000),
+      API_DEFAULTS.rateLimit.max,
+    )
+    .option(
+      '--trust-proxy <addresses>',
+      'take the client address from X-Forwarded-For when the request comes from these proxies (IPs or CIDRs)',
+      list,
+    );
 }
 
 /** Serves the API and the dashboard over the session's engine. */
@@ -37,6 +48,7 @@ export function startHttp(session: Session, opts: HttpOptions): Promise<RunningA
     port: opts.port,
     maxBackfillDays: opts.maxBackfillDays,
     rateLimit: { max: opts.rateLimit, timeWindowMs: 60_000 },
+    trustProxy: opts.trustProxy ?? false,
     plugins: [dashboardPlugin()],
   });
 }

@@ -11,7 +11,7 @@ import { runChaosRole } from '../../chaos/role.js';
 import { ChaosRun } from '../../chaos/run.js';
 import type { PostSyncDelivery } from '../../config.js';
 import { intInRange, list, seconds } from '../args.js';
-import { CliError, EXIT_FAILURE, printJson, printLine } from '../output.js';
+import { CliError, EXIT_FAILURE, note, printJson, printLine } from '../output.js';
 import { cliLogger, resolveSettings } from '../session.js';
 import { Shutdown } from '../signals.js';
 
@@ -151,10 +151,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
       const run = new ChaosRun(
         opts,
         { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() },
-        {
-          note: (text) => process.stderr.write(`${text}\n`),
-          signal: shutdown.signal,
-        },
+        { note, signal: shutdown.signal },
       );
       let report;
       try {

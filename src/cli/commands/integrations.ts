@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { listDatasets, listIntegrations, listSources, type IntegrationRow } from '../../store/integrations.js';
 import { jsonObject, list } from '../args.js';
-import { isoOrDash, printJson, printLine, printTable } from '../output.js';
+import { isoOrDash, printable, printJson, printLine, printTable } from '../output.js';
 import { withSession } from '../session.js';
 
 interface CreateOptions {
@@ -38,7 +38,8 @@ Example:
 
 The synthetic provider's datasets: teams, members, projects (reference) and work-items,
 work-item-comments, work-item-labels, work-item-history. Its config keys: itemsPerDay, latencyMs,
-failRate, rateLimitRate, hangRate, hangMs, seed, impersonate, rateLimitRetryAfterMs.
+failRate, rateLimitRate, hangRate, hangMs, seed, impersonate, rateLimitRetryAfterMs; the fault knobs
+(failRate, rateLimitRate, hangRate, hangMs) need SYNCRELAY_ALLOW_FAULT_INJECTION=true.
 Everything is validated before anything is written.`,
     )
     .action(async (opts: CreateOptions) => {
@@ -53,9 +54,10 @@ Everything is validated before anything is written.`,
         }),
       );
       if (opts.json) return printJson(created);
-      printLine(`created integration ${created.id} "${created.name}" (${created.provider}) in org ${created.org_id}`);
-      printLine(`  sources:  ${created.sources.join(', ') || '-'}`);
-      printLine(`  datasets: ${created.datasets.join(', ')}`);
+      const { id, name, provider, org_id: org } = created;
+      printLine(`created integration ${id} "${printable(name)}" (${printable(provider)}) in org ${printable(org)}`);
+      printLine(`  sources:  ${printable(created.sources.join(', ')) || '-'}`);
+      printLine(`  datasets: ${printable(created.datasets.join(', '))}`);
     });
 
   integrations

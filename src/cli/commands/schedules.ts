@@ -5,7 +5,7 @@ import { runSchedulerTick } from '../../planning/scheduler.js';
 import { createSchedule, deleteSchedule, updateSchedule } from '../../planning/schedules.js';
 import { listSchedules, type ScheduleRow } from '../../store/schedules.js';
 import { uuid } from '../args.js';
-import { isoOrDash, printJson, printLine, printTable } from '../output.js';
+import { isoOrDash, printable, printJson, printLine, printTable } from '../output.js';
 import { withSession } from '../session.js';
 
 interface CreateOptions {
@@ -39,7 +39,8 @@ function present(s: ScheduleRow) {
 
 function describe(s: ScheduleRow): string {
   const next = s.enabled ? `next run ${isoOrDash(s.next_run_at)}` : 'disabled';
-  return `schedule ${s.id}: ${s.mode} of integration ${s.integration_id} at "${s.cron}" (${s.timezone}); ${next}`;
+  const at = `"${printable(s.cron)}" (${printable(s.timezone)})`;
+  return `schedule ${s.id}: ${s.mode} of integration ${s.integration_id} at ${at}; ${next}`;
 }
 
 export function registerSchedules(program: Command): void {
@@ -146,7 +147,7 @@ Example:
       printLine(
         `fired ${tick.fired.length}, skipped ${tick.skipped.length}, failed ${tick.failed.length + tick.errors.length}`,
       );
-      for (const s of tick.skipped) printLine(`  skipped schedule ${s.scheduleId}: ${s.reason}`);
-      for (const s of tick.failed) printLine(`  failed schedule ${s.scheduleId}: ${s.reason}`);
+      for (const s of tick.skipped) printLine(`  skipped schedule ${s.scheduleId}: ${printable(s.reason)}`);
+      for (const s of tick.failed) printLine(`  failed schedule ${s.scheduleId}: ${printable(s.reason)}`);
     });
 }

@@ -1,7 +1,7 @@
 /** `syncrelay trigger`: creates the JobRun and plans the run in one transaction. */
 import { Option, type Command } from 'commander';
 import { SYNC_MODES, type SyncMode } from '../../domain/statuses.js';
-import { NotFoundError, RunConflictError } from '../../errors.js';
+import { NotFoundError, RunConflictError, RunTooLargeError, TooManyLiveRunsError } from '../../errors.js';
 import { getIntegration } from '../../store/integrations.js';
 import { isoTime, list, uuid } from '../args.js';
 import { CliError, printJson, printLine } from '../output.js';
@@ -16,6 +16,21 @@ interface TriggerOptions {
   force?: boolean;
   org?: string;
   json?: boolean;
+}
+
+/** A refused trigger as one line naming what to do about it in this command's terms. */
+function refusal(err: unknown, mode: SyncMode): unknown {
+  if (err instanceof RunConflictError) {
+    return new CliError(`${err.message} (wait for it, cancel it, or add --force)`, undefined, { cause: err });
+  }
+  if (err instanceof RunTooLargeError) {
+    const flags = mode === 'backfill' ? '--datasets, --since/--before' : '--datasets';
+    return new CliError(`${err.message} (${flags})`, undefined, { cause: err });
+  }
+  if (err instanceof TooManyLiveRunsError) {
+    return new CliError(`${err.message} (syncrelay runs list, syncrelay cancel RUN_ID)`, undefined, { cause: err });
+  }
+  return err;
 }
 
 export function registerTrigger(program: Command): void {
@@ -38,8 +53,10 @@ Examples:
   syncrelay trigger --integration <id> --mode backfill --since 2026-01-01 --before 2026-04-01 --json
 
 A backfill needs --since and --before (since < before); other modes take no window. Invalid
-input writes nothing. The trigger commits whether or not the broker is reachable: the
-reconciler relays the run's dispatch when it can.`,
+input writes nothing, nor does a run of more than SYNC_RUN_MAX_UNITS units, nor a trigger of an
+integration that has SYNC_INTEGRATION_MAX_LIVE_RUNS unfinished runs (--force or not). The
+trigger commits whether or not the broker is reachable: the reconciler relays the run's
+dispatch when it can.`,
     )
     .action(async (opts: TriggerOptions) => {
       const triggered = await withSession({}, async ({ engine }) => {
@@ -57,10 +74,7 @@ reconciler relays the run's dispatch when it can.`,
             force: opts.force ?? false,
           });
         } catch (err) {
-          if (err instanceof RunConflictError) {
-            throw new CliError(`${err.message} (wait for it, cancel it, or add --force)`, undefined, { cause: err });
-          }
-          throw err;
+          throw refusal(err, opts.mode);
         }
       });
       if (opts.json) {

@@ -33,6 +33,7 @@ const DEMO_DEFAULTS: readonly { env: string; key: keyof ResolvedSettings; ms: nu
 /**
  * Overrides for loadSettings: the demo values for every setting the user left unset. `base` is the
  * environment's own (already validated) settings, so the lease never exceeds the user's max lifetime.
+ * Fault injection is always allowed: the demo integration's failures and rate limits are fault knobs.
  */
 export function demoOverrides(
   base: ResolvedSettings,
@@ -43,7 +44,7 @@ export function demoOverrides(
     if (env[d.env] !== undefined && env[d.env] !== '') continue;
     out[d.key] = d.key === 'leaseMs' ? Math.min(d.ms, base.maxLifetimeMs) : d.ms;
   }
-  return out as Partial<ResolvedSettings>;
+  return { ...(out as Partial<ResolvedSettings>), allowFaultInjection: true };
 }
 
 /** The demo integration: reused when it exists, created otherwise. */

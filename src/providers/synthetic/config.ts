@@ -1,4 +1,23 @@
-/** The synthetic provider's knobs, read from `integrations.config` and validated once. */
+/**
+ * The synthetic provider's knobs, read from `integrations.config` and validated once.
+ *
+ * Bounds (anything outside is refused with a `ValidationError` naming `config.<key>`):
+ *
+ * | knob                    | bound                                                        | fault knob |
+ * |-------------------------|--------------------------------------------------------------|------------|
+ * | `itemsPerDay`           | integer 0–{@link SYNTHETIC_LIMITS.itemsPerDay} (1000)        |            |
+ * | `latencyMs`             | 0–{@link SYNTHETIC_LIMITS.latencyMs} ms (10 min)             |            |
+ * | `failRate`              | probability 0–1                                              | yes        |
+ * | `rateLimitRate`         | probability 0–1                                              | yes        |
+ * | `hangRate`              | probability 0–1                                              | yes        |
+ * | `hangMs`                | 0–{@link SYNTHETIC_LIMITS.hangMs} ms (10 min)                | yes        |
+ * | `seed`                  | 32-bit signed integer: −2^31 to 2^31 − 1                     |            |
+ * | `impersonate`           | a provider name: `^[a-z][a-z0-9_-]{0,63}$` (≤ 64 characters) |            |
+ * | `rateLimitRetryAfterMs` | 0–{@link SYNTHETIC_LIMITS.rateLimitRetryAfterMs} ms (1 h)    |            |
+ *
+ * Fault knobs are accepted at creation only where fault injection is allowed
+ * (`SYNCRELAY_ALLOW_FAULT_INJECTION=true`: demos, chaos runs, tests); see {@link validateSyntheticConfig}.
+ */
 import { ValidationError } from '../../errors.js';
 
 export interface SyntheticConfig {
@@ -6,17 +25,21 @@ export interface SyntheticConfig {
   itemsPerDay: number;
   /** Time each unit waits before doing anything, in ms. @default 20 */
   latencyMs: number;
-  /** Probability a unit throws a plain provider error. @default 0 */
+  /** Fault knob: probability a unit throws a plain provider error. @default 0 */
   failRate: number;
-  /** Probability a unit throws `RateLimitError(rateLimitRetryAfterMs)`. @default 0 */
+  /** Fault knob: probability a unit throws `RateLimitError(rateLimitRetryAfterMs)`. @default 0 */
   rateLimitRate: number;
-  /** Probability a unit freezes the whole process for `hangMs` (a lost worker). @default 0 */
+  /**
+   * Fault knob: probability a unit stalls for `hangMs` before doing anything (an upstream that stops
+   * answering). The stall is an asynchronous wait: the process keeps serving, heartbeats go on, and
+   * an abort (lease lost, soft timeout, shutdown) ends it at once. @default 0
+   */
   hangRate: number;
   /** Seeds every pseudo-random decision and every generated item. @default 1 */
   seed: number;
   /** The provider name units carry, e.g. `linear` to exercise the Linear retry policy. */
   impersonate?: string;
-  /** How long a hang freezes the process, in ms; set it past the lease to lose the unit. @default 10000 */
+  /** Fault knob: how long a hang stalls the unit, in ms. @default 10000 */
   hangMs: number;
   /** The retry-after a synthetic rate limit asks for, in ms. @default 1000 */
   rateLimitRetryAfterMs: number;
@@ -33,41 +56,73 @@ export const SYNTHETIC_DEFAULTS: Readonly<SyntheticConfig> = {
   rateLimitRetryAfterMs: 1000,
 };
 
+/** Upper bounds of the numeric knobs (`seed` is bounded on both sides). */
+export const SYNTHETIC_LIMITS = {
+  itemsPerDay: 1000,
+  latencyMs: 600_000,
+  hangMs: 600_000,
+  seed: 2 ** 31 - 1,
+  rateLimitRetryAfterMs: 3_600_000,
+} as const;
+
+/** The knobs that inject faults: refused at creation unless fault injection is allowed. */
+export const FAULT_KNOBS: readonly (keyof SyntheticConfig)[] = ['failRate', 'rateLimitRate', 'hangRate', 'hangMs'];
+
+/** What an impersonated provider name must look like: the rule of every provider name (see planning). */
+export const IMPERSONATE_RE = /^[a-z][a-z0-9_-]{0,63}$/;
+
 type Check = (field: string, value: unknown) => void;
 
-const nonNegativeInt: Check = (field, v) => {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    throw new ValidationError(field, 'must be an integer ≥ 0');
-  }
-};
-const nonNegative: Check = (field, v) => {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ValidationError(field, 'must be a number ≥ 0');
-};
+const count =
+  (max: number): Check =>
+  (field, v) => {
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max) {
+      throw new ValidationError(field, `must be an integer from 0 to ${max}`);
+    }
+  };
+const millis =
+  (max: number): Check =>
+  (field, v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max) {
+      throw new ValidationError(field, `must be a number of milliseconds from 0 to ${max}`);
+    }
+  };
 const probability: Check = (field, v) => {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) {
     throw new ValidationError(field, 'must be a number between 0 and 1');
   }
 };
-const integer: Check = (field, v) => {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ValidationError(field, 'must be an integer');
+const seed: Check = (field, v) => {
+  const max = SYNTHETIC_LIMITS.seed;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < -max - 1 || v > max) {
+    throw new ValidationError(field, `must be an integer from ${-max - 1} to ${max}`);
+  }
 };
-const name: Check = (field, v) => {
-  if (typeof v !== 'string' || v.trim() === '') throw new ValidationError(field, 'must be a non-empty string');
+const providerName: Check = (field, v) => {
+  if (typeof v !== 'string' || !IMPERSONATE_RE.test(v)) {
+    throw new ValidationError(
+      field,
+      'must be a provider name: a lower-case letter, then at most 63 lower-case letters, digits, _ or -',
+    );
+  }
 };
 
 const CHECKS: Record<keyof SyntheticConfig, Check> = {
-  itemsPerDay: nonNegativeInt,
-  latencyMs: nonNegative,
+  itemsPerDay: count(SYNTHETIC_LIMITS.itemsPerDay),
+  latencyMs: millis(SYNTHETIC_LIMITS.latencyMs),
   failRate: probability,
   rateLimitRate: probability,
   hangRate: probability,
-  seed: integer,
-  impersonate: name,
-  hangMs: nonNegative,
-  rateLimitRetryAfterMs: nonNegative,
+  seed,
+  impersonate: providerName,
+  hangMs: millis(SYNTHETIC_LIMITS.hangMs),
+  rateLimitRetryAfterMs: millis(SYNTHETIC_LIMITS.rateLimitRetryAfterMs),
 };
 
-/** Validates `raw` and fills in defaults; throws `ValidationError` naming the field (`config.<key>`). */
+/**
+ * Validates `raw` and fills in defaults; throws `ValidationError` naming the field (`config.<key>`).
+ * Reads a stored config, so fault knobs are accepted (they were checked when it was created).
+ */
 export function parseSyntheticConfig(raw: unknown): SyntheticConfig {
   if (raw === null || raw === undefined) return { ...SYNTHETIC_DEFAULTS };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError('config', 'must be an object');
@@ -80,4 +135,22 @@ export function parseSyntheticConfig(raw: unknown): SyntheticConfig {
     out[key] = value;
   }
   return out as unknown as SyntheticConfig;
+}
+
+/**
+ * The check of a config about to be stored: {@link parseSyntheticConfig}, and a fault knob (present
+ * at all, whatever its value) is refused naming it unless `allowFaultInjection`.
+ */
+export function validateSyntheticConfig(raw: unknown, opts: { allowFaultInjection: boolean }): SyntheticConfig {
+  const parsed = parseSyntheticConfig(raw);
+  if (!opts.allowFaultInjection && raw !== null && typeof raw === 'object') {
+    const knob = FAULT_KNOBS.find((k) => Object.hasOwn(raw, k));
+    if (knob) {
+      throw new ValidationError(
+        `config.${knob}`,
+        'is a fault-injection setting, accepted only when the server runs with SYNCRELAY_ALLOW_FAULT_INJECTION=true',
+      );
+    }
+  }
+  return parsed;
 }

@@ -1,6 +1,7 @@
 /**
  * The built-in synthetic provider (SPEC §9): deterministic items per source × dataset × window,
  * with configurable latency, failures, rate limits and hangs — a stand-in for Linear, GitHub, Jira.
+ * A hang is an asynchronous stall of the one unit: nothing a config says can block the process.
  */
 import { fileURLToPath } from 'node:url';
 import { loadMigrations } from '../../db/migrator.js';
@@ -8,7 +9,7 @@ import { LeaseLostError, RateLimitError } from '../../errors.js';
 import type { Db } from '../../db/types.js';
 import { PostgresSink } from '../../sinks/postgres.js';
 import type { DatasetSpec, IntegrationInfo, Provider, UnitContext, UnitResult } from '../types.js';
-import { parseSyntheticConfig, type SyntheticConfig } from './config.js';
+import { parseSyntheticConfig, validateSyntheticConfig, type SyntheticConfig } from './config.js';
 import { decideUnit, generateItems, type SyntheticItem } from './items.js';
 import { metricsRollupHandler } from './metricsRollup.js';
 
@@ -35,7 +36,8 @@ export function createSyntheticProvider(): Provider {
     initialDepthDays: 30,
     unitProvider: (integration) => configOf(integration).impersonate ?? SYNTHETIC_PROVIDER,
     datasetsFor: (integration) => datasetSpecs(configOf(integration).impersonate === 'linear' ? 14 : 7),
-    validateConfig: (config) => void parseSyntheticConfig(config),
+    validateConfig: (config, context) =>
+      void validateSyntheticConfig(config, { allowFaultInjection: context?.allowFaultInjection ?? false }),
     runUnit: runSyntheticUnit,
     postSyncHandlers: [metricsRollupHandler],
     migrations: () => loadMigrations(SYNTHETIC_MIGRATIONS_DIR),
@@ -115,7 +117,7 @@ export async function runSyntheticUnit(ctx: UnitContext): Promise<UnitResult> {
 async function execute(ctx: UnitContext, config: SyntheticConfig): Promise<UnitResult> {
   await sleep(config.latencyMs, ctx.signal);
   const decision = decideUnit(config, ctx.unit.id, ctx.unit.attempt);
-  if (decision.hang) freezeProcess(config.hangMs);
+  if (decision.hang) await sleep(config.hangMs, ctx.signal);
   if (decision.rateLimit) throw new RateLimitError(config.rateLimitRetryAfterMs, 'synthetic rate limit');
   if (decision.fail) throw new Error('synthetic provider failure');
 
@@ -142,16 +144,6 @@ function toRow(ctx: UnitContext, item: SyntheticItem, writtenAt: Date): Record<s
     lease_owner: ctx.lease.owner,
     written_at: writtenAt,
   };
-}
-
-/**
- * Freezes the whole process — event loop, timers, every other unit — for `ms` without burning CPU.
- * A frozen process sends no heartbeats, so to the rest of the system it is exactly a stopped worker:
- * its lease expires and the reconciler takes the unit away. When it thaws, its sink writes are
- * fenced out (LeaseLostError) and its terminal CAS finds the lease gone.
- */
-export function freezeProcess(ms: number): void {
-  if (ms > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** Waits `ms`; an abort rejects at once with the signal's reason. */
