@@ -118,19 +118,3 @@ export async function answerIdempotently(
   reply.code(answer.status);
   return answer.body;
 }
-
-/**
- * `db` with `transaction` joining the open transaction `tx` instead of starting its own: for an
- * effect written as `fn(db)` (createIntegration), so it commits with the recorded answer.
- */
-export function joinTransaction(db: Db, tx: Tx): Db {
-  return {
-    kind: db.kind,
-    schema: tx.schema,
-    query: <R>(text: string, values?: readonly unknown[]) => tx.query<R>(text, values),
-    exec: (script) => tx.exec(script),
-    transaction: (fn) => fn(tx),
-    listen: (channel, onNotify) => db.listen(channel, onNotify),
-    close: () => Promise.reject(new Error('a joined transaction is closed by its owner')),
-  };
-}

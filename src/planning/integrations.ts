@@ -1,7 +1,7 @@
 /** Creating integrations: validated against the provider before anything is written. */
 import type { Clock } from '../clock.js';
 import type { ResolvedSettings } from '../config.js';
-import type { Db } from '../db/types.js';
+import type { Db, Tx } from '../db/types.js';
 import { ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { insertDatasets, insertIntegration, insertSources, type IntegrationRow } from '../store/integrations.js';
@@ -103,14 +103,29 @@ export async function createIntegration(
   i: NewIntegration,
 ): Promise<CreatedIntegration> {
   validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
-  return db.transaction(async (tx) => {
-    const row = await insertIntegration(
-      tx,
-      { orgId: i.orgId, provider: i.provider, name: i.name, config: i.config ?? {} },
-      deps.clock.now(),
-    );
-    await insertSources(tx, i.orgId, row.id, i.sources);
-    await insertDatasets(tx, i.orgId, row.id, i.datasets);
-    return { ...row, sources: [...i.sources], datasets: [...i.datasets] };
-  });
+  return db.transaction((tx) => insertIntegrationInTx(tx, deps, i));
+}
+
+/**
+ * Validates and writes the integration, its sources and its datasets inside the caller's open
+ * transaction (e.g. with the Idempotency-Key answer that records it).
+ */
+export async function createIntegrationInTx(
+  tx: Tx,
+  deps: { registry: ProviderRegistry; clock: Clock; settings: Pick<ResolvedSettings, 'allowFaultInjection'> },
+  i: NewIntegration,
+): Promise<CreatedIntegration> {
+  validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
+  return insertIntegrationInTx(tx, deps, i);
+}
+
+async function insertIntegrationInTx(tx: Tx, deps: { clock: Clock }, i: NewIntegration): Promise<CreatedIntegration> {
+  const row = await insertIntegration(
+    tx,
+    { orgId: i.orgId, provider: i.provider, name: i.name, config: i.config ?? {} },
+    deps.clock.now(),
+  );
+  await insertSources(tx, i.orgId, row.id, i.sources);
+  await insertDatasets(tx, i.orgId, row.id, i.datasets);
+  return { ...row, sources: [...i.sources], datasets: [...i.datasets] };
 }

@@ -1,11 +1,11 @@
 /** POST/GET /integrations, GET /integrations/:id. */
 import type { FastifyInstance } from 'fastify';
-import { createIntegration, validateIntegration, type NewIntegration } from '../../planning/integrations.js';
+import { createIntegrationInTx, validateIntegration, type NewIntegration } from '../../planning/integrations.js';
 import { getIntegrationView, listIntegrationViews } from '../../store/admin.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
-import { answerIdempotently, joinTransaction } from '../idempotency.js';
+import { answerIdempotently } from '../idempotency.js';
 import { mount } from '../mount.js';
 import { presentIntegration } from '../present.js';
 import type { RouteDeps } from './deps.js';
@@ -29,7 +29,7 @@ export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): voi
       status: endpoints.createIntegration.success.status,
     };
     return answerIdempotently(ctx, request, reply, op, async (tx) => {
-      const created = await createIntegration(joinTransaction(ctx.db, tx), ctx, input);
+      const created = await createIntegrationInTx(tx, ctx, input);
       const view = await getIntegrationView(tx, orgId, created.id);
       if (!view) throw new ApiError(500, 'internal_error', 'the integration vanished after it was created');
       return presentIntegration(view);
