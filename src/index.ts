@@ -31,6 +31,7 @@ export type {
   Provider,
   Sink,
   UnitContext,
+  UnitCredential,
   UnitInfo,
   UnitResult,
 } from './providers/types.js';

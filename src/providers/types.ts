@@ -71,6 +71,16 @@ export interface UnitContext {
   clock: Clock;
   /** The engine's database, for providers that keep their own records (not for sink writes). */
   db: Tx;
+  /** The integration's stored credential, decrypted on demand; null when none is set. */
+  credential: UnitCredential | null;
+}
+
+/** A stored credential as a unit sees it: a stable non-secret id and the secret, revealed on demand. */
+export interface UnitCredential {
+  /** Stable, non-secret identifier of this credential (changes when the credential is replaced). */
+  readonly id: string;
+  /** The decrypted secret. Never log it, put it in an error, a message or a metric. */
+  reveal(): string;
 }
 
 export interface UnitResult {

@@ -61,6 +61,7 @@ async function runClaimed(
       logger,
       clock,
       db: ctx.db,
+      credential: null,
     });
   } catch (err) {
     error = err;

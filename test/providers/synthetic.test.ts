@@ -300,6 +300,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
       logger,
       clock,
       db: t.db,
+      credential: null,
     };
   }
 
