@@ -1,12 +1,14 @@
 /**
  * One injector per fault kind. Each acts only on what this command started — its child processes
- * (by pid), its private Redis, its namespace's link, and PostgreSQL backends whose application_name
+ * (by pid), its private Redis and PostgreSQL cluster, its namespace's link, and backends whose application_name
  * marks them as this run's engine connections — and returns what it did, or null when it found
  * nothing to act on at that moment (the fault is then counted as missed, not injected).
  */
 import type { Db } from '../db/types.js';
 import type { Cluster } from './cluster.js';
 import type { PartitionableNetwork } from './netns.js';
+import type { PgOutage } from './outage.js';
+import type { PrivatePostgres, StartInfo } from './postgres.js';
 import { LEASE_MS, RECONCILE_INTERVAL_MS, type FaultKind } from './options.js';
 import type { ChaosChild } from './processes.js';
 import { RELAY_PAUSE_POINTS } from './protocol.js';
@@ -34,6 +36,10 @@ export interface FaultContext {
   db: Db;
   rng: Rng;
   redis: PrivateRedis | null;
+  /** The private PostgreSQL cluster (`--pg-bin`), if any. */
+  pg: PrivatePostgres | null;
+  /** Set while a PostgreSQL fault has the cluster down. */
+  outage: PgOutage;
   net: PartitionableNetwork | null;
   /** LIKE pattern of this run's engine connections' application_name. */
   engineAppNames: string;
@@ -68,12 +74,17 @@ async function waitTakenOver(db: Db, units: HeldUnit[], maxMs: number): Promise<
   const deadline = Date.now() + maxMs;
   while (Date.now() < deadline) {
     if (units.length === 0) return sleep(Math.min(maxMs, LEASE_MS + RECONCILE_INTERVAL_MS));
-    const { rows } = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${db.schema.sync_run_units} u JOIN unnest($1::uuid[], $2::text[]) AS h(id, owner)
-          ON u.id = h.id AND u.lease_owner = h.owner WHERE u.status = 'running'`,
-      [units.map((u) => u.unitId), units.map((u) => u.owner)],
-    );
-    if (rows[0]!.n === 0) return;
+    // While PostgreSQL is down (a PostgreSQL fault at the same time) the question waits: no take-over either.
+    const rows = await db
+      .query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${db.schema.sync_run_units} u
+           JOIN unnest($1::uuid[], $2::text[]) AS h(id, owner) ON u.id = h.id AND u.lease_owner = h.owner
+          WHERE u.status = 'running'`,
+        [units.map((u) => u.unitId), units.map((u) => u.owner)],
+      )
+      .then((r) => r.rows)
+      .catch(() => null);
+    if (rows && rows[0]!.n === 0) return;
     await sleep(100);
   }
 }
@@ -209,6 +220,49 @@ const pgTerminate: Injector = async ({ db, rng, engineAppNames }) => {
   };
 };
 
+/** What a start after a PostgreSQL fault did, for the record. */
+function startDetail(downMs: number, info: StartInfo): string {
+  const recovery = info.recovered ? `crash recovery: ${info.redo ?? 'ran'}` : 'no crash recovery (clean shutdown)';
+  return `down ${downMs} ms; ${recovery}`;
+}
+
+/** Units every worker holds right now (those a PostgreSQL outage takes the database away from). */
+function heldByWorkers(cluster: Cluster): HeldUnit[] {
+  return cluster
+    .live()
+    .filter((c) => c.role === 'worker')
+    .flatMap(held);
+}
+
+/** Stops the private cluster with `halt`, keeps it down `downMs`, starts it again; the outage spans all of it. */
+async function outageOf(
+  kind: 'pg-restart' | 'pg-stop-long',
+  { pg, cluster, outage, signal }: FaultContext,
+  downMs: number,
+  halt: (pg: PrivatePostgres, downMs: number, signal: AbortSignal) => Promise<StartInfo>,
+): Promise<FaultRecord | null> {
+  if (!pg) return null;
+  const units = heldByWorkers(cluster);
+  const startedAt = Date.now();
+  outage.begin();
+  let info: StartInfo;
+  try {
+    info = await halt(pg, downMs, signal);
+  } finally {
+    outage.end();
+  }
+  const target = `postgres pid ${pg.pid ?? '?'} port ${pg.port}`;
+  return { kind, target, startedAt, endedAt: Date.now(), units, detail: startDetail(downMs, info) };
+}
+
+/** A crash: `pg_ctl stop -m immediate`, down 0.3–2 s, started again (the WAL replayed). */
+const pgRestart: Injector = (ctx) =>
+  outageOf('pg-restart', ctx, ctx.rng.int(300, 2000), (pg, ms, signal) => pg.crash(ms, signal));
+
+/** A long outage: `pg_ctl stop -m fast`, down for 2–5 leases (every lease held then lapses), started again. */
+const pgStopLong: Injector = (ctx) =>
+  outageOf('pg-stop-long', ctx, ctx.rng.int(2 * LEASE_MS, 5 * LEASE_MS), (pg, ms, signal) => pg.stopFor(ms, signal));
+
 /** A fraction of every child's broker publishes fail for a few seconds. */
 const publishFail: Injector = async ({ cluster, rng }) => {
   const rate = Math.round(rng.between(0.2, 0.5) * 100) / 100;
@@ -234,6 +288,8 @@ export const INJECTORS: Record<FaultKind, Injector> = {
   'redis-restart': redisRestart,
   'redis-flushall': redisFlushAll,
   'pg-terminate': pgTerminate,
+  'pg-restart': pgRestart,
+  'pg-stop-long': pgStopLong,
   'publish-fail': publishFail,
   'worker-freeze': workerFreeze,
   'net-partition': netPartition,

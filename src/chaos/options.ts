@@ -8,6 +8,8 @@ export const FAULT_KINDS = [
   'redis-restart',
   'redis-flushall',
   'pg-terminate',
+  'pg-restart',
+  'pg-stop-long',
   'publish-fail',
   'worker-freeze',
   'net-partition',
@@ -16,6 +18,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Kinds that restart or flush Redis: only allowed on a Redis the command started itself. */
 export const REDIS_FAULTS: readonly FaultKind[] = ['redis-restart', 'redis-flushall'];
+
+/** Kinds that crash or stop PostgreSQL: only allowed on a cluster the command started itself. */
+export const PG_FAULTS: readonly FaultKind[] = ['pg-restart', 'pg-stop-long'];
 
 export interface ChaosOptions {
   /** Runs triggered over the duration. @default 40 */
@@ -37,6 +42,8 @@ export interface ChaosOptions {
   seed: number;
   /** Path of a redis-server binary: start a private Redis (needed for the Redis faults). */
   redisServer?: string;
+  /** Directory of PostgreSQL's binaries: initdb and start a private cluster (needed for the PostgreSQL faults). */
+  pgBin?: string;
   /** Slack on top of lease + reconcile interval for "terminal after the faults stop", in seconds. @default 20 */
   slackS: number;
   /** Keep the chaos database (and print its name) instead of dropping it. */

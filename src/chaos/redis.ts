@@ -156,7 +156,7 @@ export class PrivateRedis {
 }
 
 /** Running (a zombie waiting to be reaped counts as gone). */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
@@ -171,6 +171,6 @@ function isAlive(pid: number): boolean {
 }
 
 /** Resolves once `pid` is gone (polled: it is the watchdog's child, not ours). */
-async function waitForExit(pid: number): Promise<void> {
+export async function waitForExit(pid: number): Promise<void> {
   while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
 }

@@ -24,6 +24,8 @@ export interface ChaosReport {
     slack_s: number;
     terminal_bound_s: number;
     redis: string;
+    /** `private` with --pg-bin (a cluster the command started), else `shared` (DATABASE_URL's server). */
+    postgres: string;
     partitioned_worker: boolean;
   };
   database: { name: string; kept: boolean };
@@ -81,7 +83,7 @@ export function formatReport(r: ChaosReport): string {
       `${c.workers} workers${c.partitioned_worker ? ' (+1 in a network namespace)' : ''} × ${c.concurrency}, ` +
       `${c.reconcilers} reconcilers, ${c.duration_s} s of faults`,
     `  database ${r.database.name}${r.database.kept ? ' (kept)' : ' (dropped)'} · ` +
-      `queue prefix ${r.queue_prefix} · Redis ${c.redis}`,
+      `queue prefix ${r.queue_prefix} · Redis ${c.redis} · PostgreSQL ${c.postgres}`,
     `  lease ${c.lease_s} s · reconcile interval ${c.reconcile_interval_s} s · ` +
       `slack ${c.slack_s} s → terminal bound ${c.terminal_bound_s} s`,
     '',

@@ -19,6 +19,7 @@ export interface ReportInput {
   invariants: InvariantResult[];
   cluster: Cluster;
   redis: string;
+  postgres: string;
   partitioned: boolean;
   elapsedMs: number;
 }
@@ -80,6 +81,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       slack_s: x.opts.slackS,
       terminal_bound_s: x.boundMs / 1000,
       redis: x.redis,
+      postgres: x.postgres,
       partitioned_worker: x.partitioned,
     },
     database: { name: x.names.database, kept: x.opts.keep },

@@ -4,6 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Db } from '../db/types.js';
+import { ValidationError } from '../errors.js';
 import { Cluster } from './cluster.js';
 import { databaseUrl } from './database.js';
 import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
@@ -16,6 +17,8 @@ import {
   type ChaosOptions,
   type FaultKind,
 } from './options.js';
+import { PgOutage, throughOutage } from './outage.js';
+import { checkPgBin } from './postgres.js';
 import { ChaosProgress } from './progress.js';
 import { Rng } from './random.js';
 import { buildReport } from './reportData.js';
@@ -25,8 +28,8 @@ import { planFaults } from './schedule.js';
 import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
 
 export interface ChaosEnvironment {
-  /** DATABASE_URL: the server the chaos database is created on. */
-  databaseUrl: string;
+  /** DATABASE_URL: the server the chaos database is created on (unless a private cluster is started). */
+  databaseUrl: string | undefined;
   /** REDIS_URL, used when no private Redis is started. */
   redisUrl: string | undefined;
   /** How to start `syncrelay` again: node, its flags and the CLI entry. */
@@ -54,6 +57,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 const GROUP: Partial<Record<FaultKind, string>> = {
   'redis-restart': 'redis',
   'redis-flushall': 'redis',
+  'pg-terminate': 'pg',
+  'pg-restart': 'pg',
+  'pg-stop-long': 'pg',
   'publish-fail': 'publish',
   'net-partition': 'net',
 };
@@ -71,6 +77,7 @@ export class ChaosRun {
   private readonly locks = new Map<string, Promise<unknown>>();
   private planned = 0;
   private cluster: Cluster | null = null;
+  private readonly outage = new PgOutage();
 
   constructor(
     private readonly opts: ChaosOptions,
@@ -82,9 +89,15 @@ export class ChaosRun {
     const names = makeNames();
     const { kinds, skipped } = await resolveFaults(this.opts);
     if (!this.env.redisUrl && !this.opts.redisServer) throw new Error('REDIS_URL or --redis-server is required');
+    if (!this.env.databaseUrl && !this.opts.pgBin) throw new Error('DATABASE_URL or --pg-bin is required');
+    if (this.opts.pgBin && this.opts.keep) {
+      throw new ValidationError('--keep', 'keeps a database on DATABASE_URL; a private cluster (--pg-bin) is removed');
+    }
+    if (this.opts.pgBin) await checkPgBin(this.opts.pgBin);
     const r: Resources = {
       names,
-      serverUrl: this.env.databaseUrl,
+      serverUrl: this.env.databaseUrl ?? '',
+      pg: null,
       redisUrl: this.env.redisUrl ?? '',
       redis: null,
       net: null,
@@ -99,9 +112,10 @@ export class ChaosRun {
       await setUp(r, this.opts, kinds.includes('net-partition'));
       const engine = r.control!;
       const redis = r.redis ? `private (pid ${String(r.redis.pid)}, port ${r.redis.port})` : 'shared';
+      const pg = r.pg ? `, PostgreSQL private (pid ${String(r.pg.pid)}, port ${r.pg.port})` : '';
       this.io.note(
         `chaos: database ${names.database}, schema ${engine.db.schema.name}, queue prefix ${names.queuePrefix}, ` +
-          `Redis ${redis}, seed ${this.opts.seed}`,
+          `Redis ${redis}${pg}, seed ${this.opts.seed}`,
       );
       const rng = new Rng(this.opts.seed);
       const integrations = await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
@@ -121,6 +135,8 @@ export class ChaosRun {
         db: engine.db,
         rng: rng.fork(3),
         redis: r.redis,
+        pg: r.pg,
+        outage: this.outage,
         net: r.net,
         engineAppNames: `${names.enginePrefix}%`,
         signal: this.io.signal,
@@ -158,6 +174,7 @@ export class ChaosRun {
         invariants,
         cluster,
         redis: r.redis ? 'private' : 'shared',
+        postgres: r.pg ? 'private' : 'shared',
         partitioned: r.net !== null,
         elapsedMs: Date.now() - this.startedAt,
       });
@@ -212,12 +229,19 @@ export class ChaosRun {
       await sleep(t0 + p.at - Date.now(), this.io.signal);
       if (this.io.signal.aborted) break;
       try {
-        const t = await triggerRun(engine, orgId, p);
-        this.runs.set(t.syncRunId, Date.now());
+        // Triggers wait out an injected PostgreSQL outage; one cut off by it is looked for before it is retried.
+        const runId = await throughOutage(
+          this.outage,
+          async () => (await triggerRun(engine, orgId, p)).syncRunId,
+          () => this.unknownRun(engine.db, orgId),
+        );
+        this.runs.set(runId, Date.now());
         if (p.cancelAfterMs !== undefined) {
+          const cancel = () => engine.cancel(runId, orgId);
           cancels.push(
             sleep(p.cancelAfterMs, this.io.signal).then(async () => {
-              if ((await engine.cancel(t.syncRunId, orgId).catch(() => null)) === 'cancelled') this.userCancels += 1;
+              const outcome = await throughOutage(this.outage, cancel, async () => null).catch(() => null);
+              if (outcome === 'cancelled') this.userCancels += 1;
             }),
           );
         }
@@ -227,6 +251,16 @@ export class ChaosRun {
       }
     }
     await Promise.all(cancels);
+  }
+
+  /** A run of the org this command did not see triggered (triggers go one at a time): at most one. */
+  private async unknownRun(db: Db, orgId: string): Promise<string | null> {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id FROM ${db.schema.sync_runs} WHERE org_id = $1 AND NOT (id = ANY($2::uuid[]))
+        ORDER BY created_at DESC LIMIT 1`,
+      [orgId, [...this.runs.keys()]],
+    );
+    return rows[0]?.id ?? null;
   }
 
   private async injectAll(plan: { at: number; kind: FaultKind }[], t0: number, ctx: FaultContext): Promise<void> {

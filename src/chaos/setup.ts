@@ -1,6 +1,6 @@
 /**
- * What a chaos run sets up and takes down again: its database, its private Redis (if asked), the
- * partition namespace (if permitted), the control engine that triggers runs, and the queue keys.
+ * What a chaos run sets up and takes down again: its database, its private PostgreSQL cluster and
+ * Redis (if asked), the partition namespace (if permitted), the control engine that triggers runs, and the queue keys.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -13,7 +13,8 @@ import { ValidationError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { createDatabase, databaseUrl, dropDatabase, prepareDatabase } from './database.js';
 import { PartitionableNetwork, probeNetns, removeStaleNamespaces } from './netns.js';
-import { CHILD_SETTINGS, REDIS_FAULTS, type ChaosOptions, type FaultKind } from './options.js';
+import { CHILD_SETTINGS, PG_FAULTS, REDIS_FAULTS, type ChaosOptions, type FaultKind } from './options.js';
+import { PrivatePostgres } from './postgres.js';
 import { PrivateRedis } from './redis.js';
 
 export interface Names {
@@ -49,6 +50,12 @@ export async function resolveFaults(
       skipped[kind] = why;
       continue;
     }
+    if (PG_FAULTS.includes(kind) && !opts.pgBin) {
+      const why = 'needs --pg-bin DIR (the chaos command only crashes or stops a PostgreSQL it started itself)';
+      if (opts.faultsExplicit) throw new ValidationError('--faults', `${kind} ${why}`);
+      skipped[kind] = why;
+      continue;
+    }
     if (kind === 'net-partition') {
       const probe = await probeNetns();
       if (!probe.ok) {
@@ -63,7 +70,10 @@ export async function resolveFaults(
 
 export interface Resources {
   names: Names;
+  /** The server the chaos database is created on: DATABASE_URL's, or the private cluster's. */
   serverUrl: string;
+  /** The private PostgreSQL cluster (`--pg-bin`), if any. */
+  pg: PrivatePostgres | null;
   redisUrl: string;
   redis: PrivateRedis | null;
   net: PartitionableNetwork | null;
@@ -75,6 +85,10 @@ export interface Resources {
 
 /** Creates and migrates the database, starts the private Redis and the namespace; the caller closes. */
 export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean): Promise<void> {
+  if (opts.pgBin) {
+    r.pg = await PrivatePostgres.start(opts.pgBin);
+    r.serverUrl = r.pg.url;
+  }
   if (opts.redisServer) {
     r.redis = await PrivateRedis.start(opts.redisServer);
     r.redisUrl = r.redis.url;
@@ -126,7 +140,9 @@ export async function tearDown(r: Resources, keep: boolean): Promise<void> {
   await quietly(r.net?.close());
   if (r.redis) await quietly(r.redis.stop());
   else await quietly(deleteQueueKeys(r.redisUrl, r.names.queuePrefix));
-  if (r.databaseCreated && !keep) await quietly(dropDatabase(r.serverUrl, r.names.database));
+  // A private cluster goes as a whole (server stopped, directory removed); --keep is refused with it.
+  if (r.pg) await quietly(r.pg.stop());
+  else if (r.databaseCreated && !keep) await quietly(dropDatabase(r.serverUrl, r.names.database));
 }
 
 /** Removes this run's own queue keys (`<prefix>:*`) from a Redis the command did not start. */

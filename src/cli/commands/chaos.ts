@@ -25,6 +25,7 @@ interface ChaosFlags {
   postSync: PostSyncDelivery;
   seed?: number;
   redisServer?: string;
+  pgBin?: string;
   slack: number;
   concurrency: number;
   keep?: boolean;
@@ -84,6 +85,11 @@ export function registerChaos(program: Command): void {
       'start a private redis-server from this binary on a free 127.0.0.1 port (needed for the Redis faults)',
     )
     .option(
+      '--pg-bin <dir>',
+      'initdb and start a private PostgreSQL from this directory of binaries on a free 127.0.0.1 port ' +
+        '(needed for the PostgreSQL faults)',
+    )
+    .option(
       '--slack <seconds>',
       'slack on top of lease + reconcile interval for every run to be terminal after the faults stop',
       seconds,
@@ -95,9 +101,9 @@ export function registerChaos(program: Command): void {
     .addHelpText(
       'after',
       `
-Needs DATABASE_URL (PostgreSQL; the embedded mode is refused) and REDIS_URL or --redis-server.
-It creates its own database on DATABASE_URL's server (syncrelay_chaos_<time>_<hex>, migrated,
-dropped at the end unless --keep), its own org, synthetic integrations (two impersonating linear)
+Needs DATABASE_URL (PostgreSQL; the embedded mode is refused) or --pg-bin, and REDIS_URL or
+--redis-server. It creates its own database on DATABASE_URL's server, or on the private cluster
+(syncrelay_chaos_<time>_<hex>, migrated, dropped at the end unless --keep), its own org, synthetic integrations (two impersonating linear)
 and queue prefix; starts W worker and R reconciler processes with a 2 s lease and a 1 s reconcile
 interval; triggers the runs; and injects, on a seeded schedule:
 
@@ -106,23 +112,30 @@ interval; triggers the runs; and injects, on a seeded schedule:
   redis-restart    kill the private Redis and start it again, empty   (--redis-server only)
   redis-flushall   FLUSHALL on the private Redis                      (--redis-server only)
   pg-terminate     pg_terminate_backend on this run's engine connections (never anything else)
+  pg-restart       crash the private PostgreSQL (pg_ctl stop -m immediate), start it again after
+                   0.3–2 s: the WAL is replayed                       (--pg-bin only)
+  pg-stop-long     stop the private PostgreSQL (-m fast) for 2–5 leases, then start it again:
+                   every engine process must wait it out and resume   (--pg-bin only)
   publish-fail     a fraction of every engine process's broker publishes fail for a few seconds
   worker-freeze    SIGSTOP a worker past its lease, then SIGCONT: its late writes must be fenced
   net-partition    cut a worker in its own network namespace off PostgreSQL and Redis past its
                    lease, then reconnect it (skipped with a message where ip netns is not permitted)
 
-Faults only ever target processes this command started (by pid), the Redis it started, the link
-of the namespace it created and backends whose application_name marks them as its own.
+As root, --pg-bin runs initdb and postgres as the postgres system user (they refuse root).
+
+Faults only ever target processes this command started (by pid), the Redis and PostgreSQL it
+started, the link of the namespace it created and backends whose application_name marks them as
+its own.
 
 Then it waits for every run to be terminal, checks the invariants of a durable run and prints
 the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     )
     .action(async (flags: ChaosFlags) => {
       const settings = resolveSettings();
-      if (!settings.databaseUrl) {
+      if (!settings.databaseUrl && !flags.pgBin) {
         throw new CliError(
           'chaos refuses the embedded mode: it runs separate worker and reconciler processes, ' +
-            'which need PostgreSQL — set DATABASE_URL',
+            'which need PostgreSQL — set DATABASE_URL, or pass --pg-bin DIR to start a private one',
         );
       }
       if (!settings.redisUrl && !flags.redisServer) {
@@ -142,6 +155,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         postSync: flags.postSync,
         seed: flags.seed ?? randomInt(0, 2 ** 31 - 1),
         redisServer: flags.redisServer,
+        pgBin: flags.pgBin,
         slackS: flags.slack,
         keep: flags.keep ?? false,
         concurrency: flags.concurrency,
