@@ -103,9 +103,10 @@ export function registerChaos(program: Command): void {
       `
 Needs DATABASE_URL (PostgreSQL; the embedded mode is refused) or --pg-bin, and REDIS_URL or
 --redis-server. It creates its own database on DATABASE_URL's server, or on the private cluster
-(syncrelay_chaos_<time>_<hex>, migrated, dropped at the end unless --keep), its own org, synthetic integrations (two impersonating linear)
-and queue prefix; starts W worker and R reconciler processes with a 2 s lease and a 1 s reconcile
-interval; triggers the runs; and injects, on a seeded schedule:
+(syncrelay_chaos_<time>_<hex>, migrated, dropped at the end unless --keep), its own org, synthetic
+integrations (two impersonating linear) and queue prefix; starts W worker and R reconciler
+processes with a 2 s lease and a 1 s reconcile interval; triggers the runs; and injects, on a
+seeded schedule:
 
   worker-kill      SIGKILL a worker holding units, start a new one
   reconciler-kill  SIGKILL a reconciler between claiming outbox rows and marking them
