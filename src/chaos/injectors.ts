@@ -6,6 +6,7 @@
  */
 import type { Db } from '../db/types.js';
 import type { Cluster } from './cluster.js';
+import type { CommitLedger } from './commitLedger.js';
 import type { PartitionableNetwork } from './netns.js';
 import type { PgOutage } from './outage.js';
 import type { PrivatePostgres, StartInfo } from './postgres.js';
@@ -40,6 +41,8 @@ export interface FaultContext {
   pg: PrivatePostgres | null;
   /** Set while a PostgreSQL fault has the cluster down. */
   outage: PgOutage;
+  /** What was committed right before each PostgreSQL fault (checked afterwards). */
+  ledger: CommitLedger;
   net: PartitionableNetwork | null;
   /** LIKE pattern of this run's engine connections' application_name. */
   engineAppNames: string;
@@ -237,11 +240,12 @@ function heldByWorkers(cluster: Cluster): HeldUnit[] {
 /** Stops the private cluster with `halt`, keeps it down `downMs`, starts it again; the outage spans all of it. */
 async function outageOf(
   kind: 'pg-restart' | 'pg-stop-long',
-  { pg, cluster, outage, signal }: FaultContext,
+  { pg, cluster, outage, ledger, db, signal }: FaultContext,
   downMs: number,
   halt: (pg: PrivatePostgres, downMs: number, signal: AbortSignal) => Promise<StartInfo>,
 ): Promise<FaultRecord | null> {
   if (!pg) return null;
+  await ledger.snapshot(db);
   const units = heldByWorkers(cluster);
   const startedAt = Date.now();
   outage.begin();

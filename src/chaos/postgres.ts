@@ -22,7 +22,7 @@ const SYSTEM_USER = 'postgres';
 const START_TIMEOUT_MS = 60_000;
 /** Server log lines telling that a start replayed the WAL after a crash. */
 const RECOVERY = /automatic recovery in progress/;
-const REDO_DONE = /redo done at|redo is not required/;
+const REDO_DONE = /redo (done at \S+|is not required)/;
 
 /** Refuses a `--pg-bin` directory without the binaries the cluster needs, before anything is made. */
 export async function checkPgBin(binDir: string): Promise<void> {
@@ -166,8 +166,8 @@ export class PrivatePostgres {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    const redo = this.log.split('\n').find((l) => REDO_DONE.test(l));
-    return { recovered: RECOVERY.test(this.log), ...(redo ? { redo: redo.replace(/^.*?(redo)/, '$1').trim() } : {}) };
+    const redo = REDO_DONE.exec(this.log)?.[0];
+    return { recovered: RECOVERY.test(this.log), ...(redo ? { redo } : {}) };
   }
 
   private async accepts(): Promise<boolean> {

@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Db } from '../db/types.js';
 import { ValidationError } from '../errors.js';
 import { Cluster } from './cluster.js';
+import { CommitLedger } from './commitLedger.js';
 import { databaseUrl } from './database.js';
 import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
 import { checkInvariants } from './invariants.js';
@@ -78,6 +79,7 @@ export class ChaosRun {
   private planned = 0;
   private cluster: Cluster | null = null;
   private readonly outage = new PgOutage();
+  private readonly ledger = new CommitLedger();
 
   constructor(
     private readonly opts: ChaosOptions,
@@ -137,6 +139,7 @@ export class ChaosRun {
         redis: r.redis,
         pg: r.pg,
         outage: this.outage,
+        ledger: this.ledger,
         net: r.net,
         engineAppNames: `${names.enginePrefix}%`,
         signal: this.io.signal,
@@ -161,6 +164,8 @@ export class ChaosRun {
         boundMs,
         postSync: this.opts.postSync,
       });
+      // With PostgreSQL faults: what was committed before each crash or stop is still there.
+      if (this.ledger.snapshots.length > 0) invariants.push(await this.ledger.check(engine.db, names.orgId, this.runs));
       progress.stop();
       progress = null;
       return await buildReport(engine.db, {
