@@ -151,11 +151,19 @@ export class PgDb implements Db {
       this.handlers.set(channel, set);
     }
     set.add(onNotify);
-    const client = await this.ensureListener();
-    if (fresh) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    return async () => {
+    const unlisten = async () => {
       set.delete(onNotify);
     };
+    let client: pg.Client;
+    try {
+      client = await this.ensureListener();
+    } catch {
+      // PostgreSQL is unreachable right now (an outage, a restart): the subscription stands, and the
+      // listener's reconnect LISTENs on it once the server is back; polling covers the gap.
+      return unlisten;
+    }
+    if (fresh) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    return unlisten;
   }
 
   private async ensureListener(): Promise<pg.Client> {
@@ -170,10 +178,16 @@ export class PgDb implements Db {
     client.on('error', () => this.dropListener(client));
     client.on('end', () => this.dropListener(client));
     this.listener = client;
-    await client.connect();
-    // A new connection (first use, or a reconnect) listens on every channel subscribed so far,
-    // including any subscribed while the previous connection was down.
-    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    try {
+      await client.connect();
+      // A new connection (first use, or a reconnect) listens on every channel subscribed so far,
+      // including any subscribed while the previous connection was down.
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      // Its 'end' drops it and schedules the next attempt.
+      void client.end().catch(() => undefined);
+      throw err;
+    }
     return client;
   }
 

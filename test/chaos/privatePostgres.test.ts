@@ -97,6 +97,30 @@ describe.skipIf(!haveBinaries)(`a private PostgreSQL from ${PG_BIN}`, () => {
     await heardAgain('after-stop');
   });
 
+  it('a subscription made while PostgreSQL is down stands, and is heard once it is back', async () => {
+    const late = new PgDb({ connectionString: server.url, max: 1, applicationName: 'syncrelay-test-late' });
+    const lateHeard: string[] = [];
+    try {
+      const outage = server.stopFor(1500);
+      await until('the server refuses', () =>
+        late.query('SELECT 1').then(
+          () => false,
+          () => true,
+        ),
+      );
+      // A reconciler or scheduler starting now subscribes now: that must not fail its start.
+      await late.listen('chaos_late', (p) => lateHeard.push(p));
+      await outage;
+      await until('the late subscription hears', async () => {
+        await late.query('SELECT pg_notify($1, $2)', ['chaos_late', 'back']).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+        return lateHeard.includes('back');
+      });
+    } finally {
+      await late.close();
+    }
+  });
+
   it('stop() ends the server and removes its directory', async () => {
     const { rows } = await db.query<{ d: string }>('SELECT current_setting($1) AS d', ['data_directory']);
     await db.close();
