@@ -3,8 +3,14 @@
  * close(): stop taking work, let in-flight units finish for `graceMs`, then abandon the rest
  * (their leases end at once so the reconciler takes them), and close. States:
  * idle → running → draining → stopped.
+ *
+ * A task that fails because PostgreSQL is unreachable (an outage, a restart) is handled again once
+ * it answers — for up to `databaseWaitMs` — instead of being dropped: the broker never redelivers,
+ * so a dropped run_sync_unit would wait for the dispatch-stale repair. Handling a task again is a
+ * duplicate delivery, which every task tolerates (a unit already claimed is not dispatchable).
  */
 import type { Consumer, TaskMessage } from '../broker/types.js';
+import { isDatabaseUnavailable } from '../db/retry.js';
 import { describeError } from '../errors.js';
 import { outboxBackoffMs } from '../domain/backoff.js';
 import { ATTR, inTaskSpan, outcomeName } from '../observability/spans.js';
@@ -23,7 +29,13 @@ export interface WorkerOptions {
   concurrency?: number;
   /** How long close() lets in-flight units finish before abandoning them. @default 10 s */
   graceMs?: number;
+  /** How long a task waits out PostgreSQL being unreachable before it is given up. @default 60 s */
+  databaseWaitMs?: number;
+  /** First pause before handling such a task again; it doubles up to 5 s. @default 250 ms */
+  databaseRetryPauseMs?: number;
 }
+
+const MAX_DATABASE_PAUSE_MS = 5000;
 
 export type WorkerState = 'idle' | 'running' | 'draining' | 'stopped';
 
@@ -31,6 +43,8 @@ export class Worker {
   private state: WorkerState = 'idle';
   private consumer: Consumer | null = null;
   private readonly shutdown = new AbortController();
+  /** Aborted when draining starts: a task waiting out an outage stops waiting. */
+  private readonly draining = new AbortController();
   private closing: Promise<void> | null = null;
 
   constructor(
@@ -59,7 +73,7 @@ export class Worker {
     await inTaskSpan(tracerOf(this.ctx), msg, outboxId, async (span) => {
       const logger = this.ctx.logger.child({ ...ids, ...traceIds(span) });
       try {
-        const outcome = await this.run(msg);
+        const outcome = await this.runThroughOutage(msg, logger);
         const name = outcomeName(outcome);
         if (name) span.setAttribute(ATTR.outcome, name);
         logger.debug({ outcome }, 'task done');
@@ -69,6 +83,24 @@ export class Worker {
         if (msg.name === 'post_sync') await this.rearmPostSync(msg).catch(() => undefined);
       }
     });
+  }
+
+  /** `run`, again after a growing pause while it fails on an unreachable PostgreSQL (bounded; not while draining). */
+  private async runThroughOutage(msg: TaskMessage, logger: EngineContext['logger']): Promise<unknown> {
+    const started = performance.now();
+    const budget = this.options.databaseWaitMs ?? 60_000;
+    let pause = this.options.databaseRetryPauseMs ?? 250;
+    for (;;) {
+      try {
+        return await this.run(msg);
+      } catch (err) {
+        const waited = performance.now() - started;
+        if (!isDatabaseUnavailable(err) || waited + pause > budget || this.draining.signal.aborted) throw err;
+        logger.warn({ err: describeError(err), retryInMs: pause }, 'database unavailable; handling the task again');
+        await sleep(pause, this.draining.signal);
+        pause = Math.min(pause * 2, MAX_DATABASE_PAUSE_MS);
+      }
+    }
   }
 
   private run(msg: TaskMessage): Promise<unknown> {
@@ -112,6 +144,7 @@ export class Worker {
 
   private async drain(): Promise<void> {
     this.state = 'draining';
+    this.draining.abort();
     const consumer = this.consumer;
     if (consumer) {
       const grace = setTimeout(() => this.shutdown.abort(), this.options.graceMs ?? 10_000);
@@ -122,4 +155,18 @@ export class Worker {
     }
     this.state = 'stopped';
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
