@@ -19,6 +19,7 @@ describe('syncrelay chaos: what it refuses', () => {
     expect(r.code).toBe(0);
     for (const k of FAULT_KINDS) expect(r.stdout).toContain(k);
     expect(r.stdout).toMatch(/only ever target processes this command started/);
+    expect(r.stdout).toContain('--pg-bin <dir>');
   });
 
   it('refuses the embedded mode (no DATABASE_URL)', async () => {
@@ -42,6 +43,27 @@ describe('syncrelay chaos: what it refuses', () => {
       'syncrelay: --faults: redis-flushall needs --redis-server PATH ' +
         '(the chaos command only restarts or flushes a Redis it started itself)',
     );
+  });
+
+  it('refuses an explicit PostgreSQL fault without a cluster of its own (--pg-bin)', async () => {
+    const r = await runCli(['chaos', '--faults', 'worker-kill,pg-restart'], {
+      env: { DATABASE_URL: `${PG_BASE}/postgres`, REDIS_URL: 'redis://127.0.0.1:6379' },
+    });
+    expect(r.code).toBe(1);
+    expect(oneLine(r.stderr)).toBe(
+      'syncrelay: --faults: pg-restart needs --pg-bin DIR ' +
+        '(the chaos command only crashes or stops a PostgreSQL it started itself)',
+    );
+  });
+
+  it('with --pg-bin needs no DATABASE_URL, but refuses a directory without the binaries and --keep', async () => {
+    const env = { REDIS_URL: 'redis://127.0.0.1:6379' };
+    const noBin = await runCli(['chaos', '--pg-bin', '/nonexistent/bin'], { env });
+    expect(noBin.code).toBe(1);
+    expect(oneLine(noBin.stderr)).toMatch(/^syncrelay: --pg-bin: \/nonexistent\/bin has no executable initdb/);
+    const keep = await runCli(['chaos', '--pg-bin', '/nonexistent/bin', '--keep'], { env });
+    expect(keep.code).toBe(1);
+    expect(oneLine(keep.stderr)).toMatch(/^syncrelay: --keep: .*--pg-bin/);
   });
 
   it('names an unknown fault kind', async () => {
