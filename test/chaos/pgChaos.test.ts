@@ -13,7 +13,7 @@ import { REDIS_URL } from '../helpers/pg.js';
 
 const PG_BIN = process.env.SYNCRELAY_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const SEED = 20_260_415;
-const RUNS = 12;
+const RUNS = 8;
 const FAULTS = ['pg-restart', 'pg-stop-long', 'pg-terminate', 'worker-kill', 'reconciler-kill'];
 
 function redisServerBinary(): string | null {
@@ -35,7 +35,7 @@ describe.skipIf(!existsSync(`${PG_BIN}/initdb`))('syncrelay chaos --pg-bin (boun
       const redis = redisServerBinary();
       const args = [
         'chaos',
-        ...['--runs', String(RUNS), '--units-per-run', '15', '--duration', '40'],
+        ...['--runs', String(RUNS), '--units-per-run', '10', '--duration', '40'],
         ...['--workers', '3', '--reconcilers', '2', '--faults', FAULTS.join(',')],
         ...['--pg-bin', PG_BIN, '--seed', String(SEED), '--slack', '40', '--json'],
         ...(redis ? ['--redis-server', redis] : []),
