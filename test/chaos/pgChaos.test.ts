@@ -1,8 +1,11 @@
 /**
  * The bounded PostgreSQL chaos run of CI: `syncrelay chaos --pg-bin` on a private cluster, with
  * immediate-mode crashes (`pg-restart`) and outages longer than the lease (`pg-stop-long`) among
- * worker and reconciler kills. Every engine process lives through them (no exit, none failing to
- * start), nothing committed is lost, every trigger lands, and every invariant holds.
+ * backend terminations and worker kills (reconciler kills are chaos.test.ts's: two close together
+ * leave no relay until a replacement has started, which on a loaded machine takes tens of seconds).
+ * Every engine process lives through them (no exit, none failing to start), nothing committed is
+ * lost, every trigger lands, and every invariant holds. The slack is 40 s: when PostgreSQL is back
+ * every run it held up is open at once.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { REDIS_URL } from '../helpers/pg.js';
 const PG_BIN = process.env.SYNCRELAY_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const SEED = 20_260_415;
 const RUNS = 8;
-const FAULTS = ['pg-restart', 'pg-stop-long', 'pg-terminate', 'worker-kill', 'reconciler-kill'];
+const FAULTS = ['pg-restart', 'pg-stop-long', 'pg-terminate', 'worker-kill'];
 
 function redisServerBinary(): string | null {
   for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
