@@ -126,6 +126,7 @@ const CORE_TABLES = [
   'job_runs',
   'post_sync_receipts',
   'provider_migrations',
+  'rate_budgets',
   'reconciler_passes',
   'scheduled_jobs',
   'sync_dispatch_outbox',
