@@ -124,7 +124,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false },
   });
   octokit.hook.wrap('request', (request, options) => {
-    const what = `${String(options.method)} ${pathOf(String(options.url))}`;
+    const what = `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`;
     const subject = { integration: o.subject, what };
     const once = async () => {
       await o.budget?.gate();
