@@ -35,7 +35,7 @@ describe('recordRateBudget', () => {
     expect(await readRateBudget(t.db, { ...KEY, orgId: 'org-c' })).toBeNull();
   });
 
-  it('the same window keeps the lower remaining; a later window replaces it; an earlier one changes nothing', async () => {
+  it('one window keeps the lower remaining; a later window replaces it; an earlier one changes nothing', async () => {
     await recordRateBudget(t.db, KEY, seen({ remaining: 40 }), 'u1');
     await recordRateBudget(t.db, KEY, seen({ remaining: 55, observedAt: at(5) }), 'u2'); // arrived late
     expect((await readRateBudget(t.db, KEY))!.remaining).toBe(40);

@@ -156,7 +156,7 @@ describe('shared budget per credential', () => {
     expect(deferred.length).toBeGreaterThan(0);
     const reset = Math.ceil(gh.resetAt / 1000) * 1000;
     for (const r of deferred) {
-      const err = (r as PromiseRejectedResult).reason as RateLimitError;
+      const err = r.reason as RateLimitError;
       expect(err).toBeInstanceOf(RateLimitError);
       expect(err.liftsAt!.getTime()).toBe(reset);
     }
