@@ -57,7 +57,7 @@ async function rejection(p: Promise<unknown>): Promise<RateLimitError> {
 
 describe('each kind of GitHub limit → RateLimitError with its lift time, then success', () => {
   const resetSec = Math.ceil((T0 + 1800 * S) / 1000);
-  const cases = [
+  const cases: { kind: string; status: number; headers: Record<string, string>; body: unknown; liftsAt: number }[] = [
     {
       kind: 'primary (403, remaining 0)',
       status: 403,

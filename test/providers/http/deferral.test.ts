@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../../src/errors.js';
-import type { TaskMessage } from '../../../src/broker/messages.js';
+import type { TaskMessage } from '../../../src/broker/types.js';
 import { Harness, SECOND, T0 } from '../../crash/harness.js';
 
 let h: Harness | undefined;
