@@ -151,15 +151,25 @@ describe('GitHub provider: reading and writing', () => {
     expect(await count(t.db, 'work_items')).toBe(250);
   });
 
-  it('running a unit twice over the same data (a retry after a lost worker) upserts without duplicates', async () => {
-    for (let n = 1; n <= 230; n++) gh.issues.push(issue(n, T0 - DAY + n * 1000));
+  it('a worker killed mid-pagination: the retry upserts every item again without duplicates', async () => {
+    for (let n = 1; n <= 430; n++) gh.issues.push(issue(n, T0 - DAY + n * 1000));
     const spec = { datasetKey: 'work-items', since: new Date(T0 - 2 * DAY), before: new Date(T0) };
-    await runGithubUnit(ctx(spec), FAST);
-    const firstSeen = (await rows<{ first_seen_at: Date }>(t.db, 'work_items')).map((r) => r.first_seen_at.getTime());
-    await runGithubUnit(ctx(spec), FAST);
-    expect(await count(t.db, 'work_items')).toBe(230);
-    const again = (await rows<{ first_seen_at: Date }>(t.db, 'work_items')).map((r) => r.first_seen_at.getTime());
-    expect(again).toEqual(firstSeen);
+    const dying = new TestGuard('u-kill');
+    dying.loseAfter = 2;
+    expect(await failureOf(runGithubUnit(ctx({ ...spec, guard: dying }), FAST))).toBeInstanceOf(LeaseLostError);
+    expect(await count(t.db, 'work_items')).toBe(200);
+    const firstSeen = await rows<{ external_id: string; first_seen_at: Date }>(t.db, 'work_items');
+
+    expect(await runGithubUnit(ctx(spec), FAST)).toMatchObject({ items: 430 });
+    expect(await runGithubUnit(ctx(spec), FAST)).toMatchObject({ items: 430 });
+    expect(await count(t.db, 'work_items')).toBe(430);
+    const again = new Map(
+      (await rows<{ external_id: string; first_seen_at: Date }>(t.db, 'work_items')).map((r) => [
+        r.external_id,
+        r.first_seen_at.getTime(),
+      ]),
+    );
+    for (const r of firstSeen) expect(again.get(r.external_id)).toBe(r.first_seen_at.getTime());
   });
 
   it('a lease lost mid-unit stops it: nothing is written after the loss', async () => {
