@@ -129,7 +129,7 @@ describe.skipIf(!present)('GitHub provider against the emulator', () => {
     expect(limited().length).toBeLessThanOrEqual(1);
   });
 
-  it('an injected secondary limit → RateLimitError at its retry-after, then success; 5xx retried; bad token → auth', async () => {
+  it('an injected secondary limit lifts at its retry-after; 5xx retried in place; a bad token fails auth', async () => {
     emu = await start({ clock, now: new Date(T0), scale: SCALE, seed: 7 });
     emu.setFaults([{ kind: 'secondary-limit', count: 1, retryAfter: 30 }]);
     const err = await runGithubUnit(unit({ datasetKey: 'repositories' }), FAST).catch((e: unknown) => e);
