@@ -10,6 +10,8 @@ import {
   runGithubUnit,
   type GithubProviderOptions,
 } from '../../../src/providers/github/index.js';
+import { validateIntegration } from '../../../src/planning/integrations.js';
+import { defaultRegistry } from '../../../src/providers/registry.js';
 import type { UnitContext } from '../../../src/providers/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { FakeGithub, type FakeIssue } from './fakeGithub.js';
@@ -345,6 +347,18 @@ describe('GitHub provider: config and sources', () => {
       );
     },
   );
+
+  it('creating a GitHub integration checks its sources and config, naming the field', () => {
+    const registry = defaultRegistry(t.db);
+    const base = { orgId: 'o', provider: 'github', name: 'n', datasets: ['work-items'], config: {} };
+    expect(() => validateIntegration(registry, { ...base, sources: ['acme/app', 'acme/api'] })).not.toThrow();
+    expect(() => validateIntegration(registry, { ...base, sources: ['acme/app', 'nope'] })).toThrow(
+      expect.objectContaining({ field: 'sources.1' }) as Error,
+    );
+    expect(() => validateIntegration(registry, { ...base, sources: ['acme/app'], config: { budgetShare: 2 } })).toThrow(
+      expect.objectContaining({ field: 'config.budgetShare' }) as Error,
+    );
+  });
 
   it('declares the cross-provider dataset keys', () => {
     expect(provider.datasets.map((d) => d.key)).toEqual([
