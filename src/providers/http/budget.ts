@@ -117,7 +117,7 @@ export class RateBudget {
     }
   }
 
-  /** Takes one response's figures (`limited`: it was a limit response). */
+  /** Takes one response's figures (`limitedUntil` set: it was a limit response). */
   async observe(o: BudgetObservation): Promise<void> {
     this.latest = mergeObservations(this.latest, o);
     this.unrecorded++;
