@@ -33,6 +33,8 @@ export interface GithubClientOptions {
   token: string;
   /** Named in every error, e.g. `github integration "acme"`. */
   subject: string;
+  /** Requests of one key share the throttling plugin's concurrency (10 in flight): the credential's id. */
+  throttleKey: string;
   clock: Clock;
   signal: AbortSignal;
   logger: Logger;
@@ -121,7 +123,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
       warn: (msg: string) => o.logger.warn({ source: 'octokit' }, msg),
       error: (msg: string) => o.logger.error({ source: 'octokit' }, msg),
     },
-    throttle: { onRateLimit: () => false, onSecondaryRateLimit: () => false },
+    throttle: { id: o.throttleKey, onRateLimit: () => false, onSecondaryRateLimit: () => false },
   });
   octokit.hook.wrap('request', (request, options) => {
     const what = `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`;

@@ -110,6 +110,7 @@ export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOption
     baseUrl: config.baseUrl,
     token: credential.reveal(),
     subject,
+    throttleKey: `${ctx.unit.orgId}/${credential.id}`,
     clock: ctx.clock,
     signal: ctx.signal,
     logger: ctx.logger,
