@@ -47,6 +47,10 @@ export interface ResolvedSettings {
   metricsToken: string | undefined;
   /** Idempotency-Key answers older than this are pruned by the reconciler. @default 24 h */
   idempotencyRetentionMs: number;
+  /** Rate-limit deferrals one unit may take before it fails `rate_limit`. @default 10 */
+  rateLimitMaxDeferrals: number;
+  /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
+  rateLimitMaxWaitMs: number;
   /** The PostgreSQL schema of syncrelay's tables (SYNCRELAY_SCHEMA). @default syncrelay */
   schema: string;
   /** Queue name prefix in the broker. @default the schema's name */
@@ -156,6 +160,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     allowFaultInjection: flag(env, 'SYNCRELAY_ALLOW_FAULT_INJECTION'),
     metricsToken: secret(env, 'SYNCRELAY_METRICS_TOKEN', 16),
     idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
+    rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
+    rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
     schema: validateSchemaName(env.SYNCRELAY_SCHEMA || DEFAULT_SCHEMA),
     queuePrefix: '',
     ...overrides,

@@ -98,14 +98,19 @@ export class LeaseLostError extends SyncRelayError {
   }
 }
 
-/** The provider asks to be called again after `retryAfterMs`. */
+/**
+ * The provider asks to be called again after `retryAfterMs`. `liftsAt`, when known, is the absolute
+ * time the limit lifts (e.g. a rate-limit reset); the unit's deferral then counts from it.
+ */
 export class RateLimitError extends SyncRelayError {
+  readonly liftsAt: Date | null;
   constructor(
     readonly retryAfterMs: number,
     message = 'rate limited',
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; liftsAt?: Date | null },
   ) {
     super('rate_limit', message, options);
+    this.liftsAt = options?.liftsAt ?? null;
   }
 }
 

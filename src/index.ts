@@ -20,6 +20,7 @@ export { cancelRun } from './planning/cancel.js';
 export { armOutbox } from './store/outbox.js';
 export { ProviderRegistry, defaultRegistry } from './providers/registry.js';
 export { createSyntheticProvider, syntheticSink } from './providers/synthetic.js';
+export { createGithubProvider, GITHUB_DATASETS, type GithubProviderOptions } from './providers/github/index.js';
 export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
 export type {
   DatasetSpec,

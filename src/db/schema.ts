@@ -32,6 +32,7 @@ export const CORE_OBJECTS = [
   'reconciler_passes',
   'api_tokens',
   'idempotency_keys',
+  'rate_budgets',
   'syncrelay_migrations',
   'provider_migrations',
   'syncrelay_uuid7',
@@ -81,6 +82,7 @@ export class DbSchema implements QualifiedNames {
   declare readonly reconciler_passes: string;
   declare readonly api_tokens: string;
   declare readonly idempotency_keys: string;
+  declare readonly rate_budgets: string;
   declare readonly syncrelay_migrations: string;
   declare readonly provider_migrations: string;
   declare readonly syncrelay_uuid7: string;

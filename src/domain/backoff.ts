@@ -22,22 +22,44 @@ export function keptClaimExpiry(claimExpiresAt: number | null, now: number): num
   return claimExpiresAt !== null && claimExpiresAt > now ? claimExpiresAt : null;
 }
 
-export const RATE_LIMIT_MAX_CHUNK_MS = 600_000;
 export const RATE_LIMIT_MAX_JITTER_MS = 5_000;
 export const RATE_LIMIT_MAX_DEFERRALS = 10;
 export const RATE_LIMIT_MAX_TOTAL_MS = 2 * 3600_000;
 
-/**
- * Delay before a rate-limited unit is tried again: the provider's wish (at most 600 s) plus a
- * jitter of up to a fifth of it, never more than 5 s — so a 500 ms retry-after stays sub-second.
- */
-export function rateLimitDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
-  const chunk = Math.min(Math.max(retryAfterMs, 0), RATE_LIMIT_MAX_CHUNK_MS);
-  return chunk + Math.floor(random() * Math.min(RATE_LIMIT_MAX_JITTER_MS, chunk / 5));
+/** How long and how often a rate-limited unit may be deferred (SYNC_RATE_LIMIT_MAX_*). */
+export interface RateLimitPolicy {
+  /** Deferrals one unit may take. @default 10 */
+  maxDeferrals: number;
+  /** Deferred wait one unit may accumulate, from its first rate limit. @default 2 h */
+  maxWaitMs: number;
 }
 
-/** Whether one more deferral exceeds the budget (more than 10 deferrals, or 2 h since the first). */
-export function rateLimitBudgetExceeded(deferralsSoFar: number, firstSeenAt: number | null, now: number): boolean {
-  if (deferralsSoFar + 1 > RATE_LIMIT_MAX_DEFERRALS) return true;
-  return firstSeenAt !== null && now - firstSeenAt > RATE_LIMIT_MAX_TOTAL_MS;
+export const DEFAULT_RATE_LIMIT_POLICY: RateLimitPolicy = {
+  maxDeferrals: RATE_LIMIT_MAX_DEFERRALS,
+  maxWaitMs: RATE_LIMIT_MAX_TOTAL_MS,
+};
+
+/**
+ * Delay before a rate-limited unit is tried again: until the limit lifts, plus a jitter of 0–5 s
+ * so units deferred by one limit do not all come back at the same instant.
+ */
+export function rateLimitDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
+  const wait = Number.isFinite(retryAfterMs) ? Math.max(retryAfterMs, 0) : 0;
+  return Math.ceil(wait) + Math.floor(random() * RATE_LIMIT_MAX_JITTER_MS);
+}
+
+/**
+ * Whether one more deferral of `delayMs` exceeds the policy: more than `maxDeferrals` deferrals,
+ * or a total wait (from the first rate limit to the end of this deferral) over `maxWaitMs`.
+ */
+export function rateLimitBudgetExceeded(
+  deferralsSoFar: number,
+  firstSeenAt: number | null,
+  now: number,
+  policy: RateLimitPolicy = DEFAULT_RATE_LIMIT_POLICY,
+  delayMs = 0,
+): boolean {
+  if (deferralsSoFar + 1 > policy.maxDeferrals) return true;
+  const waited = firstSeenAt === null ? 0 : now - firstSeenAt;
+  return waited + delayMs > policy.maxWaitMs;
 }

@@ -80,6 +80,7 @@ export function validateIntegration(
   const provider = registry.get(i.provider);
   const config = i.config ?? {};
   provider.validateConfig?.(config, { allowFaultInjection: opts.allowFaultInjection });
+  i.sources.forEach((s, n) => provider.validateSource?.(s, `sources.${n}`));
   const info = { id: '', orgId: i.orgId, provider: i.provider, name: i.name, config };
   const known = new Set((provider.datasetsFor?.(info) ?? provider.datasets).map((d) => d.key));
   if (i.datasets.length === 0) throw new ValidationError('datasets', 'at least one dataset is required');

@@ -2,6 +2,7 @@
 import { SyncRelayError } from '../errors.js';
 import type { Db } from '../db/types.js';
 import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from './types.js';
+import { createGithubProvider } from './github/index.js';
 import { createSyntheticProvider, syntheticSink } from './synthetic.js';
 
 /** No provider is registered under `provider` (an integration names one this process lacks). */
@@ -81,7 +82,10 @@ export class ProviderRegistry {
   }
 }
 
-/** The built-ins: the synthetic provider writing through its Postgres sink. */
+/**
+ * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub.
+ * GitHub writes the normalized surfaces: its sink is the normalized store's (set with `setSink`).
+ */
 export function defaultRegistry(db: Db): ProviderRegistry {
-  return new ProviderRegistry().register(createSyntheticProvider(), syntheticSink(db));
+  return new ProviderRegistry().register(createSyntheticProvider(), syntheticSink(db)).register(createGithubProvider());
 }

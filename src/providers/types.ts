@@ -143,6 +143,8 @@ export interface Provider {
    * assume fault injection is not allowed.
    */
   validateConfig?(config: Record<string, unknown>, context?: ConfigValidationContext): void;
+  /** Validates one source key before it is stored; throws `ValidationError` naming `field` (`sources.<n>`). */
+  validateSource?(source: string, field: string): void;
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
   /**

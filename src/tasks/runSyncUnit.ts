@@ -103,7 +103,9 @@ async function settle(
       break;
   }
   if (error instanceof LeaseLostError) return 'lease_lost';
-  if (error instanceof RateLimitError) return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset, trace);
+  if (error instanceof RateLimitError) {
+    return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset, trace, error.liftsAt);
+  }
   if (error !== undefined) {
     ctx.logger.info({ runId: unit.sync_run_id, unitId: unit.id, err: describeError(error) }, 'unit failed');
     return endUnit(ctx, unit, owner, failure(classifyError(error), error), dataset, trace);

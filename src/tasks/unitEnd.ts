@@ -33,7 +33,11 @@ export function failure(category: ErrorCategory, err: unknown, extra: Record<str
   };
 }
 
-/** A RateLimitError: defer within budget (more than 10 deferrals or 2 h → failed `rate_limit`). */
+/**
+ * A RateLimitError: `retrying` until the limit lifts plus 0–5 s of jitter, within the policy
+ * (SYNC_RATE_LIMIT_MAX_DEFERRALS deferrals, SYNC_RATE_LIMIT_MAX_WAIT_SECONDS of wait); past
+ * either it fails `rate_limit`. `liftsAt` (absolute) wins over `retryAfterMs` when given.
+ */
 export async function deferUnit(
   ctx: EngineContext,
   unit: UnitRow,
@@ -42,14 +46,16 @@ export async function deferUnit(
   err: unknown,
   dataset: DatasetSpec | undefined,
   trace?: TraceCarrier | null,
+  liftsAt: Date | null = null,
 ): Promise<EndOutcome> {
   const now = ctx.clock.now().getTime();
   const first = unit.rate_limit_first_seen_at?.getTime() ?? null;
-  if (rateLimitBudgetExceeded(unit.rate_limit_deferrals, first, now)) {
+  const delayMs = rateLimitDelayMs(liftsAt ? liftsAt.getTime() - now : retryAfterMs, ctx.random);
+  const policy = { maxDeferrals: ctx.settings.rateLimitMaxDeferrals, maxWaitMs: ctx.settings.rateLimitMaxWaitMs };
+  if (rateLimitBudgetExceeded(unit.rate_limit_deferrals, first, now, policy, delayMs)) {
     const t = failure('rate_limit', err, { rate_limit_deferrals: unit.rate_limit_deferrals });
     return endUnit(ctx, unit, owner, t, dataset, trace);
   }
-  const delayMs = rateLimitDelayMs(retryAfterMs, ctx.random);
   return ctx.unitEnds.retry(unit, owner, 'rate_limit', delayMs, describeError(err), trace);
 }
 

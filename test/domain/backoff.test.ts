@@ -4,7 +4,6 @@ import {
   keptClaimExpiry,
   mergedAvailableAt,
   outboxBackoffMs,
-  RATE_LIMIT_MAX_CHUNK_MS,
   RATE_LIMIT_MAX_DEFERRALS,
   RATE_LIMIT_MAX_JITTER_MS,
   RATE_LIMIT_MAX_TOTAL_MS,
@@ -136,28 +135,32 @@ describe('keptClaimExpiry', () => {
   });
 });
 
-describe('rate-limit helpers (SPEC §5.6)', () => {
+describe('rate-limit helpers (SPEC §5.6, §9)', () => {
   const unit = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 
-  it('delay = the provider wish clamped to [0, 600 s], plus jitter < 5 s', () => {
+  it('delay = until the limit lifts (never negative), plus jitter in [0, 5 s)', () => {
     fc.assert(
       fc.property(fc.integer({ min: -10_000_000, max: 10_000_000 }), unit, (retryAfter, r) => {
-        const chunk = Math.min(Math.max(retryAfter, 0), RATE_LIMIT_MAX_CHUNK_MS);
+        const wait = Math.max(retryAfter, 0);
         const d = rateLimitDelayMs(retryAfter, () => r);
-        expect(d).toBeGreaterThanOrEqual(chunk);
-        expect(d).toBeLessThan(chunk + RATE_LIMIT_MAX_JITTER_MS);
+        expect(d).toBeGreaterThanOrEqual(wait);
+        expect(d).toBeLessThan(wait + RATE_LIMIT_MAX_JITTER_MS);
         expect(Number.isInteger(d)).toBe(true);
       }),
     );
   });
 
-  it('uses the stated limits', () => {
-    expect(RATE_LIMIT_MAX_CHUNK_MS).toBe(600 * S);
+  it('the jitter spans the whole 0–5 s range, even for a short wait', () => {
+    expect(rateLimitDelayMs(500, () => 0)).toBe(500);
+    expect(rateLimitDelayMs(500, () => 0.999_999)).toBe(500 + 4999);
+    expect(rateLimitDelayMs(3600 * S, () => 0)).toBe(3600 * S);
+    expect(rateLimitDelayMs(3600 * S, () => 0.5)).toBe(3600 * S + 2500);
+  });
+
+  it('uses the stated defaults', () => {
     expect(RATE_LIMIT_MAX_JITTER_MS).toBe(5 * S);
     expect(RATE_LIMIT_MAX_DEFERRALS).toBe(10);
     expect(RATE_LIMIT_MAX_TOTAL_MS).toBe(2 * 3600 * S);
-    expect(rateLimitDelayMs(30 * S, () => 0)).toBe(30 * S);
-    expect(rateLimitDelayMs(3600 * S, () => 0)).toBe(600 * S);
   });
 
   it('more than 10 deferrals exceeds the budget', () => {
@@ -167,17 +170,29 @@ describe('rate-limit helpers (SPEC §5.6)', () => {
     expect(rateLimitBudgetExceeded(25, now, now)).toBe(true);
   });
 
-  it('more than 2 h since the first rate limit exceeds the budget', () => {
+  it('a total wait past 2 h (elapsed since the first limit plus this delay) exceeds the budget', () => {
     const first = 1_000_000;
     expect(rateLimitBudgetExceeded(1, first, first + RATE_LIMIT_MAX_TOTAL_MS)).toBe(false);
     expect(rateLimitBudgetExceeded(1, first, first + RATE_LIMIT_MAX_TOTAL_MS + 1)).toBe(true);
+    const policy = { maxDeferrals: 10, maxWaitMs: RATE_LIMIT_MAX_TOTAL_MS };
+    expect(rateLimitBudgetExceeded(1, first, first + 3600 * S, policy, 3600 * S)).toBe(false);
+    expect(rateLimitBudgetExceeded(1, first, first + 3600 * S, policy, 3600 * S + 1)).toBe(true);
+    expect(rateLimitBudgetExceeded(0, null, first, policy, RATE_LIMIT_MAX_TOTAL_MS + 1)).toBe(true);
   });
 
-  it('exceeded iff deferrals + 1 > 10 or elapsed > 2 h', () => {
+  it('follows a configured policy', () => {
+    const policy = { maxDeferrals: 2, maxWaitMs: 60 * S };
+    expect(rateLimitBudgetExceeded(1, null, 0, policy, 30 * S)).toBe(false);
+    expect(rateLimitBudgetExceeded(2, null, 0, policy, 30 * S)).toBe(true);
+    expect(rateLimitBudgetExceeded(1, 0, 40 * S, policy, 30 * S)).toBe(true);
+  });
+
+  it('exceeded iff deferrals + 1 > max or elapsed + delay > max wait', () => {
     fc.assert(
-      fc.property(fc.nat(30), fc.option(time), time, (n, first, now) => {
-        const expected = n + 1 > 10 || (first !== null && now - first > RATE_LIMIT_MAX_TOTAL_MS);
-        expect(rateLimitBudgetExceeded(n, first, now)).toBe(expected);
+      fc.property(fc.nat(30), fc.option(time), time, fc.nat(10_000_000), (n, first, now, delay) => {
+        const policy = { maxDeferrals: 10, maxWaitMs: RATE_LIMIT_MAX_TOTAL_MS };
+        const expected = n + 1 > 10 || (first === null ? 0 : now - first) + delay > RATE_LIMIT_MAX_TOTAL_MS;
+        expect(rateLimitBudgetExceeded(n, first, now, policy, delay)).toBe(expected);
       }),
     );
   });

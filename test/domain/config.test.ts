@@ -15,6 +15,7 @@ const SECONDS = [
   ['SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS', 'claimTimeoutMs', 300, false],
   ['SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS', 'expiredLeaseRetryBackoffMs', 60, true],
   ['SYNC_RECONCILE_INTERVAL_SECONDS', 'reconcileIntervalMs', 60, false],
+  ['SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 'rateLimitMaxWaitMs', 7200, true],
 ] as const;
 
 const INTEGERS = [
@@ -23,6 +24,7 @@ const INTEGERS = [
   ['SYNC_UNIT_EXPIRED_LEASE_MAX_RETRIES', 'expiredLeaseMaxRetries', 1, 0],
   ['SYNC_RECONCILE_BATCH', 'reconcileBatch', 100, 1],
   ['SYNC_OUTBOX_RETENTION_DAYS', 'outboxRetentionDays', 30, 0],
+  ['SYNC_RATE_LIMIT_MAX_DEFERRALS', 'rateLimitMaxDeferrals', 10, 0],
 ] as const;
 
 const NOT_NUMBERS = ['abc', 'NaN', 'Infinity', '-Infinity', '10s', '1,5', ' ', '\t', 'true', '[]', '{}'];
@@ -65,6 +67,8 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       allowFaultInjection: false,
       metricsToken: undefined,
       idempotencyRetentionMs: 24 * 3_600_000,
+      rateLimitMaxDeferrals: 10,
+      rateLimitMaxWaitMs: 7200 * S,
       schema: 'syncrelay',
       queuePrefix: 'syncrelay',
     });

@@ -638,7 +638,7 @@ describe('ProviderRegistry', () => {
 
   it('holds the synthetic provider, its retry-safe sink and its post-sync handler by default', () => {
     const registry = defaultRegistry(t.db);
-    expect(registry.list().map((p) => p.name)).toEqual(['synthetic']);
+    expect(registry.list().map((p) => p.name)).toEqual(['synthetic', 'github']);
     expect(registry.get('synthetic').name).toBe('synthetic');
     const sink = registry.sinkFor('synthetic');
     expect(sink.surfaces).toEqual(['synthetic_items']);

@@ -1,0 +1,152 @@
+/**
+ * The GitHub provider (`github`): one repository (`owner/repo`) per source, read through the REST API
+ * (github.com or GitHub Enterprise Server) and written onto the normalized surfaces.
+ *
+ * Datasets (cross-provider keys): reference `repositories`, `members` (assignable users); work-item
+ * family `work-items` (issues, labels and assignees included), `work-item-comments`,
+ * `work-item-history` (issue events), `work-item-labels` (labels arrive on the issues: the
+ * `work-items` unit writes them, this one calls nothing); git family `pull-requests`,
+ * `pull-request-reviews`, `commits`.
+ */
+import { NonRetryableError } from '../../errors.js';
+import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import { RateBudget } from '../http/budget.js';
+import type { RetryOptions } from '../http/retry.js';
+import { createGithubClient } from './client.js';
+import { parseGithubConfig, repoOf, validateSource } from './config.js';
+import * as units from './units.js';
+
+export const GITHUB_PROVIDER = 'github';
+
+const LONG_WINDOW_DAYS = 36_500;
+
+type Runner = (job: units.Job) => Promise<UnitResult>;
+
+interface DatasetDef {
+  spec: DatasetSpec;
+  /** null: the dataset's data arrives with another dataset's calls (nothing to call). */
+  run: Runner | null;
+}
+
+function work(key: string, surfaces: string[], run: Runner | null, keepsWatermark = true): DatasetDef {
+  return { spec: { key, tier: 'work_item', costClass: 'rest', keepsWatermark, surfaces }, run };
+}
+
+function reference(key: string, surface: string, run: Runner): DatasetDef {
+  const spec: DatasetSpec = {
+    key,
+    tier: 'reference',
+    costClass: 'rest',
+    keepsWatermark: false,
+    windowDays: LONG_WINDOW_DAYS,
+    surfaces: [surface],
+  };
+  return { spec, run };
+}
+
+const DATASETS: readonly DatasetDef[] = [
+  reference('repositories', 'repositories', units.repositories),
+  reference('members', 'members', units.members),
+  work('work-items', ['work_items'], units.workItems),
+  work('work-item-comments', ['work_item_comments'], units.workItemComments),
+  work('work-item-history', ['work_item_events'], units.workItemHistory),
+  work('work-item-labels', [], null, false),
+  work('pull-requests', ['pull_requests'], units.pullRequests),
+  work('pull-request-reviews', ['pull_request_reviews'], units.pullRequestReviews),
+  work('commits', ['commits'], units.commits),
+];
+
+export const GITHUB_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
+
+export interface GithubProviderOptions {
+  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
+  postSyncHandlers?: readonly PostSyncHandler[];
+  /** Pages an incremental unit reads from an ascending list before it stops. @default 200 */
+  maxPages?: number;
+  /** Detail requests in flight at once within a unit. @default 4 */
+  detailConcurrency?: number;
+  /** In-place retries of 5xx and network failures. */
+  retry?: RetryOptions;
+  /** Shared-budget tuning (tests). */
+  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+export function createGithubProvider(opts: GithubProviderOptions = {}): Provider {
+  return {
+    name: GITHUB_PROVIDER,
+    datasets: GITHUB_DATASETS,
+    windowDays: 7,
+    initialDepthDays: 30,
+    validateConfig: (config) => void parseGithubConfig(config),
+    validateSource: (source, field) => validateSource(source, field),
+    runUnit: (ctx) => runGithubUnit(ctx, opts),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+  };
+}
+
+/** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */
+export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOptions = {}): Promise<UnitResult> {
+  const subject = `github integration "${ctx.integration.name}"`;
+  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
+  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const config = parseGithubConfig(ctx.integration.config);
+  const repo = repoOf(ctx.unit.sourceKey, subject);
+  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: 'work-items' };
+  const credential = ctx.credential;
+  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
+  const budget = new RateBudget({
+    db: ctx.db,
+    key: { orgId: ctx.unit.orgId, provider: GITHUB_PROVIDER, credentialId: credential.id },
+    owner: ctx.unit.id,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    subject,
+    share: config.budgetShare,
+    ...opts.budget,
+  });
+  const gh = createGithubClient({
+    baseUrl: config.baseUrl,
+    token: credential.reveal(),
+    subject,
+    throttleKey: `${ctx.unit.orgId}/${credential.id}`,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    logger: ctx.logger,
+    budget,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const run = def.run;
+  try {
+    return await run({
+      ctx,
+      gh,
+      repo,
+      scope: {
+        orgId: ctx.unit.orgId,
+        integrationId: ctx.unit.integrationId,
+        provider: GITHUB_PROVIDER,
+        container: repo.full,
+        syncedAt: ctx.clock.now(),
+      },
+      since: ctx.unit.since,
+      before: ctx.unit.before,
+      backfill: ctx.unit.mode === 'backfill',
+      maxPages: opts.maxPages ?? 200,
+      detailConcurrency: opts.detailConcurrency ?? 4,
+    });
+  } finally {
+    await recordQuietly(ctx, budget);
+  }
+}
+
+/** What the unit saw of the budget is recorded; a failure to record never masks the unit's outcome. */
+async function recordQuietly(ctx: UnitContext, budget: RateBudget): Promise<void> {
+  try {
+    await budget.flush();
+  } catch (err) {
+    ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * One classification of provider HTTP failures, shared by every provider:
+ * rate limited until a time → `RateLimitError`; 401, or 403 without rate-limit signals →
+ * non-retryable `auth`; 404 → non-retryable `not_found`; 5xx and network errors → transient
+ * (retried in place, then non-retryable `provider_error`). Each provider only says how its
+ * responses signal a rate limit (see the GitHub client).
+ */
+import { NonRetryableError, RateLimitError } from '../../errors.js';
+
+/** A rate limit a response signalled: which kind, and when it lifts. */
+export interface LimitSignal {
+  kind: 'primary' | 'secondary';
+  liftsAt: Date;
+}
+
+/** What a failed call showed: a status (null: no response at all) and a rate-limit signal, if any. */
+export interface FailureFacts {
+  status: number | null;
+  limit: LimitSignal | null;
+}
+
+export type FailureClass =
+  | { kind: 'rate_limit'; limit: LimitSignal }
+  | { kind: 'auth' }
+  | { kind: 'not_found' }
+  | { kind: 'transient' }
+  | { kind: 'other' };
+
+/** Classifies a failed call; a rate-limit signal wins over the status. */
+export function classifyFailure(f: FailureFacts): FailureClass {
+  if (f.limit) return { kind: 'rate_limit', limit: f.limit };
+  if (f.status === null) return { kind: 'transient' };
+  if (f.status === 401 || f.status === 403) return { kind: 'auth' };
+  if (f.status === 404) return { kind: 'not_found' };
+  if (f.status === 429 || f.status >= 500) return { kind: 'transient' };
+  return { kind: 'other' };
+}
+
+/** Who is calling: named in every message. Never a credential. */
+export interface CallSubject {
+  /** e.g. `github integration "acme"` */
+  integration: string;
+  /** What was being read, e.g. `GET /repos/acme/app/issues`. */
+  what: string;
+}
+
+/** The error a classified failure ends the call with (`transient` only once retries are spent). */
+export function failureError(c: FailureClass, subject: CallSubject, now: Date, cause: unknown): Error {
+  const at = `${subject.integration}: ${subject.what}`;
+  switch (c.kind) {
+    case 'rate_limit': {
+      const waitMs = Math.max(0, c.limit.liftsAt.getTime() - now.getTime());
+      const msg = `${at}: ${c.limit.kind} rate limit until ${c.limit.liftsAt.toISOString()}`;
+      return new RateLimitError(waitMs, msg, { cause, liftsAt: c.limit.liftsAt });
+    }
+    case 'auth':
+      return new NonRetryableError(`${at}: the provider refused the integration's credential`, 'auth', { cause });
+    case 'not_found':
+      return new NonRetryableError(`${at}: not found (or not visible to the credential)`, 'not_found', { cause });
+    case 'transient':
+      return new NonRetryableError(`${at}: provider unavailable after retries`, 'provider_error', { cause });
+    case 'other':
+      return new NonRetryableError(`${at}: the provider refused the request`, 'provider_error', { cause });
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * rate_budgets: a provider's rate-limit budget per (org, provider, credential), shared by every unit
+ * calling the provider with that credential, and the probe lease that lets one unit go first after
+ * a reset.
+ */
+import type { Tx } from '../db/types.js';
+
+export interface BudgetKey {
+  orgId: string;
+  provider: string;
+  credentialId: string;
+}
+
+/** What one response (or a batch of them) showed about the budget. */
+export interface BudgetObservation {
+  remaining: number | null;
+  limit: number | null;
+  resetAt: Date | null;
+  /** A limit response: when the limit lifts. */
+  limitedUntil: Date | null;
+  observedAt: Date;
+}
+
+export interface BudgetRow extends BudgetObservation {
+  probeUntil: Date | null;
+  probeOwner: string | null;
+}
+
+interface Raw {
+  remaining: number | null;
+  request_limit: number | null;
+  reset_at: Date | null;
+  limited_until: Date | null;
+  probe_until: Date | null;
+  probe_owner: string | null;
+  observed_at: Date;
+}
+
+/** The recorded budget of `key`, or null when nothing was recorded. Locks nothing. */
+export async function readRateBudget(tx: Tx, key: BudgetKey): Promise<BudgetRow | null> {
+  const { rows } = await tx.query<Raw>(
+    `SELECT remaining, request_limit, reset_at, limited_until, probe_until, probe_owner, observed_at
+       FROM ${tx.schema.rate_budgets} WHERE org_id = $1 AND provider = $2 AND credential_id = $3`,
+    [key.orgId, key.provider, key.credentialId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    remaining: r.remaining,
+    limit: r.request_limit,
+    resetAt: r.reset_at,
+    limitedUntil: r.limited_until,
+    observedAt: r.observed_at,
+    probeUntil: r.probe_until,
+    probeOwner: r.probe_owner,
+  };
+}
+
+/**
+ * Records an observation, merged with what is there (responses of concurrent units arrive out of
+ * order): a later reset window replaces the counts, the same window keeps the lower remaining, an
+ * earlier window changes nothing; a limit's lift time only moves later, and is cleared by a response
+ * observed after it. When `owner` holds the probe lease, the lease ends (its response is recorded).
+ * Locks: the budget row. Returns nothing.
+ */
+export async function recordRateBudget(tx: Tx, key: BudgetKey, o: BudgetObservation, owner: string): Promise<void> {
+  const b = tx.schema.rate_budgets;
+  await tx.query(
+    `INSERT INTO ${b} AS b (org_id, provider, credential_id, remaining, request_limit, reset_at, limited_until,
+                            observed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (org_id, provider, credential_id) DO UPDATE SET
+       remaining = CASE
+         WHEN EXCLUDED.reset_at IS NULL THEN b.remaining
+         WHEN b.reset_at IS NULL OR EXCLUDED.reset_at > b.reset_at THEN EXCLUDED.remaining
+         WHEN EXCLUDED.reset_at = b.reset_at THEN LEAST(b.remaining, EXCLUDED.remaining)
+         ELSE b.remaining END,
+       request_limit = CASE
+         WHEN EXCLUDED.reset_at IS NOT NULL AND (b.reset_at IS NULL OR EXCLUDED.reset_at >= b.reset_at)
+         THEN EXCLUDED.request_limit ELSE b.request_limit END,
+       reset_at = CASE
+         WHEN EXCLUDED.reset_at IS NOT NULL AND (b.reset_at IS NULL OR EXCLUDED.reset_at > b.reset_at)
+         THEN EXCLUDED.reset_at ELSE b.reset_at END,
+       limited_until = CASE
+         WHEN EXCLUDED.limited_until IS NOT NULL THEN GREATEST(b.limited_until, EXCLUDED.limited_until)
+         WHEN b.limited_until IS NOT NULL AND EXCLUDED.observed_at >= b.limited_until THEN NULL
+         ELSE b.limited_until END,
+       probe_until = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_until END,
+       probe_owner = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_owner END,
+       observed_at = GREATEST(b.observed_at, EXCLUDED.observed_at)`,
+    [key.orgId, key.provider, key.credentialId, o.remaining, o.limit, o.resetAt, o.limitedUntil, o.observedAt, owner],
+  );
+}
+
+/**
+ * Takes the probe lease of `key` for `owner` until `until`, when no one else holds a live one.
+ * Locks: the budget row. Returns whether `owner` holds the lease.
+ */
+export async function claimRateBudgetProbe(
+  tx: Tx,
+  key: BudgetKey,
+  owner: string,
+  now: Date,
+  until: Date,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE ${tx.schema.rate_budgets} SET probe_until = $5, probe_owner = $4
+      WHERE org_id = $1 AND provider = $2 AND credential_id = $3
+        AND (probe_until IS NULL OR probe_until <= $6 OR probe_owner = $4)`,
+    [key.orgId, key.provider, key.credentialId, owner, until, now],
+  );
+  return rowCount > 0;
+}

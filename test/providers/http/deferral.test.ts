@@ -1,0 +1,76 @@
+/**
+ * The deferral policy of a rate-limited unit (SPEC §5.6, §9): `retrying` until the limit lifts plus
+ * 0–5 s of jitter; SYNC_RATE_LIMIT_MAX_DEFERRALS and SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimitError } from '../../../src/errors.js';
+import type { TaskMessage } from '../../../src/broker/types.js';
+import { Harness, SECOND, T0 } from '../../crash/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function oneUnit(harness: Harness): Promise<{ runId: string; unitId: string; msg: TaskMessage }> {
+  const integ = await harness.integration();
+  const { syncRunId: runId } = await harness.backfill(integ, 7);
+  await harness.pass();
+  for (const m of await harness.take('dispatch_sync_run')) await harness.deliver(m);
+  const [msg] = await harness.take('run_sync_unit');
+  return { runId, unitId: msg!.payload.unitId!, msg: msg! };
+}
+
+/** Lets the deferred unit come due and delivers its next attempt; returns that attempt's outcome. */
+async function nextAttempt(harness: Harness, unitId: string): Promise<unknown> {
+  harness.clock.set((await harness.unit(unitId)).available_at!);
+  await harness.pass();
+  for (const m of await harness.take('dispatch_sync_run')) await harness.deliver(m);
+  const [again] = await harness.take('run_sync_unit');
+  return harness.deliver(again!);
+}
+
+describe('rate-limit deferral policy', () => {
+  it('defers to the absolute lift time plus the jitter, which spans 0–5 s even for a short wait', async () => {
+    h = await Harness.open({ random: () => 0.9 });
+    const { unitId, msg } = await oneUnit(h);
+    const liftsAt = new Date(T0 + 42 * 60 * SECOND); // a primary limit 42 min away: no 600 s chunk
+    h.provider.throwOnce(unitId, new RateLimitError(999_999_999, 'limited', { liftsAt }));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect((await h.unit(unitId)).available_at!.getTime()).toBe(liftsAt.getTime() + 4500);
+
+    h.provider.throwOnce(unitId, new RateLimitError(200));
+    expect(await nextAttempt(h, unitId)).toBe('retrying');
+    const u = await h.unit(unitId);
+    expect(u.available_at!.getTime() - h.clock.now().getTime()).toBe(200 + 4500);
+    expect(u.rate_limit_deferrals).toBe(2);
+  });
+
+  it('SYNC_RATE_LIMIT_MAX_DEFERRALS: the deferral past the setting fails the unit rate_limit', async () => {
+    h = await Harness.open({ settings: { rateLimitMaxDeferrals: 2 } });
+    const { runId, unitId, msg } = await oneUnit(h);
+    for (let i = 0; i < 3; i++) h.provider.throwOnce(unitId, new RateLimitError(10 * SECOND));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect(await nextAttempt(h, unitId)).toBe('retrying');
+    expect(await nextAttempt(h, unitId)).toBe('failed');
+    const failed = await h.unit(unitId);
+    expect(failed).toMatchObject({ status: 'failed', rate_limit_deferrals: 2 });
+    expect(failed.result).toMatchObject({ error_category: 'rate_limit' });
+    expect((await h.settle(runId)).status).toBe('failed');
+  });
+
+  it('SYNC_RATE_LIMIT_MAX_WAIT_SECONDS: a deferral whose wait would pass the total fails at once', async () => {
+    h = await Harness.open({ settings: { rateLimitMaxWaitMs: 600 * SECOND } });
+    const { unitId, msg } = await oneUnit(h);
+    h.provider.throwOnce(unitId, new RateLimitError(300 * SECOND));
+    h.provider.throwOnce(unitId, new RateLimitError(299 * SECOND));
+    h.provider.throwOnce(unitId, new RateLimitError(301 * SECOND));
+    expect(await h.deliver(msg)).toBe('retrying'); // waits 300 s
+    expect(await nextAttempt(h, unitId)).toBe('retrying'); // 300 s waited + 299 s ≤ 600 s
+    expect(await nextAttempt(h, unitId)).toBe('failed'); // 599 s waited + 301 s > 600 s
+    const failed = await h.unit(unitId);
+    expect(failed.result).toMatchObject({ error_category: 'rate_limit' });
+    expect(failed.rate_limit_deferrals).toBe(2);
+  });
+});
