@@ -110,6 +110,8 @@ interval; triggers the runs; and injects, on a seeded schedule:
   worker-freeze    SIGSTOP a worker past its lease, then SIGCONT: its late writes must be fenced
   net-partition    cut a worker in its own network namespace off PostgreSQL and Redis past its
                    lease, then reconnect it (skipped with a message where ip netns is not permitted)
+  duplicate-delivery  every engine process publishes a fraction of its messages (unit, dispatch,
+                   finalize, post_sync) again for a few seconds: at once, while the unit runs, after it ended
 
 Faults only ever target processes this command started (by pid), the Redis it started, the link
 of the namespace it created and backends whose application_name marks them as its own.
