@@ -38,6 +38,8 @@ export function judgePostSyncTrail(t: PostSyncTrail, mode: PostSyncDelivery): st
   let claims = 0;
   let marks = 0;
   let pendingAgain = false;
+  let redeliveries = 0;
+  let firstRedelivery: string | null = null;
   for (const e of t.events) {
     const claim = e.claimed && (!prev || e.attempts > prev.attempts);
     if (claim) claims += 1;
@@ -56,12 +58,16 @@ export function judgePostSyncTrail(t: PostSyncTrail, mode: PostSyncDelivery): st
     const leftForRedelivery =
       prev?.claimed && !e.claimed && e.status === 'pending' && e.availableAt.getTime() !== prev.availableAt.getTime();
     if (mode === 'at-most-once' && leftForRedelivery) {
-      out.push(
-        `${row} left pending for redelivery at ${iso(e.at)} (due ${iso(e.availableAt)}) by claim ${claims}: ` +
-          'published while claimed, before any mark',
-      );
+      redeliveries += 1;
+      firstRedelivery ??= `at ${iso(e.at)} (due ${iso(e.availableAt)}) by claim ${claims}`;
     }
     prev = e;
+  }
+  if (firstRedelivery) {
+    out.push(
+      `${row} left pending for redelivery ${redeliveries} time(s), first ${firstRedelivery}: ` +
+        'published while claimed, before any mark',
+    );
   }
   const last = t.events.at(-1);
   if (last && last.status !== 'dispatched')
