@@ -7,6 +7,7 @@ import pg from 'pg';
 import { PgDb } from '../db/pg.js';
 import { migrate } from '../db/migrator.js';
 import { quoteIdent, type DbSchema } from '../db/schema.js';
+import type { Db } from '../db/types.js';
 import { createSyntheticProvider } from '../providers/synthetic.js';
 
 /** `url` pointing at `database`, with `application_name` set (it wins over the driver's default). */
@@ -43,6 +44,10 @@ export interface AuditTables {
   jobRunEvents: string;
   watermarkEvents: string;
   outboxEvents: string;
+  /** Every row write of the synthetic sink, with the database's time of that write. */
+  itemWrites: string;
+  /** Every post_sync receipt, with the database's time of its insert. */
+  receiptEvents: string;
   leases: string;
 }
 
@@ -53,6 +58,8 @@ export function auditTables(s: DbSchema): AuditTables {
     jobRunEvents: s.table('chaos_job_run_events'),
     watermarkEvents: s.table('chaos_watermark_events'),
     outboxEvents: s.table('chaos_outbox_events'),
+    itemWrites: s.table('chaos_item_writes'),
+    receiptEvents: s.table('chaos_receipt_events'),
     leases: s.table('chaos_leases'),
   };
 }
@@ -62,10 +69,16 @@ export async function prepareDatabase(url: string, schema: DbSchema): Promise<vo
   const db = new PgDb({ connectionString: url, max: 1, schema });
   try {
     await migrate(db, { providers: [createSyntheticProvider()] });
-    await db.exec(auditSql(schema));
+    await installAudit(db);
   } finally {
     await db.close();
   }
+}
+
+/** Installs the audit tables and triggers in a migrated database (the checks read them). */
+export async function installAudit(db: Db): Promise<void> {
+  await db.exec(auditSql(db.schema));
+  await db.exec(writeAuditSql(db.schema));
 }
 
 /**
@@ -156,5 +169,43 @@ BEGIN
 END $$;
 CREATE TRIGGER chaos_audit_watermark AFTER INSERT OR UPDATE ON ${s.sync_watermarks} FOR EACH ROW
   EXECUTE FUNCTION ${fn('chaos_audit_watermark')}();
+`;
+}
+
+/**
+ * The sink's writes and the post_sync receipts, as the database saw them: `at` is clock_timestamp()
+ * of the row's INSERT or UPDATE (an upsert that rewrites a row is logged again), so a write is judged
+ * by when it happened, not by a time its writer took. A fenced write holds its unit row FOR SHARE
+ * until commit, so it always precedes the change that hands the lease over; an unfenced one need not.
+ */
+function writeAuditSql(s: DbSchema): string {
+  const a = auditTables(s);
+  const fn = (name: string) => s.table(name);
+  return `
+CREATE TABLE ${a.itemWrites} (
+  id bigserial PRIMARY KEY, tx bigint NOT NULL DEFAULT txid_current(),
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  unit_id uuid NOT NULL, lease_owner text NOT NULL, item_key text NOT NULL);
+CREATE INDEX chaos_item_writes_unit_idx ON ${a.itemWrites} (unit_id, lease_owner);
+
+CREATE TABLE ${a.receiptEvents} (
+  id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  run_id uuid NOT NULL, handler text NOT NULL, delivery text NOT NULL);
+
+CREATE FUNCTION ${fn('chaos_audit_item_write')}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ${a.itemWrites} (unit_id, lease_owner, item_key) VALUES (NEW.unit_id, NEW.lease_owner, NEW.item_key);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER chaos_audit_item_write AFTER INSERT OR UPDATE ON ${s.table('synthetic_items')} FOR EACH ROW
+  EXECUTE FUNCTION ${fn('chaos_audit_item_write')}();
+
+CREATE FUNCTION ${fn('chaos_audit_receipt')}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ${a.receiptEvents} (run_id, handler, delivery) VALUES (NEW.sync_run_id, NEW.handler, NEW.delivery);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER chaos_audit_receipt AFTER INSERT ON ${s.post_sync_receipts} FOR EACH ROW
+  EXECUTE FUNCTION ${fn('chaos_audit_receipt')}();
 `;
 }

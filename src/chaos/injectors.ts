@@ -11,6 +11,7 @@ import type { PartitionableNetwork } from './netns.js';
 import type { PgOutage } from './outage.js';
 import type { PrivatePostgres, StartInfo } from './postgres.js';
 import { LEASE_MS, RECONCILE_INTERVAL_MS, type FaultKind } from './options.js';
+import { DUPLICATE_SPAN_MS } from './flakyBroker.js';
 import type { ChaosChild } from './processes.js';
 import { RELAY_PAUSE_POINTS } from './protocol.js';
 import type { Rng } from './random.js';
@@ -286,6 +287,30 @@ const publishFail: Injector = async ({ cluster, rng }) => {
   };
 };
 
+/**
+ * For a few seconds every child publishes a fraction of its messages again (unit, dispatch,
+ * finalize and post_sync alike): at once, while the work is likely running, and after it has
+ * likely ended. The fault is over once the last copy is out.
+ */
+const duplicateDelivery: Injector = async ({ cluster, rng }) => {
+  const rate = Math.round(rng.between(0.2, 0.5) * 100) / 100;
+  const windowMs = rng.int(2000, 5000);
+  const startedAt = Date.now();
+  const set = (r: number) => cluster.live().forEach((c) => c.send({ kind: 'duplicate-rate', rate: r }));
+  set(rate);
+  await sleep(windowMs);
+  set(0);
+  await sleep(DUPLICATE_SPAN_MS + 200);
+  return {
+    kind: 'duplicate-delivery',
+    target: 'every engine process',
+    startedAt,
+    endedAt: Date.now(),
+    units: [],
+    detail: `${rate * 100}% of messages published again for ${windowMs} ms`,
+  };
+};
+
 export const INJECTORS: Record<FaultKind, Injector> = {
   'worker-kill': workerKill,
   'reconciler-kill': reconcilerKill,
@@ -297,4 +322,5 @@ export const INJECTORS: Record<FaultKind, Injector> = {
   'publish-fail': publishFail,
   'worker-freeze': workerFreeze,
   'net-partition': netPartition,
+  'duplicate-delivery': duplicateDelivery,
 };

@@ -1,6 +1,7 @@
 /** The invariants of SPEC §12, each checked from the database: a result per invariant with counter-examples. */
 import type { Db } from '../db/types.js';
 import { buildLeaseTable, checkNoFencedOutWrites, checkNoOverlappingLeases } from './checkLeases.js';
+import { checkLedger, checkPostSyncOutbox } from './checkPostSync.js';
 import type { CheckContext, InvariantResult } from './findings.js';
 import {
   checkCounts,
@@ -12,7 +13,7 @@ import {
 
 export type { CheckContext, InvariantResult } from './findings.js';
 
-/** Runs every check; the order is the order of SPEC §12. */
+/** Runs every check: those of SPEC §12 in its order, then the outbox's and the ledger's post_sync history. */
 export async function checkInvariants(db: Db, ctx: CheckContext): Promise<InvariantResult[]> {
   const leases = await buildLeaseTable(db);
   return [
@@ -23,5 +24,7 @@ export async function checkInvariants(db: Db, ctx: CheckContext): Promise<Invari
     await checkPostSync(db, ctx),
     await checkCounts(db, ctx),
     await checkWatermarks(db),
+    await checkPostSyncOutbox(db, ctx),
+    await checkLedger(db, ctx),
   ];
 }

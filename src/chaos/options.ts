@@ -13,6 +13,7 @@ export const FAULT_KINDS = [
   'publish-fail',
   'worker-freeze',
   'net-partition',
+  'duplicate-delivery',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

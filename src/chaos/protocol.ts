@@ -8,11 +8,13 @@
  *   unit-end <unitId> <leaseOwner>       the provider returned or threw
  *   paused-at <faultPoint>               an armed fault point was reached; the process now blocks
  *   publish-failed <messages>            an injected publish failure (that many messages)
+ *   duplicated <task>                    an injected second delivery of one message of that task went out
  *
  * parent → child, one line each on stdin (stdin ending makes the child exit at once):
  *   pause-at <faultPoint>                block the next time the code reaches that point
  *   disarm <faultPoint>
  *   publish-fail-rate <p>                fail that fraction of broker publishes from now on
+ *   duplicate-rate <p>                   publish that fraction of messages again (see ./flakyBroker.ts)
  */
 import type { FaultPoint } from '../faults.js';
 
@@ -27,7 +29,8 @@ export type ChildEvent =
   | { kind: 'unit-start'; unitId: string; owner: string }
   | { kind: 'unit-end'; unitId: string; owner: string }
   | { kind: 'paused-at'; point: string }
-  | { kind: 'publish-failed'; messages: number };
+  | { kind: 'publish-failed'; messages: number }
+  | { kind: 'duplicated'; task: string };
 
 /** Parses one stdout line of a child; null for anything else (e.g. a stray log line). */
 export function parseChildLine(line: string): ChildEvent | null {
@@ -43,6 +46,8 @@ export function parseChildLine(line: string): ChildEvent | null {
       return a ? { kind: 'paused-at', point: a } : null;
     case 'publish-failed':
       return { kind: 'publish-failed', messages: Number(a) || 0 };
+    case 'duplicated':
+      return a ? { kind: 'duplicated', task: a } : null;
     default:
       return null;
   }
@@ -51,7 +56,8 @@ export function parseChildLine(line: string): ChildEvent | null {
 export type ChildCommand =
   | { kind: 'pause-at'; point: FaultPoint }
   | { kind: 'disarm'; point: FaultPoint }
-  | { kind: 'publish-fail-rate'; rate: number };
+  | { kind: 'publish-fail-rate'; rate: number }
+  | { kind: 'duplicate-rate'; rate: number };
 
 export function formatCommand(c: ChildCommand): string {
   switch (c.kind) {
@@ -59,16 +65,17 @@ export function formatCommand(c: ChildCommand): string {
     case 'disarm':
       return `${c.kind} ${c.point}`;
     case 'publish-fail-rate':
-      return `publish-fail-rate ${c.rate}`;
+    case 'duplicate-rate':
+      return `${c.kind} ${c.rate}`;
   }
 }
 
 export function parseCommand(line: string): ChildCommand | null {
   const [word, a] = line.trim().split(/\s+/);
   if ((word === 'pause-at' || word === 'disarm') && a) return { kind: word, point: a as FaultPoint };
-  if (word === 'publish-fail-rate') {
+  if (word === 'publish-fail-rate' || word === 'duplicate-rate') {
     const rate = Number(a);
-    return Number.isFinite(rate) && rate >= 0 && rate <= 1 ? { kind: 'publish-fail-rate', rate } : null;
+    return Number.isFinite(rate) && rate >= 0 && rate <= 1 ? { kind: word, rate } : null;
   }
   return null;
 }

@@ -44,6 +44,8 @@ export interface ChaosReport {
     missed: Partial<Record<FaultKind, number>>;
     skipped: Partial<Record<FaultKind, string>>;
     publishes_failed: number;
+    /** Second deliveries the duplicate-delivery fault published, by task. */
+    duplicates_published: Record<string, number>;
     units_held_by_killed_or_cut_off_workers: number;
     events: (Omit<FaultRecord, 'units'> & { units: number })[];
   };
@@ -96,6 +98,7 @@ export function formatReport(r: ChaosReport): string {
     `faults   ${String(Object.values(r.faults.injected).reduce((a, b) => a + (b ?? 0), 0)).padStart(6)}` +
       `   ${pairs(r.faults.injected)}`,
     `                  publishes failed ${r.faults.publishes_failed} · ` +
+      `duplicates published ${pairs(r.faults.duplicates_published)} · ` +
       `units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}`,
   ];
   if (Object.keys(r.faults.missed).length > 0)

@@ -105,6 +105,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       missed: x.run.missed,
       skipped: x.skipped,
       publishes_failed: x.run.publishesFailed,
+      duplicates_published: { ...x.run.duplicated },
       units_held_by_killed_or_cut_off_workers: x.run.records.reduce((a, r) => a + r.units.length, 0),
       events: x.run.records
         .sort((a, b) => a.startedAt - b.startedAt)

@@ -2,7 +2,8 @@
  * A child process of `syncrelay chaos` (`syncrelay chaos-role worker|reconciler`, hidden): the same
  * engine a `syncrelay worker` / `syncrelay reconciler` runs, plus the chaos hooks of ./protocol.ts —
  * it announces the units it starts, can block at a relay fault point until it is SIGKILLed, and can
- * fail a fraction of its broker publishes. Internal: a test / chaos hook, not an operator command.
+ * fail a fraction of its broker publishes or publish a fraction of its messages again. Internal: a
+ * test / chaos hook, not an operator command.
  */
 import { createInterface } from 'node:readline';
 import { openBroker } from '../broker/open.js';
@@ -62,6 +63,7 @@ export async function runChaosRole(opts: RoleOptions): Promise<void> {
     openBroker(settings),
     () => rng.next(),
     (m) => say(`publish-failed ${m.length}`),
+    (m) => say(`duplicated ${m.name}`),
   );
   const faults = new Faults();
   const registry = new ProviderRegistry().register(announcing(createSyntheticProvider()), syntheticSink(db));
@@ -85,6 +87,7 @@ export async function runChaosRole(opts: RoleOptions): Promise<void> {
   createInterface({ input: process.stdin }).on('line', (line) => {
     const c = parseCommand(line);
     if (c?.kind === 'publish-fail-rate') broker.rate = c.rate;
+    if (c?.kind === 'duplicate-rate') broker.duplicateRate = c.rate;
     if (c?.kind === 'disarm') faults.disarm(c.point);
     if (c?.kind === 'pause-at') {
       faults.arm(c.point, async (point) => {

@@ -63,6 +63,7 @@ const GROUP: Partial<Record<FaultKind, string>> = {
   'pg-stop-long': 'pg',
   'publish-fail': 'publish',
   'net-partition': 'net',
+  'duplicate-delivery': 'duplicate',
 };
 
 export class ChaosRun {
@@ -73,6 +74,8 @@ export class ChaosRun {
   triggerFailures = 0;
   userCancels = 0;
   publishesFailed = 0;
+  /** Second deliveries the duplicate-delivery fault published, by task. */
+  readonly duplicated: Record<string, number> = {};
   private phase = 'setting up';
   private readonly startedAt = Date.now();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -218,6 +221,7 @@ export class ChaosRun {
       this.opts.reconcilers,
       (_child, e) => {
         if (e.kind === 'publish-failed') this.publishesFailed += 1;
+        if (e.kind === 'duplicated') this.duplicated[e.task] = (this.duplicated[e.task] ?? 0) + 1;
       },
     );
     return this.cluster;

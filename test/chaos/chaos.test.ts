@@ -79,6 +79,8 @@ describe('syncrelay chaos (bounded)', () => {
         r.config.post_sync === 'exactly-once' ? 'post_sync_exactly_once' : 'post_sync_at_most_once',
         'unit_counts_match',
         'watermarks_forward_never_backfill',
+        r.config.post_sync === 'exactly-once' ? 'post_sync_acked_once' : 'post_sync_marked_before_publish',
+        'post_sync_ledger_once',
       ]);
       expect(r.invariants.every((i) => i.ok && i.violations === 0)).toBe(true);
       expect(r.runs.total).toBe(RUNS_PER_MODE);

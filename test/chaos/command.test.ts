@@ -97,10 +97,13 @@ describe('the child protocol', () => {
       { kind: 'pause-at', point: 'relay.afterPublish.beforeMark' },
       { kind: 'disarm', point: 'relay.afterClaim.beforePublish' },
       { kind: 'publish-fail-rate', rate: 0.35 },
+      { kind: 'duplicate-rate', rate: 0.4 },
     ] as const) {
       expect(parseCommand(formatCommand(c))).toEqual(c);
     }
     expect(parseCommand('publish-fail-rate 2')).toBeNull();
+    expect(parseCommand('duplicate-rate -1')).toBeNull();
+    expect(parseChildLine('duplicated post_sync')).toEqual({ kind: 'duplicated', task: 'post_sync' });
     expect(parseChildLine('unit-start u1 o1')).toEqual({ kind: 'unit-start', unitId: 'u1', owner: 'o1' });
     expect(parseChildLine('paused-at relay.afterPublish.beforeMark')).toEqual({
       kind: 'paused-at',

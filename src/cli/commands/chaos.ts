@@ -121,6 +121,8 @@ seeded schedule:
   worker-freeze    SIGSTOP a worker past its lease, then SIGCONT: its late writes must be fenced
   net-partition    cut a worker in its own network namespace off PostgreSQL and Redis past its
                    lease, then reconnect it (skipped with a message where ip netns is not permitted)
+  duplicate-delivery  every engine process publishes a fraction of its messages (unit, dispatch,
+                   finalize, post_sync) again for a few seconds: at once, while the unit runs, after it ended
 
 As root, --pg-bin runs initdb and postgres as the postgres system user (they refuse root).
 

@@ -122,9 +122,10 @@ async function execute(ctx: UnitContext, config: SyntheticConfig): Promise<UnitR
   if (decision.fail) throw new Error('synthetic provider failure');
 
   const items = generateItems(config, ctx.unit, ctx.clock.now());
-  const writtenAt = ctx.clock.now();
   for (let i = 0; i < items.length; i += CHUNK_ROWS) {
     ctx.signal.throwIfAborted();
+    // The writer's time of this chunk; the chaos audit times each row write by the database's clock.
+    const writtenAt = ctx.clock.now();
     const rows = items.slice(i, i + CHUNK_ROWS).map((item) => toRow(ctx, item, writtenAt));
     await ctx.sink.write(ctx.lease, SYNTHETIC_SURFACE, rows);
   }
