@@ -52,7 +52,15 @@ function makeUsers(memberCount: number): UserRecord[] {
   for (let i = 0; i < total; i++) {
     const name = `${FIRST_NAMES[i % FIRST_NAMES.length]!}-${Math.floor(i / FIRST_NAMES.length) + 1}`;
     const association =
-      i === 0 ? 'OWNER' : i < memberCount ? 'MEMBER' : i === memberCount ? 'COLLABORATOR' : i % 2 ? 'CONTRIBUTOR' : 'NONE';
+      i === 0
+        ? 'OWNER'
+        : i < memberCount
+          ? 'MEMBER'
+          : i === memberCount
+            ? 'COLLABORATOR'
+            : i % 2
+              ? 'CONTRIBUTOR'
+              : 'NONE';
     users.push({ index: i, id: 1_000 + i, login: name, type: 'User', association });
   }
   return users;
@@ -188,7 +196,10 @@ function fillCommits(repo: RepoRecord, data: OrgData, scale: EmulatorScale, rng:
       parent,
       additions: d.item?.pull?.additions ?? rng.int(1, 80),
       deletions: d.item?.pull?.deletions ?? rng.int(0, 40),
-      files: rng.sample(FILE_PATHS, d.item?.pull ? Math.min(d.item.pull.changedFiles, FILE_PATHS.length) : rng.int(1, 3)),
+      files: rng.sample(
+        FILE_PATHS,
+        d.item?.pull ? Math.min(d.item.pull.changedFiles, FILE_PATHS.length) : rng.int(1, 3),
+      ),
     };
     repo.commits.push(commit);
     parent = sha;

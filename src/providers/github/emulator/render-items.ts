@@ -94,7 +94,11 @@ function branch(ctx: RenderContext, item: ItemRecord, ref: string, sha: string) 
 }
 
 /** `GET /pulls` entries. */
-export function renderPullSimple(ctx: RenderContext, item: ItemRecord, pull: PullDetails): Schemas['pull-request-simple'] {
+export function renderPullSimple(
+  ctx: RenderContext,
+  item: ItemRecord,
+  pull: PullDetails,
+): Schemas['pull-request-simple'] {
   const repo = item.repo;
   const url = `${repoUrl(ctx, repo)}/pulls/${item.number}`;
   const issueUrl = `${repoUrl(ctx, repo)}/issues/${item.number}`;
@@ -270,7 +274,13 @@ export function renderCommit(
     author: renderUser(ctx, c.author),
     committer: renderUser(ctx, c.author),
     parents: c.parent
-      ? [{ sha: c.parent, url: `${base}/commits/${c.parent}`, html_url: `${repoHtml(ctx, item.repo)}/commit/${c.parent}` }]
+      ? [
+          {
+            sha: c.parent,
+            url: `${base}/commits/${c.parent}`,
+            html_url: `${repoHtml(ctx, item.repo)}/commit/${c.parent}`,
+          },
+        ]
       : [],
   };
   if (detail) {

@@ -1,13 +1,44 @@
 /** Word lists the generated names, titles and bodies are drawn from. */
 
 export const FIRST_NAMES = [
-  'ada', 'alan', 'barbara', 'claude', 'dennis', 'edsger', 'frances', 'grace', 'guido', 'hedy',
-  'ivan', 'john', 'ken', 'leslie', 'linus', 'margaret', 'niklaus', 'radia', 'rob', 'sophie',
+  'ada',
+  'alan',
+  'barbara',
+  'claude',
+  'dennis',
+  'edsger',
+  'frances',
+  'grace',
+  'guido',
+  'hedy',
+  'ivan',
+  'john',
+  'ken',
+  'leslie',
+  'linus',
+  'margaret',
+  'niklaus',
+  'radia',
+  'rob',
+  'sophie',
 ];
 
 export const REPO_NAMES = [
-  'api-gateway', 'billing', 'web-app', 'mobile', 'infra', 'docs', 'search', 'auth-service',
-  'data-pipeline', 'design-system', 'cli', 'sdk-js', 'sdk-go', 'notifications', 'analytics',
+  'api-gateway',
+  'billing',
+  'web-app',
+  'mobile',
+  'infra',
+  'docs',
+  'search',
+  'auth-service',
+  'data-pipeline',
+  'design-system',
+  'cli',
+  'sdk-js',
+  'sdk-go',
+  'notifications',
+  'analytics',
 ];
 
 export const LANGUAGES = ['TypeScript', 'Go', 'Python', 'Rust', 'Java', 'Ruby'];
@@ -33,9 +64,21 @@ export const CUSTOM_LABELS: readonly (readonly [string, string])[] = [
 
 export const VERBS = ['Fix', 'Add', 'Remove', 'Refactor', 'Document', 'Speed up', 'Handle', 'Support', 'Test'];
 export const OBJECTS = [
-  'pagination of results', 'login redirect', 'retry on timeout', 'dark mode', 'CSV export', 'rate limiting',
-  'cache invalidation', 'error messages', 'the settings page', 'webhook delivery', 'time zone handling',
-  'search ranking', 'memory leak in worker', 'flaky integration test', 'dependency updates',
+  'pagination of results',
+  'login redirect',
+  'retry on timeout',
+  'dark mode',
+  'CSV export',
+  'rate limiting',
+  'cache invalidation',
+  'error messages',
+  'the settings page',
+  'webhook delivery',
+  'time zone handling',
+  'search ranking',
+  'memory leak in worker',
+  'flaky integration test',
+  'dependency updates',
 ];
 
 export const COMMENT_BODIES = [
@@ -50,6 +93,14 @@ export const COMMENT_BODIES = [
 ];
 
 export const FILE_PATHS = [
-  'src/index.ts', 'src/server.ts', 'src/client.ts', 'README.md', 'package.json', 'src/util/retry.ts',
-  'test/client.test.ts', 'docs/usage.md', 'src/config.ts', '.github/workflows/ci.yml',
+  'src/index.ts',
+  'src/server.ts',
+  'src/client.ts',
+  'README.md',
+  'package.json',
+  'src/util/retry.ts',
+  'test/client.test.ts',
+  'docs/usage.md',
+  'src/config.ts',
+  '.github/workflows/ci.yml',
 ];
