@@ -80,7 +80,10 @@ function mutateRepo(
     });
     item.id = nextId(repo, 'item', repo.items.length);
     for (const e of item.events) e.id = nextId(repo, 'event', repo.events.push(e) - 1);
-    for (const c of item.comments) c.id = nextId(repo, 'comment', repo.comments.push(c) - 1);
+    for (const c of item.comments) {
+      c.id = nextId(repo, 'comment', repo.comments.push(c) - 1);
+      out.newComments.push(c.id);
+    }
     for (const r of item.pull?.reviews ?? []) r.id = nextReviewId(repo);
     if (item.pull) repo.heads.set(item.pull.headSha, item);
     repo.items.push(item);
