@@ -1,9 +1,9 @@
 /** Requests against a running GitHub emulator, and GitHub's Link header parsed. */
+import type { GithubEmulator } from '../../../src/providers/github/emulator/index.js';
+
 /** A parsed JSON body (tests poke at it freely). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
-
-import type { GithubEmulator } from '../../../src/providers/github/emulator/index.js';
 
 export interface Got {
   status: number;
