@@ -48,6 +48,7 @@ export class Rng {
   }
   /** `k` distinct elements (order of first draw). */
   sample<T>(items: readonly T[], k: number): T[] {
+    if (k <= 0) return [];
     const copy = items.slice();
     const out: T[] = [];
     for (let i = 0; i < Math.min(k, copy.length); i++) {
