@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
 import {
+  countsPerDay,
   startGithubEmulator,
   type GithubEmulator,
   type ItemRecord,
@@ -277,6 +278,31 @@ describe('organisation, authentication and access', () => {
 });
 
 describe('determinism and mutate()', () => {
+  it('countsPerDay matches what the API serves (opened, closed, merged per UTC day)', async () => {
+    const repo = e.data.repos[0]!;
+    const { items: served } = await getAll(e, `${repoPath()}/issues?state=all&per_page=100`);
+    const fromApi = new Map<string, Record<string, number>>();
+    const bump = (iso: string | null, key: string) => {
+      if (!iso) return;
+      const day = iso.slice(0, 10);
+      const d = fromApi.get(day) ?? {};
+      d[key] = (d[key] ?? 0) + 1;
+      fromApi.set(day, d);
+    };
+    for (const i of served) {
+      bump(i.created_at, i.pull_request ? 'pullsOpened' : 'issuesOpened');
+      bump(i.closed_at, i.pull_request ? 'pullsClosed' : 'issuesClosed');
+      bump(i.pull_request?.merged_at ?? null, 'pullsMerged');
+    }
+    const expected = countsPerDay(e.data, [repo.name]);
+    for (const [day, counts] of fromApi) {
+      for (const [key, n] of Object.entries(counts))
+        expect([day, key, expected.get(day)?.[key as 'pullsMerged']]).toEqual([day, key, n]);
+    }
+    const totalOpened = [...expected.values()].reduce((n, d) => n + d.issuesOpened + d.pullsOpened, 0);
+    expect(totalOpened).toBe(served.length);
+  });
+
   it('the same seed serves the same data; another seed does not', async () => {
     const twin = await startGithubEmulator({ seed: 42, now: NOW, scale: SCALE });
     const other = await startGithubEmulator({ seed: 43, now: NOW, scale: SCALE });
