@@ -11,8 +11,8 @@ import {
   startGithubEmulator,
   type EmulatorScale,
   type FaultSpec,
+  type RateLimitSpec,
 } from '../../providers/github/emulator/index.js';
-import type { RateLimitSpec } from '../../providers/github/emulator/options.js';
 import { intInRange, isoTime } from '../args.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';

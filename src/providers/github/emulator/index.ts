@@ -26,7 +26,14 @@ import { createHandler, type RequestLogEntry } from './server.js';
 export { parseFaults } from './faults.js';
 export { countsPerDay, type DayCounts } from './stats.js';
 export { parseRateLimit, parseScale, SCALES, FAULT_KINDS } from './options.js';
-export type { EmulatorScale, EmulatorToken, FaultKind, FaultSpec, GithubEmulatorOptions } from './options.js';
+export type {
+  EmulatorScale,
+  EmulatorToken,
+  FaultKind,
+  FaultSpec,
+  GithubEmulatorOptions,
+  RateLimitSpec,
+} from './options.js';
 export type { OrgData } from './generate.js';
 export type { MutationSummary } from './mutate.js';
 export type { RequestLogEntry } from './server.js';
