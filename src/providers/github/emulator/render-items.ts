@@ -31,8 +31,11 @@ function iso(ms: number | null): string | null {
   return ms === null ? null : isoSeconds(ms);
 }
 
-/** An issue as the issues endpoints return it; a pull request carries the `pull_request` key. */
-export function renderIssue(ctx: RenderContext, item: ItemRecord): Schemas['issue'] {
+/**
+ * An issue as the issues endpoints return it; a pull request carries the `pull_request` key. Only
+ * the single-issue answer (`single`) has `closed_by`, as on GitHub.
+ */
+export function renderIssue(ctx: RenderContext, item: ItemRecord, single = false): Schemas['issue'] {
   const repo = item.repo;
   const url = `${repoUrl(ctx, repo)}/issues/${item.number}`;
   const kind = item.pull ? 'pull' : 'issues';
@@ -63,12 +66,12 @@ export function renderIssue(ctx: RenderContext, item: ItemRecord): Schemas['issu
     type: null,
     active_lock_reason: null,
     body: item.body,
-    closed_by: item.closedBy ? renderUser(ctx, item.closedBy) : null,
     reactions: reactions(`${url}/reactions`),
     timeline_url: `${url}/timeline`,
     performed_via_github_app: null,
-    state_reason: item.closedAt === null ? null : 'completed',
+    state_reason: item.closedAt === null || item.pull ? null : 'completed',
   };
+  if (single) issue.closed_by = item.closedBy ? renderUser(ctx, item.closedBy) : null;
   if (item.pull) {
     const pullUrl = `${repoUrl(ctx, repo)}/pulls/${item.number}`;
     issue.draft = item.pull.draft;

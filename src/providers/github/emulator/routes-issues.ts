@@ -45,7 +45,7 @@ function matchesAssignee(item: ItemRecord, assignee: string | null): boolean {
 
 function getIssue(ctx: RequestContext): HandlerResult {
   const item = itemOf(ctx);
-  return item ? { status: 200, body: renderIssue(ctx.render, item) } : notFound(`${ISSUES_DOCS}#get-an-issue`);
+  return item ? { status: 200, body: renderIssue(ctx.render, item, true) } : notFound(`${ISSUES_DOCS}#get-an-issue`);
 }
 
 /** Repository-wide comments: ascending by id without `sort`; with it, `direction` (default desc). */
