@@ -90,6 +90,17 @@ describe('primary rate limit', () => {
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
   });
 
+  it('a spent window answers before faults are drawn, so a counted fault waits for the next window', async () => {
+    const { e, clock } = await emulator({ rateLimit: '1/10s' });
+    expect((await get(e, PATH)).status).toBe(200);
+    e.setFaults([{ kind: 'not-found', count: 1 }]);
+    const refused = await get(e, PATH);
+    expect(refused.status).toBe(403);
+    clock.set(Number(refused.headers.get('x-ratelimit-reset')) * 1000);
+    expect((await get(e, PATH)).status).toBe(404);
+    expect((await get(e, PATH)).status).toBe(403);
+  });
+
   it('parses R/WINDOW forms and names the option when wrong', () => {
     expect(parseRateLimit('5000/3600s')).toEqual({ limit: 5000, windowSeconds: 3600, status: 403 });
     expect(parseRateLimit('100/10s:429')).toEqual({ limit: 100, windowSeconds: 10, status: 429 });

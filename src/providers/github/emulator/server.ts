@@ -50,6 +50,7 @@ export interface ServerParts {
 }
 
 const AUTH = /^(?:token|bearer)\s+(\S+)\s*$/i;
+const NO_FAULT = { answer: null, delayMs: 0 } as const;
 
 export function createHandler(parts: ServerParts): (req: IncomingMessage, res: ServerResponse) => void {
   let seq = 0;
@@ -65,7 +66,9 @@ export function createHandler(parts: ServerParts): (req: IncomingMessage, res: S
 
 async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const requestId = requestIdFor(parts.instance, seq);
-  const url = new URL(req.url ?? '/', parts.render.api);
+  const url = URL.canParse(req.url ?? '/', parts.render.api)
+    ? new URL(req.url ?? '/', parts.render.api)
+    : new URL('/', parts.render.api);
   const method = req.method ?? 'GET';
   const header = req.headers.authorization;
   const token = header ? parts.tokens.get(AUTH.exec(header)?.[1] ?? '') : undefined;
@@ -86,7 +89,9 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     const rate = parts.anonymous.consume('anonymous').state;
     return finish(errorAnswer(401, header ? 'Bad credentials' : 'Requires authentication'), rate, null, null);
   }
-  const { answer: fault, delayMs } = parts.faults.draw(url.pathname);
+  // A spent window answers before any fault is drawn, so a counted fault is not used up unseen.
+  const spentAlready = url.pathname !== '/rate_limit' && parts.limiter.peek(token.id).remaining === 0;
+  const { answer: fault, delayMs } = spentAlready ? NO_FAULT : parts.faults.draw(url.pathname);
   if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
   if (fault?.kind === 'primary-limit') parts.limiter.drain(token.id, fault.resetSeconds);
   const injected: FaultKind | null = fault?.kind ?? (delayMs > 0 ? 'slow' : null);
