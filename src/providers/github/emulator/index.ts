@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../../../clock.js';
+import { ValidationError } from '../../../errors.js';
 import { FaultInjector } from './faults.js';
 import { generateOrg, type OrgData } from './generate.js';
 import { mutateOrg, type MutationSummary } from './mutate.js';
@@ -13,6 +14,8 @@ import {
   DEFAULT_RATE_LIMIT,
   parseRateLimit,
   resolveScale,
+  validateRateLimit,
+  validateTokens,
   type EmulatorScale,
   type EmulatorToken,
   type FaultSpec,
@@ -81,8 +84,11 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const clock: Clock = opts.clock ?? systemClock;
   const scale = resolveScale(opts.scale);
   const rateLimit =
-    typeof opts.rateLimit === 'string' ? parseRateLimit(opts.rateLimit) : (opts.rateLimit ?? DEFAULT_RATE_LIMIT);
-  const tokens = opts.tokens ?? defaultTokens(seed);
+    typeof opts.rateLimit === 'string'
+      ? parseRateLimit(opts.rateLimit)
+      : validateRateLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const tokens = validateTokens(opts.tokens ?? defaultTokens(seed));
+  if (!Number.isInteger(seed)) throw new ValidationError('seed', `expected an integer, got ${seed}`);
   const faults = new FaultInjector(seed, opts.faults ?? []);
   const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, (opts.now ?? clock.now()).getTime());
   const log: RequestLogEntry[] = [];

@@ -170,3 +170,30 @@ export function resolveScale(scale: GithubEmulatorOptions['scale']): EmulatorSca
   if (typeof scale === 'string') return parseScale(scale);
   return validateScale({ ...SCALES.small, ...scale });
 }
+
+/** A RateLimitSpec given as an object: positive integers and a 403 or 429 status. */
+export function validateRateLimit(spec: RateLimitSpec): RateLimitSpec {
+  for (const key of ['limit', 'windowSeconds'] as const) {
+    if (!Number.isInteger(spec[key]) || spec[key] < 1) {
+      throw new ValidationError(`rateLimit.${key}`, `expected a positive integer, got ${spec[key]}`);
+    }
+  }
+  if (spec.status !== undefined && spec.status !== 403 && spec.status !== 429) {
+    throw new ValidationError('rateLimit.status', 'expected 403 or 429');
+  }
+  return { ...spec, status: spec.status ?? 403 };
+}
+
+/** Tokens: non-empty, without whitespace, distinct tokens and ids. */
+export function validateTokens(tokens: readonly EmulatorToken[]): EmulatorToken[] {
+  if (tokens.length === 0) throw new ValidationError('tokens', 'at least one token is needed');
+  const seen = new Set<string>();
+  tokens.forEach((t, i) => {
+    if (!t.id || !/^\S+$/.test(t.token))
+      throw new ValidationError(`tokens[${i}]`, 'needs an id and a token without spaces');
+    if (seen.has(t.id) || seen.has(`token:${t.token}`))
+      throw new ValidationError(`tokens[${i}]`, 'duplicate id or token');
+    seen.add(t.id).add(`token:${t.token}`);
+  });
+  return [...tokens];
+}
