@@ -231,6 +231,13 @@ describe('organisation, authentication and access', () => {
     expect((await get(e, `/orgs/other-org/repos`)).status).toBe(404);
   });
 
+  it('GET /user answers with the token’s own user', async () => {
+    const me = await get(e, '/user');
+    expect(me.body).toMatchObject({ login: e.data.members[0]!.login, id: e.data.members[0]!.id, type: 'User' });
+    const limited = e.tokens.find((t) => t.id === 'public-only')!.token;
+    expect((await get(e, '/user', limited)).body.login).toBe(e.data.members[1]!.login);
+  });
+
   it('401 without a token or with a wrong one; token and Bearer both work', async () => {
     const none = await get(e, repoPath(), null);
     expect(none.status).toBe(401);

@@ -1,5 +1,6 @@
 /** Turns an authenticated, in-budget request into an answer: route, repository access, paging. */
 import type { OrgData } from './generate.js';
+import type { UserRecord } from './model.js';
 import { isList, type RequestContext } from './route-types.js';
 import { AnswerError, paginate } from './query.js';
 import type { RateLimiter } from './ratelimit.js';
@@ -12,6 +13,7 @@ export interface DispatchInput {
   render: RenderContext;
   url: URL;
   privateRepos: ReadonlySet<string> | null;
+  viewer: UserRecord;
   now: number;
 }
 
@@ -41,6 +43,7 @@ export function dispatch(input: DispatchInput): Answer {
     params,
     repo,
     privateRepos: input.privateRepos,
+    viewer: input.viewer,
     now: input.now,
     param: { q: url.searchParams, resource: route.resource, docs: route.docs },
   };

@@ -99,7 +99,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       clock,
       render,
       tokens: new Map(tokens.map((t) => [t.token, t])),
-      userIdOf: (t) => data.members[Math.max(0, tokens.indexOf(t)) % data.members.length]!.id,
+      viewerOf: (t) => data.members[Math.max(0, tokens.indexOf(t)) % data.members.length]!,
       limiter: new RateLimiter(rateLimit, clock),
       anonymous: new RateLimiter({ limit: 60, windowSeconds: 3600 }, clock),
       rateSpec: rateLimit,

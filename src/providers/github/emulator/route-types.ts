@@ -1,5 +1,5 @@
 /** What a route handler gets and gives back. */
-import type { RepoRecord } from './model.js';
+import type { RepoRecord, UserRecord } from './model.js';
 import type { ParamContext } from './query.js';
 import type { RenderContext } from './render-repo.js';
 import type { Answer } from './responses.js';
@@ -12,6 +12,8 @@ export interface RequestContext {
   repo: RepoRecord | null;
   /** Private repositories the caller's token may read (all when null). */
   privateRepos: ReadonlySet<string> | null;
+  /** The user the caller's token belongs to. */
+  viewer: UserRecord;
   /** The clock's now in epoch ms. */
   now: number;
   /** 422 context for parameter parsing. */

@@ -1,5 +1,6 @@
 /** The organisation, its repositories and people, and a repository's labels. */
-import type { LabelRecord, RepoRecord, UserRecord } from './model.js';
+import type { components } from '@octokit/openapi-types';
+import { DAY_MS, isoSeconds, type LabelRecord, type RepoRecord, type UserRecord } from './model.js';
 import { directed } from './orders.js';
 import { enumParam } from './query.js';
 import {
@@ -76,9 +77,39 @@ function listLabels(ctx: RequestContext): HandlerResult {
   return { list: repo.labels, render: (l) => renderLabel(ctx.render, repo, l as LabelRecord) };
 }
 
+/** `GET /user`: the token's user (members hold no public repositories or followers here). */
+function getViewer(ctx: RequestContext): HandlerResult {
+  const u = ctx.viewer;
+  const body: components['schemas']['public-user'] = {
+    ...renderUser(ctx.render, u),
+    name: u.login,
+    company: null,
+    blog: '',
+    location: null,
+    email: null,
+    hireable: null,
+    bio: null,
+    twitter_username: null,
+    public_repos: 0,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: isoSeconds(ctx.render.data.start - 365 * DAY_MS),
+    updated_at: isoSeconds(ctx.render.data.start),
+  };
+  return { status: 200, body };
+}
+
 const R = '/repos/{owner}/{repo}';
 
 export const ORG_ROUTES: Route[] = [
+  {
+    path: '/user',
+    docs: 'https://docs.github.com/rest/users/users#get-the-authenticated-user',
+    permission: 'metadata=read',
+    resource: 'User',
+    handler: getViewer,
+  },
   {
     path: '/orgs/{org}/repos',
     docs: `${REPOS_DOCS}#list-organization-repositories`,

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../../clock.js';
 import { dispatch, rateLimitBody, routeInfo } from './dispatch.js';
 import type { FaultInjector } from './faults.js';
+import type { UserRecord } from './model.js';
 import type { EmulatorToken, FaultKind, FaultSpec, RateLimitSpec } from './options.js';
 import type { RateLimiter, RateState } from './ratelimit.js';
 import type { RenderContext } from './render-repo.js';
@@ -40,7 +41,7 @@ export interface ServerParts {
   clock: Clock;
   render: RenderContext;
   tokens: ReadonlyMap<string, EmulatorToken>;
-  userIdOf: (token: EmulatorToken) => number;
+  viewerOf: (token: EmulatorToken) => UserRecord;
   limiter: RateLimiter;
   anonymous: RateLimiter;
   rateSpec: RateLimitSpec;
@@ -101,14 +102,15 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   }
   const spent = parts.limiter.consume(token.id);
   if (!spent.allowed) {
-    const answer = primaryLimitAnswer(parts.rateSpec.status ?? 403, parts.userIdOf(token), requestId);
+    const answer = primaryLimitAnswer(parts.rateSpec.status ?? 403, parts.viewerOf(token).id, requestId);
     return finish(answer, spent.state, injected, token.id);
   }
   if (fault && fault.kind !== 'primary-limit')
     return finish(faultAnswer(parts, fault, url, requestId), spent.state, injected, token.id);
   if (method !== 'GET' && method !== 'HEAD') return finish(notFound(), spent.state, injected, token.id);
   const privateRepos = token.repos ? new Set(token.repos) : null;
-  const answer = dispatch({ render: parts.render, url, privateRepos, now: parts.clock.now().getTime() });
+  const viewer = parts.viewerOf(token);
+  const answer = dispatch({ render: parts.render, url, privateRepos, viewer, now: parts.clock.now().getTime() });
   let rate = spent.state;
   if (answer.status === 200 && etagMatches(req, answer)) {
     rate = parts.limiter.refund(token.id);
