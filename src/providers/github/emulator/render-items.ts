@@ -131,7 +131,8 @@ export function renderPullSimple(
     assignees: item.assignees.map((u) => renderUser(ctx, u)),
     requested_reviewers: pull.requestedReviewers.map((u) => renderUser(ctx, u)),
     requested_teams: [],
-    labels: item.labels.map((l) => ({ ...renderLabel(ctx, repo, l), description: l.description ?? '' })),
+    // The description says `string`; GitHub sends null for a label without one, and so does this.
+    labels: item.labels.map((l) => ({ ...renderLabel(ctx, repo, l), description: l.description as string })),
     milestone: item.milestone ? renderMilestone(ctx, repo, item.milestone) : null,
     draft: pull.draft,
     commits_url: `${url}/commits`,
