@@ -10,6 +10,7 @@ import { registerBench } from './commands/bench.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerChaos } from './commands/chaos.js';
 import { registerDemo } from './commands/demo.js';
+import { registerEmulate } from './commands/emulate.js';
 import { registerIntegrations } from './commands/integrations.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerReconcile } from './commands/reconcile.js';
@@ -56,6 +57,7 @@ Try it: syncrelay demo`,
   registerChaos(program);
   registerSchedules(program);
   registerBench(program);
+  registerEmulate(program);
   return program;
 }
 

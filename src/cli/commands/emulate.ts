@@ -1,0 +1,112 @@
+/**
+ * `syncrelay emulate github`: a local GitHub REST API emulator (seeded organisation, GitHub's
+ * pagination, authentication, primary rate limit and injectable faults) until SIGTERM / SIGINT.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { ValidationError } from '../../errors.js';
+import {
+  parseFaults,
+  parseRateLimit,
+  parseScale,
+  startGithubEmulator,
+  type EmulatorScale,
+  type FaultSpec,
+  type RateLimitSpec,
+} from '../../providers/github/emulator/index.js';
+import { intInRange, isoTime } from '../args.js';
+import { printLine } from '../output.js';
+import { cliLogger } from '../session.js';
+import { Shutdown } from '../signals.js';
+
+interface EmulateFlags {
+  port: number;
+  host: string;
+  seed: number;
+  org: string;
+  now?: Date;
+  rateLimit?: RateLimitSpec;
+  faults?: FaultSpec[];
+  scale?: EmulatorScale;
+}
+
+/** Wraps a parser that throws ValidationError into one Commander reports as an invalid argument. */
+function parsed<T>(parse: (raw: string) => T): (raw: string) => T {
+  return (raw) => {
+    try {
+      return parse(raw);
+    } catch (err) {
+      if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
+  };
+}
+
+export function registerEmulate(program: Command): void {
+  const emulate = program.command('emulate').description('serve local emulators of the providers’ APIs');
+  emulate
+    .command('github')
+    .description('serve a seeded GitHub organisation over the GitHub REST API until SIGTERM / SIGINT')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', intInRange(0, 65535), 0)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated organisation and of fault draws', intInRange(0, 2 ** 31 - 1), 1)
+    .option('--org <login>', 'organisation login', 'emulated-org')
+    .option('--now <time>', 'where the generated history ends (default: now)', isoTime)
+    .option(
+      '--rate-limit <R/WINDOW>',
+      'requests per token per window, e.g. 5000/3600s, 100/10s, 100/10s:429',
+      parsed(parseRateLimit),
+    )
+    .option(
+      '--faults <spec>',
+      'faults to inject, e.g. secondary-limit:count=2:retryAfter=3,server-error:p=0.05',
+      parsed(parseFaults),
+    )
+    .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale))
+    .addHelpText(
+      'after',
+      `
+Prints the API root (use it as the client's base URL) and two local tokens: one reading every
+repository, one reading public repositories only. Send them as "Authorization: token <t>" or
+"Bearer <t>". Fault kinds: primary-limit, secondary-limit, too-many-requests, bad-credentials,
+forbidden, not-found, server-error (status=500|502|503|504), slow (delay=ms); each with p=<0..1> or
+count=<n>, and path=<text> to match only some paths. See docs/emulators.md.`,
+    )
+    .action(async (flags: EmulateFlags) => serveGithub(flags));
+}
+
+async function serveGithub(flags: EmulateFlags): Promise<void> {
+  const logger = cliLogger(true);
+  const shutdown = new Shutdown(logger);
+  const emulator = await startGithubEmulator({
+    port: flags.port,
+    host: flags.host,
+    seed: flags.seed,
+    org: flags.org,
+    now: flags.now,
+    rateLimit: flags.rateLimit,
+    faults: flags.faults,
+    scale: flags.scale,
+  });
+  try {
+    const counts = emulator.data.repos.reduce(
+      (acc, r) => {
+        for (const i of r.items) acc[i.pull ? 'pulls' : 'issues']++;
+        return acc;
+      },
+      { issues: 0, pulls: 0 },
+    );
+    printLine(
+      `GitHub emulator: ${emulator.url}  ·  org: ${emulator.data.org.login}  ·  repositories: ` +
+        `${emulator.data.repos.length}  ·  issues: ${counts.issues}  ·  pull requests: ${counts.pulls}`,
+    );
+    for (const t of emulator.tokens) {
+      printLine(`token ${t.id} (${t.repos ? 'public repositories only' : 'every repository'}): ${t.token}`);
+    }
+    logger.info({ url: emulator.url, pid: process.pid }, 'github emulator started');
+    await shutdown.wait();
+  } finally {
+    await emulator.close();
+  }
+  logger.info('github emulator stopped');
+  logger.flush();
+}

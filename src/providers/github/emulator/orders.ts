@@ -1,0 +1,33 @@
+/** Sorted views of a repository's records, cached until the repository changes (mutate). */
+import type { ItemRecord, RepoRecord } from './model.js';
+
+export type ItemSort = 'created' | 'updated' | 'comments';
+
+const KEY: Record<ItemSort, (i: ItemRecord) => number> = {
+  created: (i) => i.createdAt,
+  updated: (i) => i.updatedAt,
+  comments: (i) => i.comments.length,
+};
+
+const cache = new WeakMap<RepoRecord, { version: number; orders: Map<ItemSort, ItemRecord[]> }>();
+
+/** Issues and pulls ascending by `sort`, ties by id. Do not modify the result. */
+export function itemsBy(repo: RepoRecord, sort: ItemSort): readonly ItemRecord[] {
+  let entry = cache.get(repo);
+  if (!entry || entry.version !== repo.version) {
+    entry = { version: repo.version, orders: new Map() };
+    cache.set(repo, entry);
+  }
+  let order = entry.orders.get(sort);
+  if (!order) {
+    const key = KEY[sort];
+    order = repo.items.slice().sort((a, b) => key(a) - key(b) || a.id - b.id);
+    entry.orders.set(sort, order);
+  }
+  return order;
+}
+
+/** `list` in `direction` (a copy when descending). */
+export function directed<T>(list: readonly T[], direction: 'asc' | 'desc'): readonly T[] {
+  return direction === 'asc' ? list : list.slice().reverse();
+}
