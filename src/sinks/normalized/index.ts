@@ -3,3 +3,4 @@ export * from './surfaces.js';
 export * from './status.js';
 export * from './sink.js';
 export { prepareRow } from './rows.js';
+export * from './metricsHandler.js';
