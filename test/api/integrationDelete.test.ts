@@ -137,7 +137,7 @@ describe('DELETE /api/v1/integrations/:id', () => {
     expect(again.status).toBe(404);
   });
 
-  it('with purge_data=true also deletes its rows from every normalized table and its metrics, only its own', async () => {
+  it('with purge_data=true also deletes its rows from every normalized table and metrics, none other', async () => {
     const id = await createIntegration('purge data');
     const other = await createIntegration('other');
     await seedData(id);
