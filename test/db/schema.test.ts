@@ -194,12 +194,15 @@ describe('syncrelay in a schema of its own', () => {
     expect(before.public).toContain('sync_runs');
 
     const applied = await migrate(db, { providers: [synthetic] });
-    expect(applied).toEqual(['0007_own_schema', 'synthetic/0001_tables']);
+    const later = (await loadMigrations()).filter((m) => m.version >= 7).map((m) => m.name);
+    expect(later[0]).toBe('0007_own_schema');
+    expect(applied).toEqual([...later, 'synthetic/0001_tables']);
 
     const after = await objectsBySchema(db);
     expect(after.public ?? []).toEqual([]);
-    // The same objects, moved (indexes and owned sequences with their tables), plus the provider ledger.
-    expect(after.syncrelay!.filter((n) => !n.startsWith('provider_migrations'))).toEqual(before.public);
+    // The same objects, moved (indexes and owned sequences with their tables), besides the provider
+    // ledger and what the migrations after 0007 create.
+    expect(after.syncrelay!.filter((n) => before.public!.includes(n))).toEqual(before.public);
     const count = async (table: string) =>
       (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM syncrelay.${table}`)).rows[0]!.n;
     expect(await count('integrations')).toBe(1);
@@ -214,7 +217,7 @@ describe('syncrelay in a schema of its own', () => {
     const { rows: ledger } = await db.query<{ version: number }>(
       'SELECT version FROM syncrelay.syncrelay_migrations ORDER BY version',
     );
-    expect(ledger.map((l) => l.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(ledger.map((l) => l.version)).toEqual((await loadMigrations()).map((m) => m.version));
     // Defaults still work where they point at the moved id function and sequences.
     const { rows: run } = await db.query<{ id: string }>(
       `INSERT INTO syncrelay.sync_runs (org_id, integration_id, triggered_by, mode)
