@@ -2,6 +2,19 @@
 import type { Tx } from '../db/types.js';
 
 /**
+ * Whether the integration (of `orgId`) still exists, locking its row FOR KEY SHARE until the
+ * transaction ends: a deletion of the integration (FOR UPDATE) waits for this transaction, or this
+ * one waits for it and finds the row gone. Returns true when it exists.
+ */
+export async function holdIntegration(tx: Tx, orgId: string, integrationId: string): Promise<boolean> {
+  const { rows } = await tx.query(
+    `SELECT 1 FROM ${tx.schema.integrations} WHERE id = $1::uuid AND org_id = $2 FOR KEY SHARE`,
+    [integrationId, orgId],
+  );
+  return rows.length > 0;
+}
+
+/**
  * When the integration's first work item or pull request was created (null when it has none).
  * Takes no locks; returns one timestamp.
  */

@@ -12,6 +12,8 @@ import {
 import { migrate } from '../../src/db/migrator.js';
 import { PgliteDb } from '../../src/db/pglite.js';
 import type { Db } from '../../src/db/types.js';
+import { deleteIntegration } from '../../src/planning/integrations.js';
+import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase } from '../helpers/pg.js';
 import { insertIntegration, insertRunningUnit, testGuard } from './normalizedHelpers.js';
 
@@ -249,6 +251,15 @@ function metricsSuite(label: string, open: () => Promise<{ db: Db; drop(): Promi
       expect(await metrics()).toEqual([]);
     });
 
+    it('writes nothing for an integration deleted before the handler ran', async () => {
+      const gone = await insertIntegration(t.db, ORG);
+      await t.db.query(`DELETE FROM ${t.db.schema.integrations} WHERE id = $1`, [gone]);
+      expect(await run({ ...payload(at('03-02T00:00'), at('03-05T00:00')), integrationId: gone })).toBe(0);
+      expect(await run({ ...payload(at('03-02T00:00'), at('03-05T00:00')), orgId: 'another-org' })).toBe(0);
+      const { rows } = await t.db.query(`SELECT 1 FROM ${t.db.schema.table('work_item_metrics_daily')}`);
+      expect(rows).toEqual([]);
+    });
+
     it('serves integrations of the providers that write work items', () => {
       const integration = (provider: string): IntegrationInfo => ({
         id: 'i',
@@ -307,3 +318,62 @@ describe('metricsDays', () => {
     expect(metricsDays({ from: null, to: null }, now, null)).toBeNull();
   });
 });
+
+describe('work-item-metrics and a concurrent purge (PostgreSQL)', () => {
+  it('a purge started while the handler’s transaction is open waits for it and deletes its generation', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    let release = () => {};
+    try {
+      const id = await insertIntegration(t.db, ORG);
+      await t.db.query(
+        `INSERT INTO ${t.db.schema.table('work_items')} (org_id, integration_id, provider, external_id, last_synced_at,
+                                                         created_at)
+         VALUES ($1, $2, 'github', '1', now(), '2026-03-02T10:00:00Z')`,
+        [ORG, id],
+      );
+      const clock = new ManualClock(NOW);
+      const logger = pino({ level: 'silent' });
+      const gate = new Promise<void>((r) => (release = r));
+      let written = 0;
+      const handler = t.db.transaction(async (tx) => {
+        written = await computeWorkItemMetrics(
+          { ...basePayload(id), window: { from: at('03-02T00:00'), to: at('03-03T00:00') } },
+          { tx, idempotencyKey: 'k', clock, logger },
+        );
+        await gate;
+      });
+      await waitFor(async () => written > 0);
+      const deletion = deleteIntegration(t.db, id, { orgId: ORG, purgeData: true });
+      // The deletion is blocked on the integration row the handler holds.
+      await waitFor(async () => {
+        const { rows } = await t.db.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return rows.length > 0;
+      });
+      release();
+      await handler;
+      const done = await deletion;
+      expect(done.purged?.work_item_metrics_daily).toBe(1);
+      const { rows } = await t.db.query(
+        `SELECT 1 FROM ${t.db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1`,
+        [id],
+      );
+      expect(rows).toEqual([]);
+    } finally {
+      release();
+      await t.drop();
+    }
+  });
+});
+
+function basePayload(integrationId: string): PostSyncPayload {
+  return {
+    orgId: ORG,
+    runId: '00000000-0000-0000-0000-000000000002',
+    integrationId,
+    provider: 'github',
+    datasets: ['work-items'],
+    window: { from: null, to: null },
+  };
+}

@@ -5,7 +5,7 @@
  */
 import { MAX_METRICS_DAYS, metricsDays } from '../../domain/metricsDays.js';
 import type { IntegrationInfo, PostSyncHandler, PostSyncPayload, PostSyncContext } from '../../providers/types.js';
-import { firstItemAt, insertMetricsGeneration } from '../../store/normalizedMetrics.js';
+import { firstItemAt, holdIntegration, insertMetricsGeneration } from '../../store/normalizedMetrics.js';
 
 export const WORK_ITEM_METRICS = 'work-item-metrics';
 
@@ -16,8 +16,8 @@ export const WORK_ITEM_PROVIDERS: readonly string[] = ['github', 'linear', 'jira
  * Computes one generation (`computed_at` = the handler's clock time) for the payload's window: a
  * null `from` starts at the integration's first item, a null `to` ends now. At most
  * `MAX_METRICS_DAYS` (400) days per run, the most recent: older days of a longer window are not
- * recomputed (a warning names how many); their earlier generations stay. Providers list it in
- * their `postSyncHandlers`.
+ * recomputed (a warning names how many); their earlier generations stay. Nothing is written for
+ * an integration deleted meanwhile. Providers list it in their `postSyncHandlers`.
  */
 export const workItemMetricsHandler: PostSyncHandler = {
   name: WORK_ITEM_METRICS,
@@ -29,6 +29,8 @@ export const workItemMetricsHandler: PostSyncHandler = {
 
 /** The handler's body; returns the rows inserted. */
 export async function computeWorkItemMetrics(payload: PostSyncPayload, ctx: PostSyncContext): Promise<number> {
+  // A deleted integration gets no metrics; one being deleted (and purged) waits for these.
+  if (!(await holdIntegration(ctx.tx, payload.orgId, payload.integrationId))) return 0;
   const now = ctx.clock.now();
   const window = { from: toDate(payload.window.from), to: toDate(payload.window.to) };
   const first = window.from === null ? await firstItemAt(ctx.tx, payload.orgId, payload.integrationId) : null;
