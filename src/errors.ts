@@ -88,6 +88,20 @@ export class TooManyLiveRunsError extends SyncRelayError {
   }
 }
 
+/** The integration still has unfinished runs: it is not deleted until they end (or are cancelled). */
+export class IntegrationBusyError extends SyncRelayError {
+  constructor(
+    readonly integrationId: string,
+    readonly liveRuns: number,
+  ) {
+    super(
+      'integration_busy',
+      `integration ${integrationId} has ${liveRuns} unfinished run${liveRuns === 1 ? '' : 's'}; ` +
+        'cancel them or wait for them to finish before deleting it',
+    );
+  }
+}
+
 /** The unit's lease is no longer ours: write nothing, end without a terminal write. */
 export class LeaseLostError extends SyncRelayError {
   constructor(

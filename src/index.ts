@@ -15,13 +15,29 @@ export { InProcessBroker } from './broker/inprocess.js';
 export { openBroker } from './broker/open.js';
 export { planSyncRun, type PlanArgs, type PlannedRun } from './planning/planner.js';
 export { triggerSync, triggerInTx, type TriggerArgs, type Triggered } from './planning/triggers.js';
-export { createIntegration, type NewIntegration } from './planning/integrations.js';
+export {
+  createIntegration,
+  deleteIntegration,
+  type IntegrationDeletion,
+  type NewIntegration,
+} from './planning/integrations.js';
 export { cancelRun } from './planning/cancel.js';
 export { armOutbox } from './store/outbox.js';
 export { ProviderRegistry, defaultRegistry } from './providers/registry.js';
 export { createSyntheticProvider, syntheticSink } from './providers/synthetic.js';
 export { createGithubProvider, GITHUB_DATASETS, type GithubProviderOptions } from './providers/github/index.js';
 export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
+export {
+  normalizedSink,
+  NormalizedSink,
+  normalizeStatus,
+  workItemMetricsHandler,
+  NORMALIZED_SURFACES,
+  WORK_ITEM_STATUSES,
+  type NormalizedSurface,
+  type StatusInput,
+  type WorkItemStatus,
+} from './sinks/normalized/index.js';
 export type {
   DatasetSpec,
   IntegrationInfo,
@@ -48,6 +64,7 @@ export {
   ValidationError,
   NotFoundError,
   RunConflictError,
+  IntegrationBusyError,
   LeaseLostError,
   RateLimitError,
   RunTooLargeError,

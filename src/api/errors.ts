@@ -1,7 +1,7 @@
 /** The one error shape, `{"error":{"code","message","details"}}`, and how every failure maps to it. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { NotFoundError, RunConflictError, SyncRelayError, ValidationError } from '../errors.js';
+import { IntegrationBusyError, NotFoundError, RunConflictError, SyncRelayError, ValidationError } from '../errors.js';
 import type { ErrorBodyT } from './contracts/common.js';
 
 /** A failure the API answers with `status`; `code` is stable, `details` is JSON. */
@@ -87,6 +87,9 @@ export function toApiError(err: unknown): ApiError {
       { existing_run_id: err.existingRunId, mode: err.mode },
       { cause: err },
     );
+  }
+  if (err instanceof IntegrationBusyError) {
+    return new ApiError(409, 'integration_busy', err.message, { live_runs: err.liveRuns }, { cause: err });
   }
   const fe = err as Partial<FastifyError> | null;
   const known = typeof fe?.code === 'string' ? FRAMEWORK_ERRORS[fe.code] : undefined;

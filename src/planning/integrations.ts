@@ -2,9 +2,13 @@
 import type { Clock } from '../clock.js';
 import type { ResolvedSettings } from '../config.js';
 import type { Db, Tx } from '../db/types.js';
-import { ValidationError } from '../errors.js';
+import { IntegrationBusyError, NotFoundError, ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
+import { deleteIntegrationRecords, lockIntegration } from '../store/integrationDelete.js';
 import { insertDatasets, insertIntegration, insertSources, type IntegrationRow } from '../store/integrations.js';
+import { purgeNormalizedData, type PurgedRows } from '../store/normalizedPurge.js';
+import { countLiveRuns } from '../store/runs.js';
+import { notifySchedulesChanged } from '../store/schedules.js';
 
 export interface NewIntegration {
   orgId: string;
@@ -129,4 +133,45 @@ async function insertIntegrationInTx(tx: Tx, deps: { clock: Clock }, i: NewInteg
   await insertSources(tx, i.orgId, row.id, i.sources);
   await insertDatasets(tx, i.orgId, row.id, i.datasets);
   return { ...row, sources: [...i.sources], datasets: [...i.datasets] };
+}
+
+export interface IntegrationDeletion {
+  /** The integration as it was. */
+  integration: IntegrationRow;
+  /** Its runs (with their units and outbox rows) and schedules, deleted with it. */
+  runsDeleted: number;
+  schedulesDeleted: number;
+  /** Rows deleted from each normalized table with `purgeData`; null without (the synced data stays). */
+  purged: PurgedRows | null;
+}
+
+/** Deletes an integration in one transaction (see deleteIntegrationInTx). */
+export async function deleteIntegration(
+  db: Db,
+  id: string,
+  opts: { orgId: string | null; purgeData: boolean },
+): Promise<IntegrationDeletion> {
+  return db.transaction((tx) => deleteIntegrationInTx(tx, id, opts));
+}
+
+/**
+ * Deletes the integration of `orgId` (any org when null) inside the caller's transaction: its
+ * sources, datasets, runs, JobRuns, schedules and watermarks go with it. Its synced data in the
+ * normalized tables and its work-item metrics stay unless `purgeData`, which deletes them in the
+ * same transaction. Throws `NotFoundError` when there is no such integration and
+ * `IntegrationBusyError` (nothing deleted) while it has unfinished runs.
+ */
+export async function deleteIntegrationInTx(
+  tx: Tx,
+  id: string,
+  opts: { orgId: string | null; purgeData: boolean },
+): Promise<IntegrationDeletion> {
+  const integration = await lockIntegration(tx, id, opts.orgId);
+  if (!integration) throw new NotFoundError('integration', id);
+  const live = await countLiveRuns(tx, id);
+  if (live > 0) throw new IntegrationBusyError(id, live);
+  const deleted = await deleteIntegrationRecords(tx, id);
+  if (deleted.schedules > 0) await notifySchedulesChanged(tx);
+  const purged = opts.purgeData ? await purgeNormalizedData(tx, integration.org_id, id) : null;
+  return { integration, runsDeleted: deleted.runs, schedulesDeleted: deleted.schedules, purged };
 }

@@ -13,6 +13,7 @@ const COMMANDS = [
   ['integrations'],
   ['integrations', 'create'],
   ['integrations', 'list'],
+  ['integrations', 'delete'],
   ['trigger'],
   ['runs'],
   ['runs', 'list'],

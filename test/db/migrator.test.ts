@@ -39,5 +39,6 @@ describe('migrator', () => {
     } finally {
       await db.close();
     }
-  });
+    // PGlite (WebAssembly) applies every core and provider migration here: minutes on a loaded machine.
+  }, 180_000);
 });

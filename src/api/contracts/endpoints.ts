@@ -7,6 +7,7 @@ import { IdParams, NoQuery } from './common.js';
 import {
   BackfillBody,
   CancelBody,
+  IntegrationDeleteQuery,
   JobRunQuery,
   NewIntegrationBody,
   PassQuery,
@@ -92,6 +93,23 @@ export const endpoints = {
     query: NoQuery,
     success: { status: 200, description: 'the integration', schema: R.Integration },
     errors: [400, ...AUTH_ERRORS, 404],
+  }),
+  deleteIntegration: endpoint({
+    operationId: 'deleteIntegration',
+    method: 'DELETE',
+    path: `${V1}/integrations/:id`,
+    summary: 'Delete an integration (its synced data stays unless purge_data=true)',
+    description:
+      'Deletes the integration with its sources, datasets, runs, JobRuns, schedules and watermarks. The rows ' +
+      'it synced into the normalized tables and its work-item metrics stay, unless purge_data=true deletes ' +
+      'them in the same transaction. Refused (409 integration_busy) while it has unfinished runs.',
+    tags: ['integrations'],
+    scope: 'admin',
+    params: IdParams,
+    query: IntegrationDeleteQuery,
+    success: { status: 200, description: 'what was deleted', schema: R.IntegrationDeletion },
+    idempotent: true,
+    errors: [400, ...AUTH_ERRORS, 404, 409, 422],
   }),
   triggerSync: endpoint({
     operationId: 'triggerSync',

@@ -64,3 +64,11 @@ export const UnitQuery = z.strictObject({
 });
 
 export const PassQuery = z.strictObject({ limit: Limit.optional() });
+
+/** DELETE /integrations/:id: `purge_data=true` also deletes its synced data (normalized tables, metrics). */
+export const IntegrationDeleteQuery = z.strictObject({
+  purge_data: z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({ description: 'true: also delete its synced data and metrics (default false: they stay)' }),
+});

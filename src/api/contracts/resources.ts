@@ -23,6 +23,18 @@ export const Integration = z
 
 export const IntegrationList = z.strictObject({ items: z.array(Integration) });
 
+export const IntegrationDeletion = z
+  .strictObject({
+    integration: Integration,
+    runs_deleted: z.number().int().meta({ description: 'its runs, deleted with it (with their units)' }),
+    schedules_deleted: z.number().int(),
+    purged_rows: z
+      .record(z.string(), z.number().int())
+      .nullable()
+      .meta({ description: 'rows deleted per normalized table with purge_data=true; null when its data stays' }),
+  })
+  .meta({ id: 'IntegrationDeletion' });
+
 export const Accepted = z
   .strictObject({ status: z.literal('accepted'), job_run_id: Id, sync_run_id: Id })
   .meta({ id: 'TriggerAccepted' });

@@ -1,6 +1,12 @@
-/** POST/GET /integrations, GET /integrations/:id. */
+/** POST/GET /integrations, GET/DELETE /integrations/:id. */
 import type { FastifyInstance } from 'fastify';
-import { createIntegrationInTx, validateIntegration, type NewIntegration } from '../../planning/integrations.js';
+import { NotFoundError } from '../../errors.js';
+import {
+  createIntegrationInTx,
+  deleteIntegrationInTx,
+  validateIntegration,
+  type NewIntegration,
+} from '../../planning/integrations.js';
 import { getIntegrationView, listIntegrationViews } from '../../store/admin.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
@@ -45,5 +51,27 @@ export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): voi
     const view = await getIntegrationView(ctx.db, principalOf(request).orgId, params.id);
     if (!view) throw new ApiError(404, 'not_found', 'integration not found', { entity: 'integration', id: params.id });
     return presentIntegration(view);
+  });
+
+  mount(app, endpoints.deleteIntegration, async ({ params, query, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const purgeData = query.purge_data === 'true';
+    const op = {
+      orgId,
+      operation: purgeData ? 'deleteIntegration+purge' : 'deleteIntegration',
+      target: params.id,
+      status: endpoints.deleteIntegration.success.status,
+    };
+    return answerIdempotently(ctx, request, reply, op, async (tx) => {
+      const view = await getIntegrationView(tx, orgId, params.id);
+      if (!view) throw new NotFoundError('integration', params.id);
+      const done = await deleteIntegrationInTx(tx, params.id, { orgId, purgeData });
+      return {
+        integration: presentIntegration(view),
+        runs_deleted: done.runsDeleted,
+        schedules_deleted: done.schedulesDeleted,
+        purged_rows: done.purged,
+      };
+    });
   });
 }

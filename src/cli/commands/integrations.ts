@@ -1,5 +1,6 @@
-/** `syncrelay integrations create|list`. */
+/** `syncrelay integrations create|list|delete`. */
 import type { Command } from 'commander';
+import { deleteIntegration } from '../../planning/integrations.js';
 import { listDatasets, listIntegrations, listSources, type IntegrationRow } from '../../store/integrations.js';
 import { jsonObject, list } from '../args.js';
 import { isoOrDash, printable, printJson, printLine, printTable } from '../output.js';
@@ -16,7 +17,7 @@ interface CreateOptions {
 }
 
 export function registerIntegrations(program: Command): void {
-  const integrations = program.command('integrations').description('create and list integrations');
+  const integrations = program.command('integrations').description('create, list and delete integrations');
 
   integrations
     .command('create')
@@ -81,6 +82,30 @@ Everything is validated before anything is written.`,
         { header: 'datasets', value: (r) => r.datasets.join(',') },
         { header: 'created', value: (r) => isoOrDash(r.created_at) },
       ]);
+    });
+
+  registerDelete(integrations);
+}
+
+function registerDelete(integrations: Command): void {
+  integrations
+    .command('delete')
+    .description('delete an integration with its runs and schedules (its synced data stays unless --purge-data)')
+    .argument('<id>', 'the integration id')
+    .option('--org <org>', 'only if it belongs to this org')
+    .option('--purge-data', 'also delete the rows it synced into the normalized tables and its metrics')
+    .option('--json', 'print what was deleted as JSON')
+    .action(async (id: string, opts: { org?: string; purgeData?: boolean; json?: boolean }) => {
+      const done = await withSession({}, ({ engine }) =>
+        deleteIntegration(engine.db, id, { orgId: opts.org ?? null, purgeData: opts.purgeData === true }),
+      );
+      if (opts.json) return printJson(done);
+      const { integration: i } = done;
+      printLine(`deleted integration ${i.id} "${printable(i.name)}" (${printable(i.provider)})`);
+      printLine(`  runs deleted: ${done.runsDeleted}, schedules deleted: ${done.schedulesDeleted}`);
+      if (!done.purged) return printLine('  synced data kept (use --purge-data to delete it)');
+      const total = Object.values(done.purged).reduce((a, b) => a + b, 0);
+      printLine(`  synced data purged: ${total} rows`);
     });
 }
 

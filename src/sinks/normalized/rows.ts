@@ -1,0 +1,122 @@
+/**
+ * Row checks for the normalized surfaces: each value is checked against its column's type and
+ * put in the form that binds the same on node-postgres and PGlite (timestamps as ISO-8601 UTC
+ * text, raw as JSON text). A bad value throws a `ValidationError` naming `<surface>.<column>`
+ * before anything is written. NUL characters, which PostgreSQL text and jsonb cannot hold, are
+ * dropped from text values and from strings inside `raw`.
+ */
+import { ValidationError } from '../../errors.js';
+import {
+  columnTypes,
+  PULL_REQUEST_STATES,
+  WORK_ITEM_EVENT_KINDS,
+  WORK_ITEM_STATUSES,
+  type ColumnType,
+  type NormalizedSurface,
+} from './surfaces.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INT4_MAX = 2_147_483_647;
+
+/** Columns whose values come from a closed list (the tables' CHECK constraints). */
+const ENUMS: Readonly<Record<string, readonly string[]>> = {
+  'work_items.status': WORK_ITEM_STATUSES,
+  'work_item_events.kind': WORK_ITEM_EVENT_KINDS,
+  'pull_requests.state': PULL_REQUEST_STATES,
+};
+
+/** Columns a row must carry with a value (besides the key): NOT NULL without a default. */
+const REQUIRED = ['org_id', 'integration_id', 'provider', 'external_id', 'last_synced_at'];
+
+/** A checked copy of `row` ready to bind; throws `ValidationError` naming the first bad column. */
+export function prepareRow(
+  surface: NormalizedSurface,
+  row: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+    throw new ValidationError(surface, 'each row must be an object');
+  }
+  const types = columnTypes(surface);
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    const type = Object.hasOwn(types, column) ? types[column] : undefined;
+    if (type === undefined) throw new ValidationError(`${surface}.${column}`, 'unknown column');
+    out[column] = prepareValue(`${surface}.${column}`, type, value);
+  }
+  for (const column of REQUIRED) {
+    if (out[column] === undefined || out[column] === null || out[column] === '') {
+      throw new ValidationError(`${surface}.${column}`, 'is required');
+    }
+  }
+  return out;
+}
+
+function prepareValue(field: string, type: ColumnType, value: unknown): unknown {
+  if (value === undefined || value === null) return nullFor(type);
+  switch (type) {
+    case 'text':
+      return oneOf(field, expectString(field, value));
+    case 'uuid':
+      if (typeof value !== 'string' || !UUID.test(value)) throw new ValidationError(field, 'must be a UUID');
+      return value;
+    case 'text[]':
+      if (!Array.isArray(value)) throw new ValidationError(field, 'must be an array of strings');
+      return value.map((v, i) => expectString(`${field}[${i}]`, v));
+    case 'integer':
+      if (!Number.isSafeInteger(value) || Math.abs(value as number) > INT4_MAX) {
+        throw new ValidationError(field, 'must be an integer within ±2147483647');
+      }
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw new ValidationError(field, 'must be true or false');
+      return value;
+    case 'timestamptz':
+      return timestamp(field, value);
+    case 'jsonb':
+      return json(field, value);
+  }
+}
+
+/** An array column left null takes `{}` (the columns are NOT NULL); raw null takes `{}`. */
+function nullFor(type: ColumnType): unknown {
+  if (type === 'text[]') return [];
+  if (type === 'jsonb') return '{}';
+  return null;
+}
+
+function expectString(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
+  return value.includes('\0') ? value.replace(/\0/g, '') : value;
+}
+
+function oneOf(field: string, value: string): string {
+  const allowed = ENUMS[field];
+  if (allowed && !allowed.includes(value)) {
+    throw new ValidationError(field, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** A Date or an ISO-8601 / RFC 3339 string with a zone, as ISO-8601 UTC text (binds as timestamptz). */
+function timestamp(field: string, value: unknown): string {
+  const ms =
+    value instanceof Date
+      ? value.getTime()
+      : typeof value === 'string' && /(Z|[+-]\d{2}:?\d{2})$/i.test(value.trim())
+        ? Date.parse(value)
+        : NaN;
+  if (!Number.isFinite(ms)) {
+    throw new ValidationError(field, 'must be a valid Date or an ISO-8601 timestamp with a time zone');
+  }
+  return new Date(ms).toISOString();
+}
+
+function json(field: string, value: unknown): string {
+  try {
+    const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replace(/\0/g, '') : v));
+    if (text === undefined) throw new Error('not JSON');
+    return text;
+  } catch (cause) {
+    throw new ValidationError(field, 'must be JSON-serializable', { cause });
+  }
+}
