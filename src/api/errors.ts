@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { NotFoundError, RunConflictError, SyncRelayError, ValidationError } from '../errors.js';
+import { SecretError } from '../secrets/errors.js';
 import type { ErrorBodyT } from './contracts/common.js';
 
 /** A failure the API answers with `status`; `code` is stable, `details` is JSON. */
@@ -87,6 +88,10 @@ export function toApiError(err: unknown): ApiError {
       { existing_run_id: err.existingRunId, mode: err.mode },
       { cause: err },
     );
+  }
+  if (err instanceof SecretError && err.code === 'secret_key_missing') {
+    // The server's setting, not the request, is missing; the message names it and nothing secret.
+    return new ApiError(422, err.code, err.message, { field: 'credential' }, { cause: err });
   }
   const fe = err as Partial<FastifyError> | null;
   const known = typeof fe?.code === 'string' ? FRAMEWORK_ERRORS[fe.code] : undefined;
