@@ -1,14 +1,12 @@
 /**
  * The CLI's credential sources (an environment variable, a file, stdin — never the command line),
- * set-credential / clear-credential, `credentials rotate-key`, and the embedded mode's key file.
+ * set-credential / clear-credential and `credentials rotate-key`.
  */
-import { statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revealCredential } from '../../src/secrets/credentials.js';
 import { SecretKey } from '../../src/secrets/key.js';
-import { keyFilePath } from '../../src/secrets/keyFile.js';
 import { Keyring } from '../../src/secrets/keyring.js';
 import { getCredential } from '../../src/store/credentials.js';
 import { insertIntegration } from '../../src/store/integrations.js';
@@ -151,24 +149,5 @@ describe('set-credential, clear-credential and rotate-key', () => {
     const cleared = await runCli(['integrations', 'clear-credential', id], { env: env(rotateEnv) });
     expect(cleared.code).toBe(0);
     expect(await getCredential(t.db, id)).toBeNull();
-  }, 240_000);
-});
-
-describe('the embedded mode', () => {
-  it('makes a key file (mode 0600) in its data directory on first use and decrypts with it', async () => {
-    const data = join(dir, 'embedded');
-    const e = { SYNCRELAY_DATA_DIR: data, T: SECRET };
-    const plain = await runCli([...CREATE, ...CREATE_TAIL], { env: e, cwd: dir, timeoutMs: 60_000 });
-    expect(plain.code).toBe(0);
-    expect(() => statSync(keyFilePath(data))).toThrow();
-    const r = await runCli([...CREATE, '--credential-env', 'T', ...CREATE_TAIL], {
-      env: e,
-      cwd: dir,
-      timeoutMs: 60_000,
-    });
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(statSync(keyFilePath(data)).mode & 0o777).toBe(0o600);
-    expectNoSecret(r);
   }, 240_000);
 });
