@@ -111,11 +111,7 @@ export interface IntegrationDeps {
   secrets?: Keyring;
 }
 
-export async function createIntegration(
-  db: Db,
-  deps: IntegrationDeps,
-  i: NewIntegration,
-): Promise<CreatedIntegration> {
+export async function createIntegration(db: Db, deps: IntegrationDeps, i: NewIntegration): Promise<CreatedIntegration> {
   validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
   return db.transaction((tx) => insertIntegrationInTx(tx, deps, i));
 }

@@ -86,7 +86,12 @@ export async function lockCredentialsNotUnder(tx: Tx, keyId: string): Promise<Cr
  * Replaces a credential's ciphertext with the same secret under another key (version and
  * updated_at unchanged: the secret did not change). Locks: that row. Returns whether it changed.
  */
-export async function reencryptCredential(tx: Tx, id: string, fromKeyId: string, sealed: SealedColumns): Promise<boolean> {
+export async function reencryptCredential(
+  tx: Tx,
+  id: string,
+  fromKeyId: string,
+  sealed: SealedColumns,
+): Promise<boolean> {
   const { rowCount } = await tx.query(
     `UPDATE ${tx.schema.integration_credentials}
         SET key_id = $3, nonce = $4, ciphertext = $5, auth_tag = $6

@@ -41,7 +41,7 @@ function expectNoSecret(value: unknown, secret = SECRET): void {
 }
 
 describe('credential on integrations', () => {
-  it('POST with a credential answers {set: true, updated_at}; GET and list show the same, never the value', async () => {
+  it('POST with a credential answers {set: true, updated_at}; GET and list show the same, not the value', async () => {
     const r = await create(h, SECRET);
     expect(r.status).toBe(201);
     expect(Integration.parse(r.body)).toBeTruthy();
@@ -195,4 +195,3 @@ describe('OpenAPI', () => {
     expect(JSON.stringify(doc)).not.toMatch(/ghp_|lin_api_/);
   });
 });
-

@@ -194,7 +194,7 @@ describe('syncrelay in a schema of its own', () => {
     expect(before.public).toContain('sync_runs');
 
     const applied = await migrate(db, { providers: [synthetic] });
-    expect(applied).toEqual(['0007_own_schema', 'synthetic/0001_tables']);
+    expect(applied).toEqual(['0007_own_schema', '0008_credentials', 'synthetic/0001_tables']);
 
     const after = await objectsBySchema(db);
     expect(after.public ?? []).toEqual([]);

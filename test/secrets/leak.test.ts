@@ -110,7 +110,7 @@ describe('a full run with a credential', () => {
     });
   }
 
-  it('leaves no trace of the credential in logs, answers, metrics, Redis, the database or the command line', async () => {
+  it('leaves no trace of the credential in logs, answers, metrics, Redis, rows or the command line', async () => {
     const integration = {
       provider: 'synthetic',
       name: 'leak check',

@@ -8,10 +8,7 @@ const Status = <T extends readonly [string, ...string[]]>(values: T) => z.enum(v
 
 /** Whether the integration has a credential and when it was last set; the credential itself is never answered. */
 export const CredentialStatus = z
-  .union([
-    z.strictObject({ set: z.literal(true), updated_at: TimeOut }),
-    z.strictObject({ set: z.literal(false) }),
-  ])
+  .union([z.strictObject({ set: z.literal(true), updated_at: TimeOut }), z.strictObject({ set: z.literal(false) })])
   .meta({ id: 'CredentialStatus', example: { set: true, updated_at: '2026-01-01T00:00:00.000Z' } });
 
 export const Integration = z
