@@ -58,6 +58,11 @@ export interface EngineOptions {
   tracer?: Tracer;
   /** Internal: fault points (tests). */
   faults?: Faults;
+  /**
+   * Refuse to open when credentials are stored and no configured key matches any of them.
+   * @default true (commands that replace or remove credentials pass false)
+   */
+  checkSecretKeys?: boolean;
 }
 
 /** One engine per process role; nothing is global, so several can live in one process (tests). */
@@ -90,7 +95,7 @@ export class Engine {
         previous: settings.secretKeyPrevious,
         keyFile: db.kind === 'pglite' ? keyFilePath(settings.dataDir) : null,
       });
-      await checkCredentialKeys(db, secrets);
+      if (opts.checkSecretKeys !== false) await checkCredentialKeys(db, secrets);
       const metrics = new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry });
       const ctx: EngineContext = {
         db,

@@ -11,9 +11,14 @@ import { Keyring } from '../../src/secrets/keyring.js';
 import { getCredential } from '../../src/store/credentials.js';
 import { insertIntegration } from '../../src/store/integrations.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { parseJson, removeDir, runCli, tempDir, type CliResult } from './helpers.js';
+import { parseJson, removeDir, runCli as run, tempDir, type CliOptions, type CliResult } from './helpers.js';
 
 const SECRET = 'ghp_CliCredential_77c2d0aa13';
+
+/** A shared machine starts `node + tsx` slowly: a generous limit per command. */
+function runCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
+  return run(args, { timeoutMs: 120_000, ...opts });
+}
 const KEY = SecretKey.generate();
 let t: TestDatabase;
 let dir: string;
@@ -66,7 +71,7 @@ describe('integrations create with a credential', () => {
       const created = parseJson<{ id: string }>(r.stdout);
       expect(await stored(created.id)).toBe(expected);
     }
-  }, 240_000);
+  }, 480_000);
 
   it('refuses an unset variable, two sources, a bad value or a missing key, writing nothing', async () => {
     const before = await count();
@@ -97,7 +102,7 @@ describe('integrations create with a credential', () => {
     expectNoSecret(noKey);
 
     expect(await count()).toBe(before);
-  }, 240_000);
+  }, 480_000);
 
   it('has no flag that takes the credential itself on the command line', async () => {
     const r = await runCli([...CREATE, '--credential', SECRET, ...CREATE_TAIL], { env: env() });
@@ -149,5 +154,5 @@ describe('set-credential, clear-credential and rotate-key', () => {
     const cleared = await runCli(['integrations', 'clear-credential', id], { env: env(rotateEnv) });
     expect(cleared.code).toBe(0);
     expect(await getCredential(t.db, id)).toBeNull();
-  }, 240_000);
+  }, 480_000);
 });

@@ -157,6 +157,30 @@ describe('the start-up key check', () => {
     const rotating = await engineWith({ key: other, previous: key });
     await rotating.close();
   });
+
+  it('after a lost key, a credential set again under the new key lets processes start', async () => {
+    await clearCredentials();
+    const lost = SecretKey.generate();
+    const engine = await engineWith({ key: lost });
+    const id = await newIntegration(engine, SECRET);
+    await engine.close();
+    const fresh = SecretKey.generate();
+    expect(codeOf(await engineWith({ key: fresh }).catch((e: unknown) => e))).toBe('secret_key_unknown');
+    const recovery = await Engine.open({
+      settings: testSettings({ secretKey: fresh }),
+      db: t.db,
+      broker: new InProcessBroker(),
+      logger: silentLogger(),
+      migrate: false,
+      checkSecretKeys: false,
+    });
+    await t.db.transaction((tx) =>
+      storeCredential(tx, recovery.ctx.secrets, { orgId: ORG, integrationId: id, secret: SECRET }, new Date()),
+    );
+    await recovery.close();
+    const started = await engineWith({ key: fresh });
+    await started.close();
+  });
 });
 
 describe('credentials rotate-key', () => {

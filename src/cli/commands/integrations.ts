@@ -113,7 +113,8 @@ function registerCredentialCommands(integrations: Command): void {
       if (credential === undefined) {
         throw new CliError('name the credential with --credential-env, --credential-file or --credential-stdin');
       }
-      await withSession({}, ({ engine }) =>
+      // Replacing a credential is how one recovers from a lost key: no start-up key check here.
+      await withSession({ checkSecretKeys: false }, ({ engine }) =>
         engine.db.transaction(async (tx) => {
           const row = await getIntegration(tx, id, { lock: true });
           if (!row) throw new CliError(`integration ${id} not found`);
@@ -129,7 +130,7 @@ function registerCredentialCommands(integrations: Command): void {
     .description("remove an integration's credential")
     .argument('<id>', 'integration id', uuid)
     .action(async (id: string) => {
-      const removed = await withSession({}, ({ engine }) =>
+      const removed = await withSession({ checkSecretKeys: false }, ({ engine }) =>
         engine.db.transaction(async (tx) => {
           const row = await getIntegration(tx, id, { lock: true });
           if (!row) throw new CliError(`integration ${id} not found`);
