@@ -1,5 +1,6 @@
 import { DEFAULT_SCHEMA, validateSchemaName } from './db/schema.js';
 import { ValidationError } from './errors.js';
+import { SecretKey } from './secrets/key.js';
 
 export type PostSyncDelivery = 'at-most-once' | 'exactly-once';
 
@@ -55,6 +56,13 @@ export interface ResolvedSettings {
   schema: string;
   /** Queue name prefix in the broker. @default the schema's name */
   queuePrefix: string;
+  /**
+   * The key credentials are encrypted under (SYNCRELAY_SECRET_KEY, 32 bytes in base64). Logged or
+   * serialised, it shows its key id only. @default unset → credentials refused (embedded: a key file)
+   */
+  secretKey?: SecretKey;
+  /** The key being rotated away from (SYNCRELAY_SECRET_KEY_PREVIOUS): decrypts only. @default unset */
+  secretKeyPrevious?: SecretKey;
 }
 
 type Env = Record<string, string | undefined>;
@@ -126,6 +134,17 @@ function secret(env: Env, name: string, minLength: number): string | undefined {
   return raw;
 }
 
+function secretKey(env: Env, name: string): SecretKey | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return SecretKey.fromBase64(raw, name);
+  } catch (cause) {
+    // The value itself is never echoed: it is a secret.
+    throw new ValidationError(name, 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)', { cause });
+  }
+}
+
 function delivery(env: Env): PostSyncDelivery {
   const raw = env.SYNC_POST_SYNC_DELIVERY;
   if (raw === undefined || raw === '') return 'at-most-once';
@@ -164,6 +183,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
     schema: validateSchemaName(env.SYNCRELAY_SCHEMA || DEFAULT_SCHEMA),
     queuePrefix: '',
+    secretKey: secretKey(env, 'SYNCRELAY_SECRET_KEY'),
+    secretKeyPrevious: secretKey(env, 'SYNCRELAY_SECRET_KEY_PREVIOUS'),
     ...overrides,
   };
   // Two installs in one Redis never share queues: the prefix follows the schema unless set.

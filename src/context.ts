@@ -9,6 +9,7 @@ import type { RetryEligibility } from './domain/retryPolicy.js';
 import type { Faults } from './faults.js';
 import type { EngineMetrics } from './observability/metrics.js';
 import type { ProviderRegistry } from './providers/registry.js';
+import type { Keyring } from './secrets/keyring.js';
 import type { UnitEnds } from './tasks/unitEnds.js';
 
 export interface EngineContext {
@@ -30,4 +31,6 @@ export interface EngineContext {
   tracer?: Tracer;
   /** The owner of this engine's unit ends (group commit, finalize re-checks, retries). */
   unitEnds: UnitEnds;
+  /** The keys integration credentials are encrypted and decrypted with. */
+  secrets: Keyring;
 }

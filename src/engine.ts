@@ -22,6 +22,9 @@ import { triggerSync, type TriggerArgs } from './planning/triggers.js';
 import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
 import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
 import { reconcilePass, type PassCounters } from './reconciler/pass.js';
+import { checkCredentialKeys } from './secrets/credentials.js';
+import { keyFilePath } from './secrets/keyFile.js';
+import { Keyring } from './secrets/keyring.js';
 import { recoverAfterEmbeddedRestart } from './store/units.js';
 import type { EngineContext } from './context.js';
 import { UnitEnds } from './tasks/unitEnds.js';
@@ -55,6 +58,11 @@ export interface EngineOptions {
   tracer?: Tracer;
   /** Internal: fault points (tests). */
   faults?: Faults;
+  /**
+   * Refuse to open when credentials are stored and no configured key matches any of them.
+   * @default true (commands that replace or remove credentials pass false)
+   */
+  checkSecretKeys?: boolean;
 }
 
 /** One engine per process role; nothing is global, so several can live in one process (tests). */
@@ -82,6 +90,12 @@ export class Engine {
       const broker = opts.broker ?? openBroker(settings);
       const clock = opts.clock ?? systemClock;
       const faults = opts.faults ?? new Faults();
+      const secrets = new Keyring({
+        key: settings.secretKey,
+        previous: settings.secretKeyPrevious,
+        keyFile: db.kind === 'pglite' ? keyFilePath(settings.dataDir) : null,
+      });
+      if (opts.checkSecretKeys !== false) await checkCredentialKeys(db, secrets);
       const metrics = new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry });
       const ctx: EngineContext = {
         db,
@@ -96,6 +110,7 @@ export class Engine {
         metrics,
         tracer: opts.tracer ?? trace.getTracer(TRACER_NAME),
         unitEnds: new UnitEnds({ db, clock, faults, logger, metrics }),
+        secrets,
       };
       if (db.kind === 'pglite' && broker.kind === 'inprocess' && opts.recoverEmbedded !== false) {
         // One process owns an embedded database: whatever the last one left in flight is lost.

@@ -75,6 +75,10 @@ export {
   classifyError,
   type ErrorCategory,
 } from './errors.js';
+export { SecretError, type SecretErrorCode } from './secrets/errors.js';
+export { SecretKey } from './secrets/key.js';
+export { Keyring, type KeyringOptions } from './secrets/keyring.js';
+export { rotateCredentialKeys, type RotationResult } from './secrets/credentials.js';
 export {
   buildServer,
   startApiServer,

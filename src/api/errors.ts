@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { IntegrationBusyError, NotFoundError, RunConflictError, SyncRelayError, ValidationError } from '../errors.js';
+import { SecretError } from '../secrets/errors.js';
 import type { ErrorBodyT } from './contracts/common.js';
 
 /** A failure the API answers with `status`; `code` is stable, `details` is JSON. */
@@ -25,12 +26,19 @@ export function invalidInput(field: string, message: string, location: InputLoca
   return new ApiError(400, 'invalid_input', `${field}: ${message}`, { field, location });
 }
 
+/** What an unknown key must look like to be named in an answer: a plausible field name. */
+const FIELD_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/;
+
 /** The first zod issue as a 400 naming its field (`a.b.0`; an unknown key names the key). */
 export function fromZodError(err: z.ZodError, location: InputLocation): ApiError {
   const issue = err.issues[0]!;
   const path = issue.path.map(String);
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
+    // A key is client text too: one that does not look like a field name (a pasted token?) is not echoed.
+    if (!FIELD_NAME_RE.test(key)) {
+      return invalidInput(path.length > 0 ? path.join('.') : location, 'has a field that is not known', location);
+    }
     return invalidInput([...path, key].join('.'), 'is not a known field', location);
   }
   const field = path.length > 0 ? path.join('.') : location;
@@ -90,6 +98,10 @@ export function toApiError(err: unknown): ApiError {
   }
   if (err instanceof IntegrationBusyError) {
     return new ApiError(409, 'integration_busy', err.message, { live_runs: err.liveRuns }, { cause: err });
+  }
+  if (err instanceof SecretError && err.code === 'secret_key_missing') {
+    // The server's setting, not the request, is missing; the message names it and nothing secret.
+    return new ApiError(422, err.code, err.message, { field: 'credential' }, { cause: err });
   }
   const fe = err as Partial<FastifyError> | null;
   const known = typeof fe?.code === 'string' ? FRAMEWORK_ERRORS[fe.code] : undefined;

@@ -108,11 +108,18 @@ export async function answerIdempotently(
   deps: { db: Db; clock: Clock },
   request: FastifyRequest,
   reply: FastifyReply,
-  op: { orgId: string; operation: string; target: string | null; status: number },
+  op: {
+    orgId: string;
+    operation: string;
+    target: string | null;
+    status: number;
+    /** What stands for the body in the fingerprint (a body holding a secret: its keyed fingerprint). */
+    body?: unknown;
+  },
   effect: (tx: Tx) => Promise<unknown>,
 ): Promise<unknown> {
   const key = idempotencyKeyOf(request);
-  const fingerprint = [op.operation, op.target, request.body ?? null];
+  const fingerprint = [op.operation, op.target, (op.body === undefined ? request.body : op.body) ?? null];
   const answer = await runIdempotent(deps, { orgId: op.orgId, key, fingerprint }, op.status, effect);
   if (answer.replayed) reply.header(REPLAYED_HEADER, 'true');
   reply.code(answer.status);

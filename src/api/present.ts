@@ -2,6 +2,11 @@
 import type { IntegrationView, JobRunView, ReconcilerPassRow, UnitView } from '../store/admin.js';
 import type { JobRunRow, RunRow } from '../store/rows.js';
 
+/** Whether a credential is set and since when; never the credential. */
+export function presentCredentialStatus(updatedAt: Date | null): { set: true; updated_at: Date } | { set: false } {
+  return updatedAt ? { set: true, updated_at: updatedAt } : { set: false };
+}
+
 export function presentIntegration(i: IntegrationView) {
   return {
     id: i.id,
@@ -12,6 +17,7 @@ export function presentIntegration(i: IntegrationView) {
     enabled: i.enabled,
     sources: i.sources,
     datasets: i.datasets,
+    credential: presentCredentialStatus(i.credential_updated_at),
     created_at: i.created_at,
     updated_at: i.updated_at,
   };

@@ -9,6 +9,7 @@ import { registerApi } from './commands/api.js';
 import { registerBench } from './commands/bench.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerChaos } from './commands/chaos.js';
+import { registerCredentials } from './commands/credentials.js';
 import { registerDemo } from './commands/demo.js';
 import { registerEmulate } from './commands/emulate.js';
 import { registerIntegrations } from './commands/integrations.js';
@@ -49,6 +50,7 @@ Try it: syncrelay demo`,
   registerReconciler(program);
   registerReconcile(program);
   registerIntegrations(program);
+  registerCredentials(program);
   registerTrigger(program);
   registerRuns(program);
   registerCancel(program);

@@ -130,6 +130,8 @@ export interface SessionOptions {
   logger?: Logger;
   /** Checks the settings before anything is opened (throws to refuse). */
   check?: (settings: ResolvedSettings) => void;
+  /** Refuse to open when stored credentials match no configured key. @default true */
+  checkSecretKeys?: boolean;
 }
 
 export interface Session {
@@ -154,6 +156,7 @@ export async function openSession(opts: SessionOptions = {}): Promise<Session> {
       logger,
       broker: placeholder,
       poolSize: opts.poolSize ?? (opts.longRunning ? 10 : 2),
+      checkSecretKeys: opts.checkSecretKeys,
     });
   } catch (err) {
     await placeholder?.close();

@@ -19,6 +19,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 /** The tables (and the one function) of the core schema: the names every statement may use. */
 export const CORE_OBJECTS = [
   'integrations',
+  'integration_credentials',
   'integration_sources',
   'integration_datasets',
   'sync_watermarks',
@@ -69,6 +70,7 @@ export class DbSchema implements QualifiedNames {
   readonly schedulesChannel: string;
 
   declare readonly integrations: string;
+  declare readonly integration_credentials: string;
   declare readonly integration_sources: string;
   declare readonly integration_datasets: string;
   declare readonly sync_watermarks: string;

@@ -5,6 +5,9 @@ import type { Db, Tx } from '../db/types.js';
 import { IntegrationBusyError, NotFoundError, ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import { deleteIntegrationRecords, lockIntegration } from '../store/integrationDelete.js';
+import { storeCredential, validateCredential } from '../secrets/credentials.js';
+import { SecretError } from '../secrets/errors.js';
+import type { Keyring } from '../secrets/keyring.js';
 import { insertDatasets, insertIntegration, insertSources, type IntegrationRow } from '../store/integrations.js';
 import { purgeNormalizedData, type PurgedRows } from '../store/normalizedPurge.js';
 import { countLiveRuns } from '../store/runs.js';
@@ -17,6 +20,8 @@ export interface NewIntegration {
   sources: readonly string[];
   datasets: readonly string[];
   config?: Record<string, unknown>;
+  /** The integration's credential (a token): stored encrypted, never returned. */
+  credential?: string;
 }
 
 export interface CreatedIntegration extends IntegrationRow {
@@ -91,6 +96,7 @@ export function validateIntegration(
   for (const d of i.datasets)
     if (!known.has(d)) throw new ValidationError('datasets', `unknown dataset "${d}" for ${i.provider}`);
   if (new Set(i.datasets).size !== i.datasets.length) throw new ValidationError('datasets', 'contains duplicates');
+  if (i.credential !== undefined) validateCredential(i.credential);
 }
 
 function checkSources(sources: readonly string[]): void {
@@ -102,11 +108,15 @@ function checkSources(sources: readonly string[]): void {
 }
 
 /** Creates the integration with its sources and datasets in one transaction. */
-export async function createIntegration(
-  db: Db,
-  deps: { registry: ProviderRegistry; clock: Clock; settings: Pick<ResolvedSettings, 'allowFaultInjection'> },
-  i: NewIntegration,
-): Promise<CreatedIntegration> {
+export interface IntegrationDeps {
+  registry: ProviderRegistry;
+  clock: Clock;
+  settings: Pick<ResolvedSettings, 'allowFaultInjection'>;
+  /** Needed to store a credential. */
+  secrets?: Keyring;
+}
+
+export async function createIntegration(db: Db, deps: IntegrationDeps, i: NewIntegration): Promise<CreatedIntegration> {
   validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
   return db.transaction((tx) => insertIntegrationInTx(tx, deps, i));
 }
@@ -117,14 +127,14 @@ export async function createIntegration(
  */
 export async function createIntegrationInTx(
   tx: Tx,
-  deps: { registry: ProviderRegistry; clock: Clock; settings: Pick<ResolvedSettings, 'allowFaultInjection'> },
+  deps: IntegrationDeps,
   i: NewIntegration,
 ): Promise<CreatedIntegration> {
   validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
   return insertIntegrationInTx(tx, deps, i);
 }
 
-async function insertIntegrationInTx(tx: Tx, deps: { clock: Clock }, i: NewIntegration): Promise<CreatedIntegration> {
+async function insertIntegrationInTx(tx: Tx, deps: IntegrationDeps, i: NewIntegration): Promise<CreatedIntegration> {
   const row = await insertIntegration(
     tx,
     { orgId: i.orgId, provider: i.provider, name: i.name, config: i.config ?? {} },
@@ -132,6 +142,11 @@ async function insertIntegrationInTx(tx: Tx, deps: { clock: Clock }, i: NewInteg
   );
   await insertSources(tx, i.orgId, row.id, i.sources);
   await insertDatasets(tx, i.orgId, row.id, i.datasets);
+  if (i.credential !== undefined) {
+    if (!deps.secrets) throw new SecretError('secret_key_missing', 'credentials cannot be stored without a keyring');
+    const c = { orgId: i.orgId, integrationId: row.id, secret: i.credential };
+    await storeCredential(tx, deps.secrets, c, deps.clock.now());
+  }
   return { ...row, sources: [...i.sources], datasets: [...i.datasets] };
 }
 

@@ -13,6 +13,8 @@ export interface IntegrationView extends IntegrationRow {
   sources: string[];
   /** Keys of the enabled datasets. */
   datasets: string[];
+  /** When the integration's credential was last set; null when it has none. */
+  credential_updated_at: Date | null;
 }
 
 function integrationViewSql(s: DbSchema): string {
@@ -20,7 +22,8 @@ function integrationViewSql(s: DbSchema): string {
     ARRAY(SELECT s.external_key FROM ${s.integration_sources} s
            WHERE s.integration_id = i.id AND s.enabled ORDER BY s.external_key) AS sources,
     ARRAY(SELECT d.dataset_key FROM ${s.integration_datasets} d
-           WHERE d.integration_id = i.id AND d.enabled ORDER BY d.dataset_key) AS datasets
+           WHERE d.integration_id = i.id AND d.enabled ORDER BY d.dataset_key) AS datasets,
+    (SELECT c.updated_at FROM ${s.integration_credentials} c WHERE c.integration_id = i.id) AS credential_updated_at
   FROM ${s.integrations} i`;
 }
 

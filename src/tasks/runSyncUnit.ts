@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
+import { loadUnitCredential } from '../secrets/credentials.js';
 import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from '../context.js';
@@ -48,6 +49,8 @@ async function runClaimed(
   const plugin = resolvePlugin(ctx, unit, found);
   if ('error' in plugin)
     return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
+  // Read, not decrypted: the provider reveals it when it needs it. Never a logger binding.
+  const credential = await loadUnitCredential(ctx.db, ctx.secrets, unit.integration_id);
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   let result: UnitResult | undefined;
   let error: unknown;
@@ -61,7 +64,7 @@ async function runClaimed(
       logger,
       clock,
       db: ctx.db,
-      credential: null,
+      credential,
     });
   } catch (err) {
     error = err;

@@ -121,6 +121,7 @@ export async function call(
 /** Rows per table that an API call could write. */
 export const WRITABLE_TABLES = [
   'integrations',
+  'integration_credentials',
   'integration_sources',
   'integration_datasets',
   'sync_runs',

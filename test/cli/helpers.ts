@@ -22,6 +22,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   timeoutMs?: number;
+  /** Written to the command's standard input, which is then closed. */
+  input?: string;
 }
 
 /** The parent's environment without any syncrelay setting, so each test states its own. */
@@ -38,7 +40,7 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
 /** Runs `syncrelay <args>` to completion (killed after `timeoutMs`). */
 export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((done) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['--import', TSX, MAIN, ...args],
       {
@@ -57,6 +59,7 @@ export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<
         });
       },
     );
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }
 

@@ -8,6 +8,7 @@ import {
   BackfillBody,
   CancelBody,
   IntegrationDeleteQuery,
+  CredentialBody,
   JobRunQuery,
   NewIntegrationBody,
   PassQuery,
@@ -26,7 +27,7 @@ export interface Endpoint<
   B extends z.ZodType = z.ZodType,
 > {
   operationId: string;
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Fastify path syntax (`:id`). */
   path: string;
   summary: string;
@@ -110,6 +111,39 @@ export const endpoints = {
     success: { status: 200, description: 'what was deleted', schema: R.IntegrationDeletion },
     idempotent: true,
     errors: [400, ...AUTH_ERRORS, 404, 409, 422],
+  }),
+  putIntegrationCredential: endpoint({
+    operationId: 'putIntegrationCredential',
+    method: 'PUT',
+    path: `${V1}/integrations/:id/credential`,
+    summary: "Set or replace the integration's credential",
+    description:
+      'The credential is stored encrypted (AES-256-GCM under SYNCRELAY_SECRET_KEY) and never returned: the ' +
+      'answer shows `credential: {"set": true, "updated_at": …}`. A server without SYNCRELAY_SECRET_KEY ' +
+      '(outside the embedded mode) answers 422 `secret_key_missing`. An Idempotency-Key record keeps the answer ' +
+      'and a keyed fingerprint of the request, never the credential.',
+    tags: ['integrations'],
+    scope: 'admin',
+    params: IdParams,
+    query: NoQuery,
+    body: CredentialBody,
+    idempotent: true,
+    success: { status: 200, description: 'the integration', schema: R.Integration },
+    errors: [400, ...AUTH_ERRORS, 404, 413, 415, 422],
+  }),
+  deleteIntegrationCredential: endpoint({
+    operationId: 'deleteIntegrationCredential',
+    method: 'DELETE',
+    path: `${V1}/integrations/:id/credential`,
+    summary: "Remove the integration's credential",
+    description: 'Answers the integration with `credential: {"set": false}`, whether or not one was set.',
+    tags: ['integrations'],
+    scope: 'admin',
+    params: IdParams,
+    query: NoQuery,
+    idempotent: true,
+    success: { status: 200, description: 'the integration', schema: R.Integration },
+    errors: [400, ...AUTH_ERRORS, 404, 422],
   }),
   triggerSync: endpoint({
     operationId: 'triggerSync',

@@ -1,7 +1,28 @@
 /** What clients send: request bodies and query strings, strict (an unknown field is a 400). */
 import { z } from 'zod';
 import { INTEGRATION_LIMITS as L, PROVIDER_NAME_RE, PROVIDER_NAME_RULE } from '../../planning/integrations.js';
+import { CREDENTIAL_MAX_LENGTH, credentialProblem } from '../../secrets/credentials.js';
 import { CursorText, IsoTime, JsonObject, Limit, text, Uuid } from './common.js';
+
+/**
+ * A credential: write-only text of at most CREDENTIAL_MAX_LENGTH characters without control
+ * characters. The messages never quote the value (it is a secret); no example is documented.
+ */
+export const CredentialText = z
+  .string({ error: 'must be a string' })
+  .superRefine((s, ctx) => {
+    const problem = credentialProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description:
+      `write-only: the integration's credential (e.g. an API token), at most ${CREDENTIAL_MAX_LENGTH} ` +
+      'characters, no control characters; stored encrypted, never returned',
+    format: 'password',
+    writeOnly: true,
+  });
+
+export const CredentialBody = z.strictObject({ credential: CredentialText }).meta({ id: 'CredentialRequest' });
 
 const DatasetKeys = z.array(text(L.datasetKey)).max(L.datasets, `must list at most ${L.datasets} datasets`);
 
@@ -23,6 +44,7 @@ export const NewIntegrationBody = z
         'rateLimitRate, hangRate and hangMs need a server running with SYNCRELAY_ALLOW_FAULT_INJECTION=true)',
       example: { itemsPerDay: 5 },
     }),
+    credential: CredentialText.optional(),
   })
   .meta({ id: 'NewIntegration' });
 

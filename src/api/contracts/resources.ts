@@ -6,6 +6,11 @@ const Id = z.string().meta({ format: 'uuid' });
 const Json = z.record(z.string(), z.unknown());
 const Status = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values);
 
+/** Whether the integration has a credential and when it was last set; the credential itself is never answered. */
+export const CredentialStatus = z
+  .union([z.strictObject({ set: z.literal(true), updated_at: TimeOut }), z.strictObject({ set: z.literal(false) })])
+  .meta({ id: 'CredentialStatus', example: { set: true, updated_at: '2026-01-01T00:00:00.000Z' } });
+
 export const Integration = z
   .strictObject({
     id: Id,
@@ -16,6 +21,7 @@ export const Integration = z
     enabled: z.boolean(),
     sources: z.array(z.string()).meta({ description: 'external keys of the enabled sources' }),
     datasets: z.array(z.string()).meta({ description: 'keys of the enabled datasets' }),
+    credential: CredentialStatus,
     created_at: TimeOut,
     updated_at: TimeOut,
   })

@@ -14,9 +14,11 @@ import { ApiError } from '../errors.js';
 import { answerIdempotently } from '../idempotency.js';
 import { mount } from '../mount.js';
 import { presentIntegration } from '../present.js';
+import { credentialRoutes } from './credentials.js';
 import type { RouteDeps } from './deps.js';
 
-export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
+export function integrationRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { ctx } = deps;
   mount(app, endpoints.createIntegration, async ({ body, request, reply }) => {
     const { orgId } = principalOf(request);
     const input: NewIntegration = {
@@ -26,6 +28,7 @@ export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): voi
       sources: body.sources,
       datasets: body.datasets,
       config: body.config,
+      credential: body.credential,
     };
     validateIntegration(ctx.registry, input, { allowFaultInjection: ctx.settings.allowFaultInjection });
     const op = {
@@ -33,6 +36,11 @@ export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): voi
       operation: 'createIntegration',
       target: null,
       status: endpoints.createIntegration.success.status,
+      // The fingerprint holds the credential's keyed fingerprint, never the credential.
+      body:
+        body.credential === undefined
+          ? undefined
+          : { ...(request.body as object), credential: ctx.secrets.fingerprint(body.credential) },
     };
     return answerIdempotently(ctx, request, reply, op, async (tx) => {
       const created = await createIntegrationInTx(tx, ctx, input);
@@ -74,4 +82,6 @@ export function integrationRoutes(app: FastifyInstance, { ctx }: RouteDeps): voi
       };
     });
   });
+
+  credentialRoutes(app, deps);
 }

@@ -1,12 +1,21 @@
-/** `syncrelay integrations create|list|delete`. */
+/** `syncrelay integrations create|list|delete|set-credential|clear-credential`. */
 import type { Command } from 'commander';
 import { deleteIntegration } from '../../planning/integrations.js';
-import { listDatasets, listIntegrations, listSources, type IntegrationRow } from '../../store/integrations.js';
-import { jsonObject, list } from '../args.js';
-import { isoOrDash, printable, printJson, printLine, printTable } from '../output.js';
+import { storeCredential } from '../../secrets/credentials.js';
+import { deleteCredential } from '../../store/credentials.js';
+import {
+  getIntegration,
+  listDatasets,
+  listIntegrations,
+  listSources,
+  type IntegrationRow,
+} from '../../store/integrations.js';
+import { jsonObject, list, uuid } from '../args.js';
+import { CliError, isoOrDash, printable, printJson, printLine, printTable } from '../output.js';
 import { withSession } from '../session.js';
+import { credentialSourceOptions, readCredential, type CredentialSourceOptions } from './credentials.js';
 
-interface CreateOptions {
+interface CreateOptions extends CredentialSourceOptions {
   org: string;
   provider: string;
   name: string;
@@ -19,8 +28,9 @@ interface CreateOptions {
 export function registerIntegrations(program: Command): void {
   const integrations = program.command('integrations').description('create, list and delete integrations');
 
-  integrations
-    .command('create')
+  const create = integrations.command('create');
+  credentialSourceOptions(create);
+  create
     .description('create an integration with its sources and datasets')
     .requiredOption('--org <org>', 'the org (tenant) it belongs to')
     .requiredOption('--provider <provider>', 'provider name, e.g. synthetic')
@@ -41,9 +51,12 @@ The synthetic provider's datasets: teams, members, projects (reference) and work
 work-item-comments, work-item-labels, work-item-history. Its config keys: itemsPerDay, latencyMs,
 failRate, rateLimitRate, hangRate, hangMs, seed, impersonate, rateLimitRetryAfterMs; the fault knobs
 (failRate, rateLimitRate, hangRate, hangMs) need SYNCRELAY_ALLOW_FAULT_INJECTION=true.
+A credential (an API token) is read from --credential-env NAME, --credential-file PATH or
+--credential-stdin, never from the command line, and stored encrypted under SYNCRELAY_SECRET_KEY.
 Everything is validated before anything is written.`,
     )
     .action(async (opts: CreateOptions) => {
+      const credential = await readCredential(opts);
       const created = await withSession({}, ({ engine }) =>
         engine.createIntegration({
           orgId: opts.org,
@@ -52,6 +65,7 @@ Everything is validated before anything is written.`,
           sources: opts.sources,
           datasets: opts.datasets,
           config: opts.config,
+          credential,
         }),
       );
       if (opts.json) return printJson(created);
@@ -59,7 +73,10 @@ Everything is validated before anything is written.`,
       printLine(`created integration ${id} "${printable(name)}" (${printable(provider)}) in org ${printable(org)}`);
       printLine(`  sources:  ${printable(created.sources.join(', ')) || '-'}`);
       printLine(`  datasets: ${printable(created.datasets.join(', '))}`);
+      if (credential !== undefined) printLine('  credential: set (stored encrypted)');
     });
+
+  registerCredentialCommands(integrations);
 
   integrations
     .command('list')
@@ -106,6 +123,46 @@ function registerDelete(integrations: Command): void {
       if (!done.purged) return printLine('  synced data kept (use --purge-data to delete it)');
       const total = Object.values(done.purged).reduce((a, b) => a + b, 0);
       printLine(`  synced data purged: ${total} rows`);
+    });
+}
+
+function registerCredentialCommands(integrations: Command): void {
+  const set = integrations
+    .command('set-credential')
+    .description("set or replace an integration's credential (stored encrypted, never shown)")
+    .argument('<id>', 'integration id', uuid);
+  credentialSourceOptions(set)
+    .addHelpText('after', '\nExample:\n  syncrelay integrations set-credential <id> --credential-env GITHUB_TOKEN')
+    .action(async (id: string, opts: CredentialSourceOptions) => {
+      const credential = await readCredential(opts);
+      if (credential === undefined) {
+        throw new CliError('name the credential with --credential-env, --credential-file or --credential-stdin');
+      }
+      // Replacing a credential is how one recovers from a lost key: no start-up key check here.
+      await withSession({ checkSecretKeys: false }, ({ engine }) =>
+        engine.db.transaction(async (tx) => {
+          const row = await getIntegration(tx, id, { lock: true });
+          if (!row) throw new CliError(`integration ${id} not found`);
+          const secret = { orgId: row.org_id, integrationId: id, secret: credential };
+          await storeCredential(tx, engine.ctx.secrets, secret, engine.ctx.clock.now());
+        }),
+      );
+      printLine(`credential of integration ${id} set (stored encrypted)`);
+    });
+
+  integrations
+    .command('clear-credential')
+    .description("remove an integration's credential")
+    .argument('<id>', 'integration id', uuid)
+    .action(async (id: string) => {
+      const removed = await withSession({ checkSecretKeys: false }, ({ engine }) =>
+        engine.db.transaction(async (tx) => {
+          const row = await getIntegration(tx, id, { lock: true });
+          if (!row) throw new CliError(`integration ${id} not found`);
+          return deleteCredential(tx, row.org_id, id);
+        }),
+      );
+      printLine(removed ? `credential of integration ${id} removed` : `integration ${id} had no credential`);
     });
 }
 

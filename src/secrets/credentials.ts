@@ -1,0 +1,159 @@
+/**
+ * Integration credentials: validated, sealed under the keyring's key and stored; revealed to a
+ * unit on demand; re-encrypted by a key rotation; checked against the configured keys at start.
+ * No function here puts a secret in a message, a log line or a return value other than `reveal()`.
+ */
+import type { Db, Tx } from '../db/types.js';
+import { NonRetryableError, ValidationError } from '../errors.js';
+import type { UnitCredential } from '../providers/types.js';
+import {
+  getCredential,
+  listCredentialKeyIds,
+  lockCredentialsNotUnder,
+  reencryptCredential,
+  upsertCredential,
+  type CredentialRow,
+} from '../store/credentials.js';
+import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
+import { SecretError } from './errors.js';
+import { SECRET_KEY_SETTING, PREVIOUS_KEY_SETTING, type Keyring } from './keyring.js';
+
+/** Longest credential accepted, in characters (tokens, JSON service-account keys). */
+export const CREDENTIAL_MAX_LENGTH = 8192;
+const CONTROL_RE = /\p{Cc}/u;
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+
+/** Why `value` is not an acceptable credential, or null. The value itself is never part of the answer. */
+export function credentialProblem(value: unknown): string | null {
+  if (typeof value !== 'string') return 'must be a string';
+  if (value.trim() === '') return 'must not be empty';
+  if (value.length > CREDENTIAL_MAX_LENGTH) return `must be at most ${CREDENTIAL_MAX_LENGTH} characters`;
+  if (CONTROL_RE.test(value)) return 'must not contain control characters (a trailing newline included)';
+  if (LONE_SURROGATE_RE.test(value)) return 'must not contain unpaired surrogates';
+  return null;
+}
+
+export function validateCredential(value: unknown, field = 'credential'): asserts value is string {
+  const problem = credentialProblem(value);
+  if (problem) throw new ValidationError(field, problem);
+}
+
+function sealedOf(row: CredentialRow): Sealed {
+  return {
+    keyId: row.key_id,
+    nonce: Buffer.from(row.nonce),
+    ciphertext: Buffer.from(row.ciphertext),
+    tag: Buffer.from(row.auth_tag),
+  };
+}
+
+function bindingOf(row: { org_id: string; integration_id: string }): SecretBinding {
+  return { orgId: row.org_id, integrationId: row.integration_id };
+}
+
+/** Validates, encrypts and stores (or replaces) the integration's credential in `tx`. */
+export async function storeCredential(
+  tx: Tx,
+  keyring: Keyring,
+  c: { orgId: string; integrationId: string; secret: string },
+  now: Date,
+): Promise<CredentialRow> {
+  validateCredential(c.secret);
+  const sealed = seal(keyring.encryptionKey(), c.secret, { orgId: c.orgId, integrationId: c.integrationId });
+  return upsertCredential(tx, { orgId: c.orgId, integrationId: c.integrationId, sealed }, now);
+}
+
+/** Decrypts a stored credential with whichever configured key it was encrypted under. */
+export function revealCredential(keyring: Keyring, row: CredentialRow): string {
+  return open(keyring.keyFor(row.key_id), sealedOf(row), bindingOf(row));
+}
+
+/**
+ * The credential as a unit sees it: `id` is the row's id and version (it changes when the
+ * credential is replaced); `reveal()` decrypts on first call and caches. A failure to decrypt is
+ * a NonRetryableError of category `auth` whose cause carries the stable code.
+ */
+export function unitCredential(keyring: Keyring, row: CredentialRow): UnitCredential {
+  let cached: string | undefined;
+  const id = `${row.id}.v${row.version}`;
+  return Object.freeze({
+    id,
+    reveal(): string {
+      if (cached !== undefined) return cached;
+      try {
+        cached = revealCredential(keyring, row);
+      } catch (cause) {
+        const code = cause instanceof SecretError ? cause.code : 'secret_decrypt_failed';
+        throw new NonRetryableError(`the integration's credential ${id} cannot be decrypted (${code})`, 'auth', {
+          cause,
+        });
+      }
+      return cached;
+    },
+    toJSON: () => ({ id }),
+  });
+}
+
+/** The integration's credential for a unit, or null when none is set. One statement, no decryption. */
+export async function loadUnitCredential(db: Tx, keyring: Keyring, integrationId: string) {
+  const row = await getCredential(db, integrationId);
+  return row ? unitCredential(keyring, row) : null;
+}
+
+export interface RotationResult {
+  /** The key every credential is now encrypted under. */
+  keyId: string;
+  /** Credentials re-encrypted by this call. */
+  reencrypted: number;
+}
+
+/**
+ * Re-encrypts every credential not yet under the keyring's encryption key, in one transaction:
+ * all of them or none. Rows already under it are skipped, so running it again is harmless.
+ */
+export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<RotationResult> {
+  const target = keyring.encryptionKey();
+  return db.transaction(async (tx) => {
+    const rows = await lockCredentialsNotUnder(tx, target.id);
+    let reencrypted = 0;
+    for (const row of rows) {
+      const sealed = seal(target, revealCredential(keyring, row), bindingOf(row));
+      if (await reencryptCredential(tx, row.id, row.key_id, sealed)) reencrypted++;
+    }
+    return { keyId: target.id, reencrypted };
+  });
+}
+
+/**
+ * The start-up check: when credentials are stored, a configured key must match at least one of
+ * them. Throws a SecretError naming SYNCRELAY_SECRET_KEY (and key ids, never key material).
+ */
+export async function checkCredentialKeys(db: Tx, keyring: Keyring): Promise<void> {
+  const stored = await storedKeyIds(db);
+  if (stored.length === 0) return;
+  const known = keyring.knownIds();
+  if (known.length === 0) {
+    throw new SecretError(
+      'secret_key_missing',
+      `credentials are stored (under key ${stored.join(', ')}) but ${SECRET_KEY_SETTING} is not set`,
+    );
+  }
+  if (!stored.some((id) => known.includes(id))) {
+    throw new SecretError(
+      'secret_key_unknown',
+      `${SECRET_KEY_SETTING} (key ${known.join(', ')}) matches none of the stored credentials ` +
+        `(under key ${stored.join(', ')}); set it to the key they were stored under, or that key as ` +
+        `${PREVIOUS_KEY_SETTING} and run \`syncrelay credentials rotate-key\``,
+    );
+  }
+}
+
+async function storedKeyIds(db: Tx): Promise<string[]> {
+  try {
+    return await listCredentialKeyIds(db);
+  } catch (err) {
+    // A database not migrated to version 8 yet stores no credentials.
+    if ((err as { code?: unknown }).code === '42P01') return [];
+    throw err;
+  }
+}
