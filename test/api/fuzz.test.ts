@@ -84,7 +84,14 @@ const WRITES_ON_SUCCESS = new Set([
   'deleteSchedule',
 ]);
 
+/** Requests between reconciler passes. */
+const RECONCILE_EVERY = 500;
+
 async function check(plan: Plan): Promise<void> {
+  if (sent > 0 && sent % RECONCILE_EVERY === 0) {
+    await server.reconcile();
+    writes = await server.writes();
+  }
   const req = plan(state);
   const res = await server.app.inject({
     method: req.method as 'GET',
@@ -139,6 +146,24 @@ function answers(target: string | null, routedTo: string | null, lo: number, hi:
   }
   return n;
 }
+
+it('the row-change counter sees committed writes only, and not a token being stamped as used', async () => {
+  const db = server.db;
+  const start = await server.writes();
+  await db.query(`UPDATE ${db.schema.api_tokens} SET last_used_at = now()`);
+  expect(await server.writes()).toBe(start);
+  await expect(
+    db.transaction(async (tx) => {
+      await tx.query(`UPDATE ${tx.schema.api_tokens} SET name = name || '.'`);
+      throw new Error('roll back');
+    }),
+  ).rejects.toThrow('roll back');
+  expect(await server.writes()).toBe(start);
+  const { rowCount } = await db.query(`UPDATE ${db.schema.api_tokens} SET name = name || '.'`);
+  expect(rowCount).toBeGreaterThan(0);
+  expect(await server.writes()).toBe(start + rowCount);
+  writes = await server.writes();
+});
 
 it(
   `fuzzes every route with ${REQUESTS} generated requests`,

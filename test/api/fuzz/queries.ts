@@ -24,23 +24,16 @@ const cursor: fc.Arbitrary<StateValue<string>> = fc.oneof(
       }),
   },
   {
-    weight: 3,
+    weight: 4,
     arbitrary: fc
       .oneof(
-        fc.constantFrom<unknown>(
-          ['t', '9999999999999999', NONE],
-          ['t', '12345678901234567', NONE],
-          ['t', '-1', NONE],
-          ['t', 1, NONE],
-          ['t', '0', 'x'],
-          ['i', NONE],
-          ['i', 'x'],
-          ['i', NONE, 1],
-          [],
-          { t: 1 },
-          'text',
-          null,
+        fc.tuple(
+          fc.constant('t'),
+          fc.oneof(fc.stringMatching(/^[0-9]{1,20}$/), fc.constantFrom('-1', '1e5', '', ' 1'), wrongValue),
+          fc.oneof(fc.uuid(), fc.constant(NONE.toUpperCase()), anyText(10), wrongValue),
         ),
+        fc.tuple(fc.constant('i'), fc.oneof(fc.uuid(), anyText(10), wrongValue)),
+        fc.tuple(fc.constantFrom('t', 'i', 'x'), wrongValue, wrongValue, wrongValue),
         wrongValue,
       )
       .map((v) => () => Buffer.from(JSON.stringify(v) ?? '').toString('base64url')),
@@ -84,10 +77,17 @@ function queryValue(key: string): fc.Arbitrary<StateValue<string>> {
 /** The query string: known keys with good and bad values, unknown keys, repeats, broken encodings. */
 export function queryOf(e: Endpoint): fc.Arbitrary<StateValue<string>> {
   const known = Object.keys((e.query as unknown as z.ZodObject).shape ?? {});
-  const keys = fc.oneof(...(known.length > 0 ? [{ weight: 6, arbitrary: fc.constantFrom(...known) }] : []), {
-    weight: 1,
-    arbitrary: fc.oneof(fc.constantFrom('org_id', 'sort', 'limit[]', 'a[b]', ''), anyText(10)),
-  });
+  const keys = fc.oneof(
+    ...(known.length > 0 ? [{ weight: 6, arbitrary: fc.constantFrom(...known) }] : []),
+    ...(known.includes('cursor') ? [{ weight: 3, arbitrary: fc.constant('cursor') }] : []),
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.constantFrom('org_id', 'sort', 'limit[]', 'a[b]', '', '__proto__', 'constructor', 'toString'),
+        anyText(10),
+      ),
+    },
+  );
   const pair = keys.chain((k) => queryValue(k).map((v) => (s: FuzzState) => `${encode(k)}=${encode(v(s))}`));
   const pairs = fc.array(pair, { maxLength: 4 }).map((ps) => (s: FuzzState) => ps.map((p) => p(s)).join('&'));
   return fc.oneof(

@@ -32,6 +32,8 @@ export interface FuzzServer {
   tokens: FuzzTokens;
   /** Rows changed so far (inserted, updated, deleted, truncated) in any table, by committed writes. */
   writes(): Promise<number>;
+  /** One reconciler pass (outbox relayed, passes recorded): what the answers report changes. */
+  reconcile(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,7 +77,7 @@ async function installWriteCounter(db: Db): Promise<void> {
 
 export async function openFuzzServer(): Promise<FuzzServer> {
   // Small runs, so successful triggers stay cheap and larger ones meet the cap (422).
-  const te: TestEngine = await openTestEngine({ settings: { runMaxUnits: 40 } });
+  const te: TestEngine = await openTestEngine({ settings: { runMaxUnits: 6 } });
   const db = te.t.db;
   try {
     await installWriteCounter(db);
@@ -109,6 +111,9 @@ export async function openFuzzServer(): Promise<FuzzServer> {
       async writes() {
         const { rows } = await db.query<{ n: string }>(`SELECT n FROM ${AUDIT}.writes`);
         return Number(rows[0]!.n);
+      },
+      async reconcile() {
+        await te.engine.reconcileOnce();
       },
       async close() {
         await app.close();
