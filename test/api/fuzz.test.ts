@@ -169,7 +169,13 @@ it(
   `fuzzes every route with ${REQUESTS} generated requests`,
   async () => {
     const started = Date.now();
-    await fc.assert(fc.asyncProperty(anyRequest(), check), { numRuns: REQUESTS, endOnFailure: true });
+    // A failure prints its seed; SYNCRELAY_FUZZ_SEED replays that run.
+    const seed = process.env.SYNCRELAY_FUZZ_SEED;
+    await fc.assert(fc.asyncProperty(anyRequest(), check), {
+      numRuns: REQUESTS,
+      endOnFailure: true,
+      ...(seed === undefined ? {} : { seed: Number(seed) }),
+    });
     const seconds = (Date.now() - started) / 1000;
     console.log(
       `API fuzz: ${sent} requests in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s), ` +
