@@ -45,7 +45,10 @@ export function fromZodError(err: z.ZodError, location: InputLocation): ApiError
   return invalidInput(field, issue.message, location);
 }
 
-/** Fastify's own 4xx errors (content-type parsing, body size) by code. */
+/**
+ * Fastify's own 4xx errors (routing, content-type parsing, body size) by code. Their messages are
+ * fixed: none repeats the URL, the content type or any other part of the request.
+ */
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string; field?: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'payload_too_large', message: 'request body is too large' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -70,6 +73,9 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
     code: 'invalid_request',
     message: 'content-length does not match the body',
   },
+  FST_ERR_BAD_URL: { status: 400, code: 'invalid_url', message: 'the URL is not valid percent-encoded UTF-8' },
+  FST_ERR_INVALID_URL: { status: 400, code: 'invalid_url', message: 'the URL is not valid' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: 'uri_too_long', message: 'a segment of the path is too long' },
 };
 
 /** Maps anything thrown while handling a request to the status and body the client sees. */
@@ -115,14 +121,8 @@ export function toApiError(err: unknown): ApiError {
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
-    // Another framework 4xx: its message is about the request, never about our internals.
-    return new ApiError(
-      status,
-      'invalid_request',
-      typeof fe?.message === 'string' ? fe.message : 'invalid request',
-      {},
-      { cause: err },
-    );
+    // Another framework 4xx: its own message may quote the request, so it is not passed on.
+    return new ApiError(status, 'invalid_request', 'invalid request', {}, { cause: err });
   }
   return new ApiError(
     500,
@@ -148,10 +148,4 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
   }
   if (e.status === 401) reply.header('www-authenticate', 'Bearer');
   void reply.status(e.status).type('application/json; charset=utf-8').send(errorBody(e));
-}
-
-/** Unknown routes answer 404 in the same shape. */
-export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {
-  const e = new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}`);
-  void reply.status(404).send(errorBody(e));
 }

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js';
 import type { Db, Tx } from '../db/types.js';
 import { getIdempotencyRecord, insertIdempotencyRecord, lockIdempotencyKey } from '../store/idempotency.js';
 import { IdempotencyKey } from './contracts/common.js';
-import { ApiError, fromZodError } from './errors.js';
+import { ApiError, fromZodError, invalidInput } from './errors.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -31,13 +31,22 @@ export interface IdempotentRequest {
   fingerprint: unknown;
 }
 
+/**
+ * How deep a fingerprinted value may nest. Validated bodies stay far below it; the bound keeps a
+ * body no schema has bounded from overflowing the stack (a 400 instead).
+ */
+const MAX_FINGERPRINT_DEPTH = 64;
+
 /** JSON with object keys sorted, so key order and whitespace do not change a request's hash. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (depth > MAX_FINGERPRINT_DEPTH) {
+    throw invalidInput('body', `nests deeper than ${MAX_FINGERPRINT_DEPTH} levels`, 'body');
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

@@ -36,6 +36,9 @@ export function mount<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodT
     handler: async (request, reply) => {
       const params = parse(e.params, request.params ?? {}, 'params');
       const query = parse(e.query, request.query ?? {}, 'query');
+      // An endpoint without a body schema reads none: whatever JSON came is dropped here, so it
+      // plays no part later (not even in an Idempotency-Key fingerprint).
+      if (!e.body) request.body = undefined;
       const body = (e.body ? parse(e.body, request.body, 'body') : undefined) as z.output<B>;
       reply.code(e.success.status);
       return handler({ params, query, body, request, reply });

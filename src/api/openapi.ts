@@ -14,7 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
     'run_conflict: a run of this integration and mode has not finished (details.existing_run_id); ' +
     'too_many_live_runs: the integration has SYNC_INTEGRATION_MAX_LIVE_RUNS live runs',
   413: 'request body too large',
-  415: 'request body is not application/json',
+  415: 'request body is not application/json (text/plain and every other type are refused)',
   422:
     'Idempotency-Key reused with a different request; or run_too_large: the run would plan more units than ' +
     'SYNC_RUN_MAX_UNITS (details name the count, the cap and how to narrow the request)',
@@ -124,7 +124,11 @@ export function buildOpenApiDocument(info: { version: string; serverUrl?: string
       description:
         'Durable sync engine API. Bearer API tokens are scoped to one org and carry scopes (read, trigger, ' +
         "admin; admin holds all). Another org's ids answer 404. Every error answers " +
-        '{"error":{"code","message","details"}}.',
+        '{"error":{"code","message","details"}}, including those given before any route: a path no route has ' +
+        '(404 not_found), a known path with another method (405 method_not_allowed, with an Allow header), a ' +
+        'URL that is not valid percent-encoded UTF-8 (400 invalid_url), an over-long path segment (414 ' +
+        'uri_too_long). Request bodies are JSON only (415 unsupported_media_type otherwise). No error message ' +
+        'repeats the URL or body that was sent.',
     },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     components: {

@@ -18,10 +18,11 @@ import { metricsPlugin, triggerMetricsHook } from './metrics.js';
 import { requestTraceContext } from '../observability/trace.js';
 import type { EngineContext } from '../context.js';
 import { authHook } from './auth.js';
-import { ApiError, errorBody, handleError, handleNotFound } from './errors.js';
+import { handleError } from './errors.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { installRequestLimits, type RateLimitOptions, type RequestLimits } from './rateLimit.js';
 import type { RouteDeps } from './routes/deps.js';
+import { notFoundHandler, PreRoutingErrors, RouteTable } from './routing.js';
 import { historyRoutes } from './routes/history.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { operationsRoutes } from './routes/operations.js';
@@ -103,6 +104,7 @@ function packageVersion(): string {
 /** Builds the server (routes, hooks, plugins) without listening. */
 export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstance> {
   const ctx = opts.engine.ctx;
+  const refused = new PreRoutingErrors();
   const app = Fastify({
     loggerInstance: opts.logger ?? ctx.logger.child({ component: 'api' }),
     bodyLimit: opts.bodyLimit ?? API_DEFAULTS.bodyLimit,
@@ -110,10 +112,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
     trustProxy: opts.trustProxy ?? false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 1000 },
-    frameworkErrors: (err, _req, reply) => {
-      const body = errorBody(new ApiError(400, 'invalid_request', err.message));
-      void (reply as unknown as FastifyReply).status(400).send(body);
-    },
+    frameworkErrors: refused.frameworkErrors,
   }) as unknown as FastifyInstance;
 
   const deps: RouteDeps = {
@@ -125,13 +124,16 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   };
 
   app.decorateRequest('principal', null);
-  acceptEmptyJson(app);
+  jsonBodiesOnly(app);
+  const routes = new RouteTable();
+  routes.install(app);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler(handleNotFound);
+  app.setNotFoundHandler(notFoundHandler(routes));
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', request.id);
   });
   await app.register(helmet, { global: true, ...opts.helmet });
+  refused.install(app);
   const limits = await installRateLimit(app, ctx, opts.rateLimit ?? API_DEFAULTS.rateLimit);
   app.addHook('onRequest', authHook({ db: ctx.db, clock: ctx.clock, limits }));
   if (opts.onResponse) app.addHook('onResponse', opts.onResponse);
@@ -155,12 +157,13 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
 }
 
 /**
- * JSON bodies are parsed as usual (prototype-poisoning keys refused), except that an empty body
- * with a JSON content type reads as no body: clients often send the header on a bodiless POST.
+ * Bodies are JSON only: any other content type (text/plain included) is a 415. JSON is parsed as
+ * usual (prototype-poisoning keys refused), except that an empty body with a JSON content type
+ * reads as no body: clients often send the header on a bodiless POST.
  */
-function acceptEmptyJson(app: FastifyInstance): void {
+function jsonBodiesOnly(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
