@@ -15,6 +15,20 @@ const DATASETS = [
   'work-item-labels',
   'work-item-history',
 ];
+/** A credential: opaque text, bounded, without control characters. */
+const validCredential = fc.record({
+  credential: fc.oneof(fc.stringMatching(/^[A-Za-z0-9_]{1,60}$/), fc.constant(`ghp_${'x'.repeat(36)}`)),
+});
+
+const credential = mutated(validCredential, {
+  credential: fc.oneof(
+    nastyText,
+    fc.constant('x'.repeat(8193)),
+    fc.constantFrom('', 'a\u0000b', 'tab\there'),
+    wrongValue,
+  ),
+});
+
 /** What most generated integrations enable (triggers name them). */
 const ENABLED = ['teams', 'work-items'];
 
@@ -204,6 +218,9 @@ const BODIES: Record<string, Bodies | null> = {
   listSchedules: null,
   getSchedule: null,
   deleteSchedule: null,
+  deleteIntegration: null,
+  putIntegrationCredential: both(validCredential, credential),
+  deleteIntegrationCredential: null,
 };
 
 export function bodyOf(name: string): Bodies | null {

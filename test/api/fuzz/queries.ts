@@ -62,6 +62,8 @@ function queryValue(key: string): fc.Arbitrary<StateValue<string>> {
       return fixed(timeLike);
     case 'cursor':
       return cursor;
+    case 'purge_data':
+      return fixed(fc.oneof(fc.constantFrom('true', 'false'), fc.constantFrom('TRUE', '1', 'yes', ''), anyText()));
     case 'limit':
       return fixed(
         fc.oneof(

@@ -11,6 +11,7 @@ import { dashboardPlugin } from '../../../src/dashboard/index.js';
 import type { Db } from '../../../src/db/types.js';
 import { quoteIdent } from '../../../src/db/schema.js';
 import { revokeApiToken } from '../../../src/store/apiTokens.js';
+import { SecretKey } from '../../../src/secrets/key.js';
 import { openTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { ORG_A, ORG_B } from '../helpers.js';
 
@@ -77,7 +78,7 @@ async function installWriteCounter(db: Db): Promise<void> {
 
 export async function openFuzzServer(): Promise<FuzzServer> {
   // Small runs, so successful triggers stay cheap and larger ones meet the cap (422).
-  const te: TestEngine = await openTestEngine({ settings: { runMaxUnits: 6 } });
+  const te: TestEngine = await openTestEngine({ settings: { runMaxUnits: 6, secretKey: SecretKey.generate() } });
   const db = te.t.db;
   try {
     await installWriteCounter(db);
