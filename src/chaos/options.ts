@@ -64,7 +64,9 @@ export interface ChaosOptions {
  * backstop (wake-ups on freed capacity do the work). Every process — the children, the control
  * engine, the setup and the checks — names its tables in one schema: the one set here. A chaos run
  * injects faults by design: its integrations carry the synthetic provider's fault knobs, which only
- * an engine with SYNCRELAY_ALLOW_FAULT_INJECTION=true accepts.
+ * an engine with SYNCRELAY_ALLOW_FAULT_INJECTION=true accepts. A chaos run piles runs up on four
+ * integrations on purpose (an outage holds every open run back), so an integration may have 64
+ * live runs instead of the default 4: the live-run cap is the API's guard, not what is tested here.
  */
 export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNCRELAY_SCHEMA: DEFAULT_SCHEMA,
@@ -76,6 +78,7 @@ export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNC_UNIT_EXPIRED_LEASE_MAX_RETRIES: '1',
   SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '5',
   SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS: '5',
+  SYNC_INTEGRATION_MAX_LIVE_RUNS: '64',
 };
 
 export const LEASE_MS = 2000;

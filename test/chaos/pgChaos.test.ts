@@ -64,11 +64,10 @@ describe.skipIf(!existsSync(`${PG_BIN}/initdb`))('syncrelay chaos --pg-bin (boun
       expect(rep.invariants.every((i) => i.ok && i.violations === 0)).toBe(true);
       expect(rep.processes.unexpected_exits).toEqual([]);
       expect(rep.processes.start_failures).toEqual([]);
-      // Every trigger lands: triggers wait out an outage; the only refusal allowed is the live-run cap
-      // (runs held up by an outage can fill an integration's four slots).
-      expect(rep.runs.total + rep.runs.trigger_failures).toBe(RUNS);
-      const refusals = r.stderr.split('\n').filter((l) => l.includes('trigger failed'));
-      expect(refusals.filter((l) => !l.includes('SYNC_INTEGRATION_MAX_LIVE_RUNS'))).toEqual([]);
+      // Every trigger lands: triggers wait out an outage, and the chaos run's live-run cap (64) is
+      // above what it triggers.
+      expect(rep.runs.total).toBe(RUNS);
+      expect(rep.runs.trigger_failures).toBe(0);
       expect(rep.runs.by_status.planned ?? 0).toBe(0);
       expect(rep.runs.by_status.dispatching ?? 0).toBe(0);
       expect(rep.recovery.after_last_fault.max_ms ?? 0).toBeLessThanOrEqual(rep.config.terminal_bound_s * 1000);
