@@ -4,7 +4,7 @@
  *
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
- *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history
+ *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { renderChart } from './lib/chart.js';
 import { removeBuilds } from './lib/compile.js';
 import { dropStaleBenchDatabases } from './lib/pg.js';
 import type { BenchOptions, Scenario, ScenarioResult } from './lib/types.js';
+import { backfillScenario } from './scenarios/backfill.js';
 import { e2eScenario } from './scenarios/e2e.js';
 import { historyScenario } from './scenarios/history.js';
 import { latencyScenario } from './scenarios/latency.js';
@@ -28,6 +29,7 @@ const SCENARIOS: Record<string, Scenario> = {
   latency: latencyScenario,
   recovery: recoveryScenario,
   history: historyScenario,
+  backfill: backfillScenario,
 };
 
 function parse(argv: string[]) {

@@ -1,4 +1,7 @@
-/** An SVG bar chart of each scenario's ratio with its target marked (green met, red not met). */
+/**
+ * An SVG bar chart of each scenario's ratio with its target marked (green met, red not met); a
+ * result's `chart_note` (e2e: the two best shapes) is printed small under its name.
+ */
 import type { ScenarioResult } from './types.js';
 
 interface Report {
@@ -48,7 +51,10 @@ export function renderChart(report: Report): string {
     const colour = r.met ? '#2e7d32' : '#c62828';
     const t = targetValue(r.target);
     parts.push(
-      `<text x="16" y="${y + 17}">${escape(r.scenario)}</text>`,
+      `<text x="16" y="${y + 15}">${escape(r.scenario)}</text>`,
+      typeof r.chart_note === 'string'
+        ? `<text x="16" y="${y + 28}" font-size="10" fill="#555">${escape(r.chart_note)}</text>`
+        : '',
       `<rect x="${LEFT}" y="${y + 4}" width="${Math.max(1, x(r.ratio) - LEFT)}" height="18" ` +
         `fill="${colour}" opacity="0.85"/>`,
       `<text x="${TEXT_X}" y="${y + 17}"><tspan font-weight="bold" fill="${colour}">` +

@@ -128,4 +128,3 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
     }),
   ]).finally(() => clearTimeout(timer));
 }
-

@@ -12,8 +12,9 @@
  * (processes × concurrency, pool = min(concurrency, cap); see ../lib/sweep.ts), in the same run:
  *
  *   pre-sweep  every shape: both systems' processes started, one warm-up round each (discarded),
- *              then PRE_ROUNDS rounds alternating between the systems;
- *   final      each system's top TOP_K shapes by pre-sweep median (the union, both systems run in
+ *              then 2 rounds (quick: 1) alternating between the systems, which one goes first
+ *              alternating too;
+ *   final      each system's top 3 (quick: 1) shapes by pre-sweep median (the union, both systems run in
  *              each): processes restarted, one warm-up round each, then `reps` alternating rounds.
  *
  * The headline ratio is best vs best: syncrelay's best final median ÷ the peer's best final
@@ -67,7 +68,9 @@ interface Plan {
 }
 
 function planFor(opts: BenchOptions): Plan {
-  return opts.quick ? { preRounds: 1, topK: 1, finalRounds: opts.reps } : { preRounds: 2, topK: 3, finalRounds: opts.reps };
+  return opts.quick
+    ? { preRounds: 1, topK: 1, finalRounds: opts.reps }
+    : { preRounds: 2, topK: 3, finalRounds: opts.reps };
 }
 
 function method(p: Plan): string {
@@ -88,6 +91,8 @@ interface Ctx {
   engine: Awaited<ReturnType<typeof openBenchEngine>>;
   /** VACUUM ANALYZE once, after the first warm-ups. */
   analyzed: boolean;
+  /** A worker's RSS before its first round (the first shape's). */
+  rssIdle: number;
   phases: Map<string, Phases[]>;
   rss: Map<string, { syncrelay: number; peer: number }>;
 }
@@ -105,10 +110,15 @@ async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'s
     BENCH_CONCURRENCY: String(shape.concurrency),
     BENCH_POOL: String(shape.pool),
   };
-  const workers = await startChildren('worker', shape.processes, procEnv);
-  let peers: ChildProc[] = [];
+  const started = await Promise.allSettled([
+    startChildren('worker', shape.processes, procEnv),
+    startChildren('peer', shape.processes, procEnv),
+  ]);
+  const workers = started[0].status === 'fulfilled' ? started[0].value : [];
+  const peers = started[1].status === 'fulfilled' ? started[1].value : [];
   try {
-    peers = await startChildren('peer', shape.processes, procEnv);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    if (c.rssIdle === 0) c.rssIdle = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.now));
     await peerOnce(c.b, peers, c.n);
     await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
     if (!c.analyzed) {
@@ -128,17 +138,23 @@ async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'s
     const out = { syncrelay: [] as Round[], peer: [] as Round[] };
     const phases = c.phases.get(shapeName(shape)) ?? [];
     for (let rep = 0; rep < rounds; rep++) {
-      const p0 = await pProbe.snapshot();
-      const peerRate = await peerOnce(c.b, peers, c.n);
-      out.peer.push({ rate: peerRate, cpu: cpuRecord(perItem(p0, await pProbe.snapshot(), c.n)) });
-      const s0 = await sProbe.snapshot();
-      const one = await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
-      out.syncrelay.push({ rate: one.rate, cpu: cpuRecord(perItem(s0, await sProbe.snapshot(), c.n)) });
-      phases.push(one.phases);
+      const peerRound = async () => {
+        const p0 = await pProbe.snapshot();
+        const rate = await peerOnce(c.b, peers, c.n);
+        out.peer.push({ rate, cpu: cpuRecord(perItem(p0, await pProbe.snapshot(), c.n)) });
+      };
+      const syncrelayRound = async () => {
+        const s0 = await sProbe.snapshot();
+        const one = await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
+        out.syncrelay.push({ rate: one.rate, cpu: cpuRecord(perItem(s0, await sProbe.snapshot(), c.n)) });
+        phases.push(one.phases);
+      };
+      // Alternating, and which system goes first alternates too.
+      for (const step of rep % 2 === 0 ? [peerRound, syncrelayRound] : [syncrelayRound, peerRound]) await step();
+      const [s, p] = [out.syncrelay.at(-1)!, out.peer.at(-1)!];
       c.opts.note(
-        `e2e ${shapeName(shape)} round ${rep + 1}/${rounds}: peer ${round(peerRate)} jobs/s, ` +
-          `syncrelay ${round(one.rate)} units/s; CPU ms per unit ${round(out.syncrelay.at(-1)!.cpu.total!)}, ` +
-          `per job ${round(out.peer.at(-1)!.cpu.total!)}`,
+        `e2e ${shapeName(shape)} round ${rep + 1}/${rounds}: peer ${round(p.rate)} jobs/s, ` +
+          `syncrelay ${round(s.rate)} units/s; CPU ms per unit ${round(s.cpu.total!)}, per job ${round(p.cpu.total!)}`,
       );
     }
     c.phases.set(shapeName(shape), phases);
@@ -195,12 +211,21 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
   const ceiling: number[] = [];
   for (let rep = 0; rep < opts.reps; rep++) ceiling.push(await commitsPerSecond(b.url, opts.quick ? 300 : 2000));
   const engine = await openBenchEngine({ db: b.db, settings: benchSettings(b.url, prefix, env) });
-  const c: Ctx = { opts, b, n, env, prefix, integrationId, engine, analyzed: false, phases: new Map(), rss: new Map() };
+  const c: Ctx = {
+    opts,
+    b,
+    n,
+    env,
+    prefix,
+    integrationId,
+    engine,
+    analyzed: false,
+    rssIdle: 0,
+    phases: new Map(),
+    rss: new Map(),
+  };
   try {
     await engine.startReconciler({ id: 'bench' });
-    const idle = await startChildren('worker', 1, childEnv(b.url, prefix, env));
-    const rssIdle = (await idle[0]!.rss()).now;
-    await stopAll(idle);
     const shapes: ShapeRounds[] = [];
     for (const shape of sweepShapes(opts.quick, pool.cap)) {
       const pre = await runShape(c, shape, plan.preRounds);
@@ -211,7 +236,7 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
       c.phases.delete(shapeName(r.shape));
       r.final = await runShape(c, r.shape, plan.finalRounds);
     }
-    return { shapes, ceiling, plan, pool, phases: c.phases, rss: c.rss, rssIdle };
+    return { shapes, ceiling, plan, pool, phases: c.phases, rss: c.rss, rssIdle: c.rssIdle };
   } finally {
     await engine.close();
     await deletePrefix(prefix);
@@ -264,7 +289,7 @@ function results(opts: BenchOptions, n: number, m: Sweep): ScenarioResult[] {
       syncrelay_samples: sBest.final.syncrelay.map((r) => round(r.rate)),
       peer_samples: pBest.final.peer.map((r) => round(r.rate)),
       ratio: vsPeer,
-      chart_label: `e2e best vs best: ${shapeName(sBest.shape)} vs peer ${shapeName(pBest.shape)}`,
+      chart_note: `best vs best: syncrelay ${shapeName(sBest.shape)}, peer ${shapeName(pBest.shape)}`,
       target: `>= ${PEER_TARGET} (best vs best) and >= ${UNITS_TARGET} units/s`,
       met: vsPeer >= PEER_TARGET && units >= UNITS_TARGET,
       met_units_per_s: units >= UNITS_TARGET,
