@@ -19,6 +19,7 @@ const SCENARIOS = [
   'latency_unit_to_finalize',
   'recovery',
   'history_scale',
+  'backfill_large',
 ];
 
 interface Run {
@@ -56,7 +57,7 @@ describe('npm run bench -- --quick', () => {
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'syncrelay-bench-'));
     result = await run(['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], env);
-  }, 150_000);
+  }, 300_000); // the e2e sweep restarts processes per shape: minutes on a loaded 2-core machine
 
   afterAll(async () => {
     await rm(out, { recursive: true, force: true });
@@ -78,6 +79,21 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
+  it("e2e sweeps both systems over the quick shapes and names each one's best shape", () => {
+    const e2e = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.scenario === 'e2e_units')!;
+    const sweep = e2e.sweep as { shape: string; rounds: number; ratio: number }[];
+    expect(sweep.map((r) => r.shape)).toEqual(['1x16/pool16', '1x64/pool16', '2x16/pool16', '2x64/pool16']);
+    for (const row of sweep) expect(row.rounds).toBeGreaterThanOrEqual(1);
+    expect(sweep.map((r) => r.shape)).toContain(e2e.syncrelay_best_shape);
+    expect(sweep.map((r) => r.shape)).toContain(e2e.peer_best_shape);
+    expect(e2e.ratio).toBe(e2e.ratio_best_vs_best);
+    expect(Object.keys(e2e.cpu_ms_per_unit as object)).toEqual(['workers', 'bench', 'postgres', 'redis', 'total']);
+  });
+
   it('writes the results file and the chart of the ratios', async () => {
     const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as {
       quick: boolean;
@@ -88,6 +104,7 @@ describe('npm run bench -- --quick', () => {
     const svg = await readFile(join(out, 'ratios.svg'), 'utf8');
     expect(svg).toMatch(/^<svg /);
     for (const name of SCENARIOS) expect(svg).toContain(name);
+    expect(svg).toContain('best vs best: syncrelay ');
   });
 
   it('syncrelay bench --help describes the command', async () => {
