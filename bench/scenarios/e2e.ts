@@ -103,8 +103,8 @@ function cpuRecord(c: Cpu): Record<string, number> {
   return { workers: c.workers, bench: c.bench, postgres: c.postgres, redis: c.redis, total: c.total };
 }
 
-/** Starts both systems' processes for `shape`, warms each up once, runs `rounds` alternating rounds. */
-async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'syncrelay' | 'peer', Round[]>> {
+/** Both systems' processes for `shape`, started side by side. */
+async function startShape(c: Ctx, shape: Shape): Promise<{ workers: ChildProc[]; peers: ChildProc[] }> {
   const procEnv = {
     ...childEnv(c.b.url, c.prefix, c.env),
     BENCH_CONCURRENCY: String(shape.concurrency),
@@ -116,8 +116,56 @@ async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'s
   ]);
   const workers = started[0].status === 'fulfilled' ? started[0].value : [];
   const peers = started[1].status === 'fulfilled' ? started[1].value : [];
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    await stopAll([...workers, ...peers]);
+    throw failed.reason;
+  }
+  return { workers, peers };
+}
+
+/** `rounds` rounds of each system, alternating, which one goes first alternating too. */
+async function alternateRounds(c: Ctx, shape: Shape, workers: ChildProc[], peers: ChildProc[], rounds: number) {
+  const probe = (ps: ChildProc[]) =>
+    cpuProbe(
+      c.b.db,
+      c.b.name,
+      ps.map((p) => p.pid),
+    );
+  const [sProbe, pProbe] = [await probe(workers), await probe(peers)];
+  const out = { syncrelay: [] as Round[], peer: [] as Round[] };
+  const phases: Phases[] = [];
+  const peerRound = async () => {
+    const p0 = await pProbe.snapshot();
+    const rate = await peerOnce(c.b, peers, c.n);
+    out.peer.push({ rate, cpu: cpuRecord(perItem(p0, await pProbe.snapshot(), c.n)) });
+  };
+  const syncrelayRound = async () => {
+    const s0 = await sProbe.snapshot();
+    const one = await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
+    out.syncrelay.push({ rate: one.rate, cpu: cpuRecord(perItem(s0, await sProbe.snapshot(), c.n)) });
+    phases.push(one.phases);
+  };
+  for (let rep = 0; rep < rounds; rep++) {
+    for (const step of rep % 2 === 0 ? [peerRound, syncrelayRound] : [syncrelayRound, peerRound]) await step();
+    const [s, p] = [out.syncrelay.at(-1)!, out.peer.at(-1)!];
+    c.opts.note(
+      `e2e ${shapeName(shape)} round ${rep + 1}/${rounds}: peer ${round(p.rate)} jobs/s, ` +
+        `syncrelay ${round(s.rate)} units/s; CPU ms per unit ${round(s.cpu.total!)}, per job ${round(p.cpu.total!)}`,
+    );
+  }
+  c.phases.set(shapeName(shape), phases);
+  return out;
+}
+
+async function peakRss(ps: ChildProc[]): Promise<number> {
+  return Math.max(...(await Promise.all(ps.map((p) => p.rss()))).map((r) => r.peak));
+}
+
+/** Starts both systems' processes for `shape`, warms each up once, runs `rounds` alternating rounds. */
+async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'syncrelay' | 'peer', Round[]>> {
+  const { workers, peers } = await startShape(c, shape);
   try {
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
     if (c.rssIdle === 0) c.rssIdle = Math.max(...(await Promise.all(workers.map((w) => w.rss()))).map((r) => r.now));
     await peerOnce(c.b, peers, c.n);
     await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
@@ -125,44 +173,11 @@ async function runShape(c: Ctx, shape: Shape, rounds: number): Promise<Record<'s
       await c.b.db.query('VACUUM ANALYZE');
       c.analyzed = true;
     }
-    const sProbe = await cpuProbe(
-      c.b.db,
-      c.b.name,
-      workers.map((w) => w.pid),
-    );
-    const pProbe = await cpuProbe(
-      c.b.db,
-      c.b.name,
-      peers.map((p) => p.pid),
-    );
-    const out = { syncrelay: [] as Round[], peer: [] as Round[] };
-    const phases = c.phases.get(shapeName(shape)) ?? [];
-    for (let rep = 0; rep < rounds; rep++) {
-      const peerRound = async () => {
-        const p0 = await pProbe.snapshot();
-        const rate = await peerOnce(c.b, peers, c.n);
-        out.peer.push({ rate, cpu: cpuRecord(perItem(p0, await pProbe.snapshot(), c.n)) });
-      };
-      const syncrelayRound = async () => {
-        const s0 = await sProbe.snapshot();
-        const one = await syncrelayOnce(c.engine, workers, c.integrationId, c.n);
-        out.syncrelay.push({ rate: one.rate, cpu: cpuRecord(perItem(s0, await sProbe.snapshot(), c.n)) });
-        phases.push(one.phases);
-      };
-      // Alternating, and which system goes first alternates too.
-      for (const step of rep % 2 === 0 ? [peerRound, syncrelayRound] : [syncrelayRound, peerRound]) await step();
-      const [s, p] = [out.syncrelay.at(-1)!, out.peer.at(-1)!];
-      c.opts.note(
-        `e2e ${shapeName(shape)} round ${rep + 1}/${rounds}: peer ${round(p.rate)} jobs/s, ` +
-          `syncrelay ${round(s.rate)} units/s; CPU ms per unit ${round(s.cpu.total!)}, per job ${round(p.cpu.total!)}`,
-      );
-    }
-    c.phases.set(shapeName(shape), phases);
-    const peak = async (ps: ChildProc[]) => Math.max(...(await Promise.all(ps.map((p) => p.rss()))).map((r) => r.peak));
+    const out = await alternateRounds(c, shape, workers, peers, rounds);
     const prev = c.rss.get(shapeName(shape)) ?? { syncrelay: 0, peer: 0 };
     c.rss.set(shapeName(shape), {
-      syncrelay: Math.max(prev.syncrelay, await peak(workers)),
-      peer: Math.max(prev.peer, await peak(peers)),
+      syncrelay: Math.max(prev.syncrelay, await peakRss(workers)),
+      peer: Math.max(prev.peer, await peakRss(peers)),
     });
     return out;
   } finally {
@@ -233,7 +248,6 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
     }
     for (const r of finalists(shapes, plan.topK)) {
       opts.note(`e2e final: ${shapeName(r.shape)}`);
-      c.phases.delete(shapeName(r.shape));
       r.final = await runShape(c, r.shape, plan.finalRounds);
     }
     return { shapes, ceiling, plan, pool, phases: c.phases, rss: c.rss, rssIdle: c.rssIdle };
