@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.js';
 import { loadSettings, type ResolvedSettings } from './config.js';
 import { migrate } from './db/migrator.js';
 import { openDb } from './db/open.js';
+import { whenDatabaseAnswers, type StartupWait } from './db/startup.js';
 import type { Db } from './db/types.js';
 import { linearBackfillEligibility, type RetryEligibility } from './domain/retryPolicy.js';
 import { Faults } from './faults.js';
@@ -63,6 +64,8 @@ export interface EngineOptions {
    * @default true (commands that replace or remove credentials pass false)
    */
   checkSecretKeys?: boolean;
+  /** How start-up waits for a database that is down or restarting. @default up to 60 s */
+  startupWait?: StartupWait;
 }
 
 /** One engine per process role; nothing is global, so several can live in one process (tests). */
@@ -86,7 +89,9 @@ export class Engine {
     const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize }));
     try {
       const registry = opts.registry ?? defaultRegistry(db);
-      if (opts.migrate !== false) await migrate(db, { providers: registry.list() });
+      if (opts.migrate !== false) {
+        await whenDatabaseAnswers(() => migrate(db, { providers: registry.list() }), logger, opts.startupWait);
+      }
       const broker = opts.broker ?? openBroker(settings);
       const clock = opts.clock ?? systemClock;
       const faults = opts.faults ?? new Faults();
@@ -95,7 +100,9 @@ export class Engine {
         previous: settings.secretKeyPrevious,
         keyFile: db.kind === 'pglite' ? keyFilePath(settings.dataDir) : null,
       });
-      if (opts.checkSecretKeys !== false) await checkCredentialKeys(db, secrets);
+      if (opts.checkSecretKeys !== false) {
+        await whenDatabaseAnswers(() => checkCredentialKeys(db, secrets), logger, opts.startupWait);
+      }
       const metrics = new EngineMetrics({ db, clock, logger }, { registry: opts.metricsRegistry });
       const ctx: EngineContext = {
         db,
