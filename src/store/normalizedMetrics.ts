@@ -1,5 +1,6 @@
 /** work_item_metrics_daily: the work-item-metrics handler's reads of the normalized tables and its inserts. */
 import type { Tx } from '../db/types.js';
+import type { WorkItemStatus } from '../sinks/normalized/surfaces.js';
 
 /**
  * Whether the integration (of `orgId`) still exists, locking its row FOR KEY SHARE until the
@@ -39,6 +40,10 @@ export interface MetricsGeneration {
   computedAt: Date;
 }
 
+/** Work-item statuses (the normalized store's, not the engine's) an item has ended in. */
+const ENDED_STATUSES: readonly WorkItemStatus[] = ['done', 'cancelled'];
+const DONE_STATUS: WorkItemStatus = 'done';
+
 /**
  * One INSERT … SELECT: a row per UTC day of [firstDay, lastDay], all with `computedAt`, computed
  * from the integration's work_items and pull_requests (see docs/normalized-store.md for each
@@ -51,9 +56,9 @@ export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Pro
   const res = await tx.query(
     `WITH items AS (
        SELECT (created_at AT TIME ZONE 'UTC')::date AS created_day,
-              CASE WHEN status IN ('done', 'cancelled')
+              CASE WHEN status = ANY($6::text[])
                    THEN (coalesce(completed_at, updated_at, created_at) AT TIME ZONE 'UTC')::date END AS ended_day,
-              CASE WHEN status = 'done' THEN (completed_at AT TIME ZONE 'UTC')::date END AS done_day,
+              CASE WHEN status = $7 THEN (completed_at AT TIME ZONE 'UTC')::date END AS done_day,
               greatest(0, extract(epoch FROM completed_at - coalesce(started_at, created_at)))::float8 / 3600
                 AS cycle_hours
          FROM ${s.table('work_items')}
@@ -99,7 +104,7 @@ export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Pro
        LEFT JOIN completed c ON c.day = d.day
        LEFT JOIN merged m ON m.day = d.day
       ORDER BY d.day`,
-    [g.orgId, g.integrationId, g.firstDay, g.lastDay, g.computedAt],
+    [g.orgId, g.integrationId, g.firstDay, g.lastDay, g.computedAt, ENDED_STATUSES, DONE_STATUS],
   );
   return res.rowCount;
 }

@@ -188,7 +188,7 @@ describe('no route', () => {
   it('a known path with another method is a 405 listing the methods it takes', async () => {
     const cases: Array<[string, string, string]> = [
       ['PUT', '/api/v1/integrations', 'GET, HEAD, POST'],
-      ['DELETE', `/api/v1/integrations/${NONE}`, 'GET, HEAD'],
+      ['PUT', `/api/v1/integrations/${NONE}`, 'DELETE, GET, HEAD'],
       ['GET', `/api/v1/sync-runs/${MARK}/cancel`, 'POST'],
       ['PUT', `/api/v1/schedules/${MARK}`, 'DELETE, GET, HEAD, PATCH'],
       ['OPTIONS', '/healthz', 'GET, HEAD'],
