@@ -19,6 +19,7 @@ const SCENARIOS = [
   'latency_unit_to_finalize',
   'recovery',
   'history_scale',
+  'github_rate_limited_sync',
 ];
 
 interface Run {
