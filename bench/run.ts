@@ -4,7 +4,7 @@
  *
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
- *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill
+ *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { dropStaleBenchDatabases } from './lib/pg.js';
 import type { BenchOptions, Scenario, ScenarioResult } from './lib/types.js';
 import { backfillScenario } from './scenarios/backfill.js';
 import { e2eScenario } from './scenarios/e2e.js';
+import { githubScenario } from './scenarios/github.js';
 import { historyScenario } from './scenarios/history.js';
 import { latencyScenario } from './scenarios/latency.js';
 import { recoveryScenario } from './scenarios/recovery.js';
@@ -30,6 +31,7 @@ const SCENARIOS: Record<string, Scenario> = {
   recovery: recoveryScenario,
   history: historyScenario,
   backfill: backfillScenario,
+  github: githubScenario,
 };
 
 function parse(argv: string[]) {

@@ -4,6 +4,7 @@ import type { Db } from '../db/types.js';
 import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from './types.js';
 import { createGithubProvider } from './github/index.js';
 import { createSyntheticProvider, syntheticSink } from './synthetic.js';
+import { normalizedSink, workItemMetricsHandler } from '../sinks/normalized/index.js';
 
 /** No provider is registered under `provider` (an integration names one this process lacks). */
 export class UnknownProviderError extends SyncRelayError {
@@ -83,9 +84,11 @@ export class ProviderRegistry {
 }
 
 /**
- * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub.
- * GitHub writes the normalized surfaces: its sink is the normalized store's (set with `setSink`).
+ * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub writing the
+ * normalized surfaces, with the `work-item-metrics` handler after each of its syncs.
  */
 export function defaultRegistry(db: Db): ProviderRegistry {
-  return new ProviderRegistry().register(createSyntheticProvider(), syntheticSink(db)).register(createGithubProvider());
+  return new ProviderRegistry()
+    .register(createSyntheticProvider(), syntheticSink(db))
+    .register(createGithubProvider({ postSyncHandlers: [workItemMetricsHandler] }), normalizedSink(db));
 }

@@ -20,6 +20,7 @@ const SCENARIOS = [
   'recovery',
   'history_scale',
   'backfill_large',
+  'github_rate_limited_sync',
 ];
 
 interface Run {

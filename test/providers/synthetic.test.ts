@@ -636,7 +636,7 @@ describe('ProviderRegistry', () => {
 
   const info = (provider: string): IntegrationInfo => ({ id: 'i', orgId: ORG, provider, name: 'n', config: {} });
 
-  it('holds the synthetic provider, its retry-safe sink and its post-sync handler by default', () => {
+  it('holds synthetic and GitHub, each with its retry-safe sink and its post-sync handler, by default', () => {
     const registry = defaultRegistry(t.db);
     expect(registry.list().map((p) => p.name)).toEqual(['synthetic', 'github']);
     expect(registry.get('synthetic').name).toBe('synthetic');
@@ -644,7 +644,10 @@ describe('ProviderRegistry', () => {
     expect(sink.surfaces).toEqual(['synthetic_items']);
     expect(sink.retrySafeSurfaces).toEqual(['synthetic_items']);
     expect(registry.postSyncHandlersFor(info('synthetic')).map((h) => h.name)).toEqual(['metrics-rollup']);
-    expect(registry.postSyncHandlersFor(info('github'))).toEqual([]);
+    expect(registry.postSyncHandlersFor(info('github')).map((h) => h.name)).toEqual(['work-item-metrics']);
+    const github = registry.sinkFor('github');
+    expect(github.surfaces).toEqual(expect.arrayContaining(['work_items', 'pull_requests', 'commits']));
+    expect(github.retrySafeSurfaces).toEqual(github.surfaces);
   });
 
   it('throws unknown_provider for a name it does not hold, and refuses duplicates', () => {

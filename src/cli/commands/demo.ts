@@ -1,14 +1,15 @@
 /**
  * `syncrelay demo`: the whole engine in one process on a fresh machine — a demo org and a
  * synthetic Linear integration, a worker and the reconciler, a backfill with a progress bar, and
- * a summary once the run is terminal.
+ * a summary once the run is terminal. `--provider github` syncs the GitHub emulator instead.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { isTerminalRun } from '../../domain/statuses.js';
 import { DAY_MS } from '../../domain/windows.js';
 import { getIntegration } from '../../store/integrations.js';
 import { getJobRunForRun } from '../../store/jobRuns.js';
+import type { GithubEmulator } from '../../providers/github/emulator/index.js';
 import { intInRange, seconds } from '../args.js';
 import { CliError, elapsedMs, note, printJson, printLine } from '../output.js';
 import { cliLogger, describeBroker, describeDatabase, openSession, resolveSettings, type Session } from '../session.js';
@@ -25,19 +26,45 @@ import {
   type DemoSummary,
 } from '../demo/report.js';
 import { cancelOrphanedRuns, DEMO_CONCURRENCY, DEMO_ORG, demoOverrides, ensureDemoIntegration } from '../demo/setup.js';
+import {
+  DEMO_GITHUB_INTEGRATION,
+  normalizedRows,
+  recreateDemoGithubIntegration,
+  startDemoEmulator,
+  workItemMetricsRows,
+} from '../demo/github.js';
 
 interface DemoOptions {
   keep?: boolean;
-  days: number;
+  days?: number;
   timeout: number;
   json?: boolean;
+  provider: 'synthetic' | 'github';
+}
+
+/** The backfill window without --days: 90 days, or the emulator's 30 days of activity and one more. */
+const DEFAULT_DAYS = { synthetic: 90, github: 31 } as const;
+
+function demoProvider(value: string): DemoOptions['provider'] {
+  if (value === 'synthetic' || value === 'github') return value;
+  throw new InvalidArgumentError('expected synthetic or github');
 }
 
 export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('run the engine end to end: a synthetic Linear backfill with a progress bar and a summary')
-    .option('--days <n>', 'length of the backfill window in days', intInRange(1, 3660), 90)
+    .option(
+      '--days <n>',
+      'length of the backfill window in days (default 90; 31 with --provider github)',
+      intInRange(1, 3660),
+    )
+    .option(
+      '--provider <name>',
+      'synthetic, or github: sync the GitHub emulator started in this process',
+      demoProvider,
+      'synthetic',
+    )
     .option('--keep', 'keep the worker and reconciler running after the summary, until SIGTERM / SIGINT')
     .option('--timeout <seconds>', 'give up (exit 1) if the run is not terminal by then', seconds, 120)
     .option('--json', 'print the summary as JSON instead of a table')
@@ -54,15 +81,23 @@ on stdout. Exit status 0 once the run is terminal, whatever its status.
 Unless set in the environment, the demo shortens: SYNC_RECONCILE_INTERVAL_SECONDS=1,
 SYNC_DISPATCH_REDISPATCH_COUNTDOWN=1, SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS=1,
 SYNC_UNIT_DISPATCH_STALE_SECONDS=30, SYNC_UNIT_RUNNING_LEASE_SECONDS=30. It always runs with
-SYNCRELAY_ALLOW_FAULT_INJECTION=true: its integration's failures and rate limits are fault knobs.`,
+SYNCRELAY_ALLOW_FAULT_INJECTION=true: its integration's failures and rate limits are fault knobs.
+
+With --provider github it starts the GitHub REST emulator in this process on 127.0.0.1 (a free
+port; 3 repositories, 30 days of issues, pull requests, comments, reviews and commits), makes the
+integration "Demo GitHub" read it with the emulator's local token as its credential (an earlier
+one is deleted with its data), backfills it, and adds the rows of each normalized table and the
+work-item-metrics rows to the summary. No GitHub token is needed.`,
     )
     .action(async (opts: DemoOptions) => {
       const base = resolveSettings();
       const logger = cliLogger(false);
       const shutdown = new Shutdown(logger);
       const session = await openSession({ overrides: demoOverrides(base), usesBroker: true, logger, poolSize: 10 });
+      let emulator: GithubEmulator | null = null;
       try {
-        const summary = await runDemo(session, opts, shutdown);
+        if (opts.provider === 'github') emulator = await startDemoEmulator();
+        const summary = await runDemo(session, opts, shutdown, emulator);
         if (opts.json) printJson(summary);
         else printLine(formatSummary(summary, lookAgain(session, summary.run.id)));
         if (opts.keep && !shutdown.signal.aborted) {
@@ -72,26 +107,47 @@ SYNCRELAY_ALLOW_FAULT_INJECTION=true: its integration's failures and rate limits
         }
       } finally {
         await session.close();
+        await emulator?.close();
       }
     });
 }
 
-async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown): Promise<DemoSummary> {
+/** The integration the demo syncs (its notes on stderr). */
+async function demoTarget(session: Session, emulator: GithubEmulator | null): Promise<{ id: string }> {
   const { engine, settings } = session;
-  if (shutdown.signal.aborted) throw interrupted(shutdown, ' before it started');
-  note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
+  // With the embedded database, runs left unfinished belong to an earlier demo that was killed.
+  const cancelOrphans = (id: string) => (settings.databaseUrl ? Promise.resolve([]) : cancelOrphanedRuns(engine, id));
+  if (emulator) {
+    const gh = await recreateDemoGithubIntegration(engine, emulator, cancelOrphans);
+    note(`  GitHub emulator on ${emulator.url} (in this process)`);
+    if (gh.replaced) note(`  deleted the earlier "${DEMO_GITHUB_INTEGRATION}" integration and its synced data`);
+    note(`  created integration "${DEMO_GITHUB_INTEGRATION}" ${gh.id} in org "${DEMO_ORG}"`);
+    return { id: gh.id };
+  }
   const integration = await ensureDemoIntegration(engine);
   note(
     `  ${integration.created ? 'created' : 'reusing'} integration "Demo Linear" ${integration.id} in org "${DEMO_ORG}"`,
   );
-  if (!settings.databaseUrl) {
-    const orphans = await cancelOrphanedRuns(engine, integration.id);
-    if (orphans.length > 0) note(`  cancelled ${orphans.length} unfinished run(s) an earlier demo left behind`);
-  }
+  const orphans = await cancelOrphans(integration.id);
+  if (orphans.length > 0) note(`  cancelled ${orphans.length} unfinished run(s) an earlier demo left behind`);
+  return { id: integration.id };
+}
+
+async function runDemo(
+  session: Session,
+  opts: DemoOptions,
+  shutdown: Shutdown,
+  emulator: GithubEmulator | null,
+): Promise<DemoSummary> {
+  const { engine, settings } = session;
+  const days = opts.days ?? DEFAULT_DAYS[opts.provider];
+  if (shutdown.signal.aborted) throw interrupted(shutdown, ' before it started');
+  note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
+  const integration = await demoTarget(session, emulator);
   engine.startWorker({ concurrency: DEMO_CONCURRENCY });
   await engine.startReconciler({ id: 'demo' });
   const before = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const since = new Date(before.getTime() - opts.days * DAY_MS);
+  const since = new Date(before.getTime() - days * DAY_MS);
   const t = await engine.trigger({
     orgId: DEMO_ORG,
     integrationId: integration.id,
@@ -101,7 +157,7 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
     before,
     force: true,
   });
-  note(`  triggered a ${opts.days}-day backfill: run ${t.syncRunId}, ${t.units} units\n`);
+  note(`  triggered a ${days}-day backfill: run ${t.syncRunId}, ${t.units} units\n`);
 
   const last = await followRun(engine.db, t.syncRunId, {
     view: new ProgressView(),
@@ -112,7 +168,29 @@ async function runDemo(session: Session, opts: DemoOptions, shutdown: Shutdown):
   if (!isTerminalRun(last.run.status)) {
     throw new CliError(`run ${t.syncRunId} is still ${last.run.status} after ${opts.timeout} s`);
   }
-  return summarize(session, integration.id, t.syncRunId, opts.days, shutdown.signal);
+  const summary = await summarize(session, integration.id, t.syncRunId, days, shutdown.signal);
+  return emulator ? withGithub(session, summary, integration.id, emulator) : summary;
+}
+
+/** The normalized tables' rows and the work-item metrics in place of the synthetic figures. */
+async function withGithub(
+  session: Session,
+  summary: DemoSummary,
+  integrationId: string,
+  emulator: GithubEmulator,
+): Promise<DemoSummary> {
+  const tables = await normalizedRows(session.engine.db, integrationId);
+  const metrics = await workItemMetricsRows(session.engine.db, integrationId);
+  return {
+    ...summary,
+    items_written: Object.values(tables).reduce((a, b) => a + b, 0),
+    github: {
+      emulator: emulator.url,
+      tables,
+      metrics_rows: metrics.rows,
+      metrics_generations: metrics.generations,
+    },
+  };
 }
 
 async function summarize(

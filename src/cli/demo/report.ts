@@ -24,6 +24,16 @@ export interface DemoSummary {
   outbox: Record<string, string>;
   database: string;
   broker: string;
+  /** `demo --provider github`: the emulator's address and what landed in the normalized tables. */
+  github?: GithubDemoSummary;
+}
+
+export interface GithubDemoSummary {
+  emulator: string;
+  /** Rows per normalized table for the integration. */
+  tables: Record<string, number>;
+  metrics_rows: number;
+  metrics_generations: number;
 }
 
 /** Retry and attempt totals of a run's units. */
@@ -123,12 +133,18 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
     '  ',
   );
   const ps = s.post_sync;
+  const metrics = s.github
+    ? { rows: s.github.metrics_rows, table: 'work_item_metrics_daily', generations: s.github.metrics_generations }
+    : { rows: ps.metrics_rows, table: 'synthetic_metrics_daily', generations: ps.metrics_generations };
   const postSync =
     ps.expected.length === 0
       ? 'nothing to deliver (no successful units)'
       : `${ps.delivered.length}/${ps.expected.length} handlers delivered (${ps.delivered.join(', ') || 'none yet'})` +
-        ` · ${ps.metrics_rows} rows in synthetic_metrics_daily` +
-        ` · ${ps.metrics_generations} computed_at generation${ps.metrics_generations === 1 ? '' : 's'}`;
+        ` · ${metrics.rows} rows in ${metrics.table}` +
+        ` · ${metrics.generations} computed_at generation${metrics.generations === 1 ? '' : 's'}`;
+  const items = s.github
+    ? `${s.items_written} rows in the normalized tables for this integration`
+    : `${s.items_written} rows in synthetic_items for this integration`;
   const pairs = formatPairs(
     [
       ['run', `${s.run.id} (${s.run.mode}, ${s.window_days} days)`],
@@ -138,7 +154,10 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
       ['attempts', `${s.attempts} for ${total} units`],
       ['run duration', formatDuration(s.duration_ms)],
       ['post-sync', postSync],
-      ['items', `${s.items_written} rows in synthetic_items for this integration`],
+      ['items', items],
+      ...(s.github
+        ? [['emulator', `${s.github.emulator} (GitHub REST emulator in this process)`] as [string, string]]
+        : []),
       [
         'outbox',
         Object.entries(s.outbox)
@@ -150,5 +169,16 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
     ],
     '  ',
   );
-  return `\nsyncrelay demo summary\n\n${unitTable}\n\n${pairs}\n\nlook again: ${lookAgain}`;
+  const tables = s.github
+    ? '\n\n' +
+      formatTable(
+        Object.entries(s.github.tables).map(([table, rows]) => ({ table, rows })),
+        [
+          { header: 'normalized table', value: (r) => r.table },
+          { header: 'rows', value: (r) => r.rows, align: 'right' },
+        ],
+        '  ',
+      )
+    : '';
+  return `\nsyncrelay demo summary\n\n${unitTable}${tables}\n\n${pairs}\n\nlook again: ${lookAgain}`;
 }

@@ -1,5 +1,5 @@
 /** GitHub REST objects mapped onto the normalized surfaces (one row per object). */
-import { githubIssueStatus } from './status.js';
+import { normalizeStatus } from '../../sinks/normalized/index.js';
 
 /** What every row of a unit carries. */
 export interface RowScope {
@@ -155,7 +155,7 @@ export function memberRow(s: RowScope, u: GhUser, role: string): Row {
 
 export function workItemRow(s: RowScope, i: GhIssue): Row {
   const labels = labelNames(i.labels);
-  const status = githubIssueStatus(i.state, i.state_reason ?? null, labels);
+  const status = normalizeStatus({ provider: 'github', state: i.state, stateReason: i.state_reason ?? null, labels });
   return {
     ...base(s, itemKey(s.container, i.number), i),
     number: String(i.number),

@@ -13,7 +13,8 @@ import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } 
 import { RateBudget } from '../http/budget.js';
 import type { RetryOptions } from '../http/retry.js';
 import { createGithubClient } from './client.js';
-import { parseGithubConfig, repoOf, validateSource } from './config.js';
+import { listSources } from '../../store/integrations.js';
+import { parseGithubConfig, repoOf, validateSource, type RepoRef } from './config.js';
 import * as units from './units.js';
 
 export const GITHUB_PROVIDER = 'github';
@@ -92,7 +93,7 @@ export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOption
   const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
   if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
   const config = parseGithubConfig(ctx.integration.config);
-  const repo = repoOf(ctx.unit.sourceKey, subject);
+  const repos = await reposOf(ctx, def.spec, subject);
   if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: 'work-items' };
   const credential = ctx.credential;
   if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
@@ -120,7 +121,15 @@ export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOption
   });
   const run = def.run;
   try {
-    return await run({
+    const results: UnitResult[] = [];
+    for (const repo of repos) results.push(await runOne(repo));
+    return combine(results);
+  } finally {
+    await recordQuietly(ctx, budget);
+  }
+
+  function runOne(repo: RepoRef): Promise<UnitResult> {
+    return run({
       ctx,
       gh,
       repo,
@@ -137,9 +146,24 @@ export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOption
       maxPages: opts.maxPages ?? 200,
       detailConcurrency: opts.detailConcurrency ?? 4,
     });
-  } finally {
-    await recordQuietly(ctx, budget);
   }
+}
+
+/**
+ * The repositories a unit reads: its source; or, for a reference dataset (planned once per run,
+ * without a source), every enabled source of the integration, in order.
+ */
+async function reposOf(ctx: UnitContext, spec: DatasetSpec, subject: string): Promise<RepoRef[]> {
+  if (ctx.unit.sourceKey !== null || spec.tier !== 'reference') return [repoOf(ctx.unit.sourceKey, subject)];
+  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
+  return sources.map((s) => repoOf(s.external_key, subject));
+}
+
+/** One result for the repositories a unit read (a single one is returned as is). */
+function combine(results: UnitResult[]): UnitResult {
+  if (results.length === 1) return results[0]!;
+  const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
+  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
 }
 
 /** What the unit saw of the budget is recorded; a failure to record never masks the unit's outcome. */

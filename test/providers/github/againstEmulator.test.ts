@@ -1,31 +1,18 @@
 /**
  * The GitHub provider against the GitHub REST emulator (src/providers/github/emulator) on 127.0.0.1:
  * real GitHub shapes, Link pagination, an enforced primary rate limit and injected faults.
- * Skipped while the emulator is not in the tree (it is imported by path, not statically).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, type Clock } from '../../../src/clock.js';
 import { classifyError, RateLimitError } from '../../../src/errors.js';
 import { runGithubUnit, type GithubProviderOptions } from '../../../src/providers/github/index.js';
+import { startGithubEmulator, type GithubEmulator } from '../../../src/providers/github/emulator/index.js';
 import { readRateBudget } from '../../../src/store/rateBudgets.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { count, createSurfaceTables, ORG, unitContext, type UnitSpec } from './support.js';
 
-const EMULATOR = new URL('../../../src/providers/github/emulator/index.ts', import.meta.url);
-const present = existsSync(fileURLToPath(EMULATOR));
-
-/** What these tests use of the emulator. */
-interface Emulator {
-  url: string;
-  token: string;
-  log: { path: string; status: number; fault: string | null; tokenId: string | null }[];
-  data: { org: { login: string }; repos: { name: string; items: { pull: unknown }[] }[] };
-  setFaults(faults: Record<string, unknown>[]): void;
-  close(): Promise<void>;
-}
-type Start = (opts: Record<string, unknown> & { clock: Clock }) => Promise<Emulator>;
+type Emulator = GithubEmulator;
+const start = (opts: Parameters<typeof startGithubEmulator>[0] & { clock: Clock }) => startGithubEmulator(opts);
 
 const T0 = Date.UTC(2026, 2, 2, 12);
 const DAY = 86_400_000;
@@ -41,14 +28,12 @@ const SCALE = {
   days: 20,
 };
 
-describe.skipIf(!present)('GitHub provider against the emulator', () => {
-  let start: Start;
+describe('GitHub provider against the emulator', () => {
   let t: TestDatabase;
   let clock: ManualClock;
   let emu: Emulator;
 
   beforeAll(async () => {
-    ({ startGithubEmulator: start } = (await import(EMULATOR.href)) as { startGithubEmulator: Start });
     t = await createTestDatabase();
     await createSurfaceTables(t.db);
   });

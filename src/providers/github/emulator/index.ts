@@ -1,7 +1,8 @@
 /**
  * A local GitHub REST API emulator for tests and benchmarks: a seeded organisation served in
  * GitHub's real shapes, with its pagination, authentication, primary rate limit and injectable
- * faults. Not part of the engine: only the `emulate` command and tests import it.
+ * faults. Not part of the engine: only the `emulate` and `demo --provider github` commands, the benchmark
+ * and tests import it.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

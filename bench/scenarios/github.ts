@@ -1,0 +1,203 @@
+/**
+ * 6. GitHub under a rate limit: a backfill of an emulated organisation (the emulator's `bench`
+ * preset: 4 repositories, 20,000 issues, 5,000 pull requests with comments and reviews, a year of
+ * activity) through the GitHub provider, the budget enforced by the emulator at R requests per
+ * window. A worker (concurrency 8) and the reconciler run in this process on PostgreSQL + Redis.
+ *
+ * Requests needed = the emulator's 2xx answers (every list page and detail call the sync made; a
+ * refused call is not counted). The theoretical minimum is requests needed ÷ R × window, so
+ * ratio = wall time (trigger → run terminal) ÷ that minimum (target ≤ 1.15). Also reported: the
+ * most limit responses (403/429) in one window for the credential (target ≤ 1), requests per stored
+ * row, and duplicates: per normalized table count(*) − count(DISTINCT external_id), and stored rows
+ * against the emulator's own records.
+ */
+import { loadSettings } from '../../src/config.js';
+import { Engine } from '../../src/engine.js';
+import { createLogger } from '../../src/logger.js';
+import { createGithubProvider } from '../../src/providers/github/index.js';
+import { startGithubEmulator, type GithubEmulator, type OrgData } from '../../src/providers/github/emulator/index.js';
+import { ProviderRegistry } from '../../src/providers/registry.js';
+import { SecretKey } from '../../src/secrets/key.js';
+import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
+import type { Db } from '../../src/db/types.js';
+import { openBroker } from '../lib/engine.js';
+import { benchPrefix, createBenchDatabase, REDIS_URL } from '../lib/pg.js';
+import { deletePrefix } from '../lib/redis.js';
+import { round } from '../lib/stats.js';
+import type { BenchOptions, Scenario, ScenarioResult } from '../lib/types.js';
+
+const ORG = 'org-bench-github';
+const DAY_MS = 86_400_000;
+const DATASETS = ['work-items', 'work-item-comments', 'pull-requests', 'pull-request-reviews', 'commits'];
+const TABLES = ['work_items', 'work_item_comments', 'pull_requests', 'pull_request_reviews', 'commits'] as const;
+
+/** Full: the `bench` preset at 1,000 requests per 2 s. Quick: a small organisation, same shape. */
+function sizes(quick: boolean) {
+  return quick
+    ? {
+        scale: {
+          repos: 2,
+          issues: 300,
+          pulls: 60,
+          maxComments: 2,
+          maxReviews: 2,
+          directCommits: 20,
+          members: 5,
+          days: 20,
+        },
+        rate: { limit: 150, windowSeconds: 2 },
+      }
+    : { scale: 'bench' as const, rate: { limit: 1000, windowSeconds: 2 } };
+}
+
+export const githubScenario: Scenario = {
+  name: 'github',
+  async run(opts: BenchOptions): Promise<ScenarioResult[]> {
+    const size = sizes(opts.quick);
+    const b = await createBenchDatabase('github');
+    const prefix = benchPrefix('gh');
+    const broker = openBroker(prefix);
+    const emu = await startGithubEmulator({ scale: size.scale, rateLimit: size.rate, seed: 5, logLimit: 1_000_000 });
+    const engine = await Engine.open({
+      settings: loadSettings({
+        DATABASE_URL: b.url,
+        REDIS_URL,
+        SYNCRELAY_QUEUE_PREFIX: prefix,
+        SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+        SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+        SYNC_RUN_MAX_UNITS: '5000',
+        SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
+        SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
+      }),
+      db: b.db,
+      broker,
+      migrate: false,
+      registry: new ProviderRegistry().register(
+        createGithubProvider({ postSyncHandlers: [workItemMetricsHandler] }),
+        normalizedSink(b.db),
+      ),
+      logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),
+    });
+    try {
+      engine.startWorker({ concurrency: 8 });
+      await engine.startReconciler({ id: 'bench-github', scheduler: false });
+      const integration = await engine.createIntegration({
+        orgId: ORG,
+        provider: 'github',
+        name: 'bench',
+        sources: emu.data.repos.map((r) => `${emu.data.org.login}/${r.name}`),
+        datasets: DATASETS,
+        config: { baseUrl: emu.url },
+        credential: emu.token,
+      });
+      const now = Date.now();
+      const since = new Date(Math.floor((now - (emu.scale.days + 1) * DAY_MS) / DAY_MS) * DAY_MS);
+      const started = performance.now();
+      const run = await engine.trigger({
+        orgId: ORG,
+        integrationId: integration.id,
+        mode: 'backfill',
+        triggeredBy: 'api',
+        since,
+        before: new Date(now + 60_000),
+      });
+      opts.note(`github: ${run.units} units, ${size.rate.limit} requests per ${size.rate.windowSeconds} s`);
+      const status = await terminal(b.db, run.syncRunId, opts);
+      const wallMs = performance.now() - started;
+      return [await report(b.db, emu, integration.id, { status, wallMs, units: run.units, since: since.getTime() })];
+    } finally {
+      await engine.close();
+      await broker.close();
+      await emu.close();
+      await deletePrefix(prefix);
+      await b.drop();
+    }
+  },
+};
+
+async function terminal(db: Db, runId: string, opts: BenchOptions): Promise<string> {
+  const deadline = performance.now() + 1_200_000;
+  let noted = performance.now();
+  for (;;) {
+    const { rows } = await db.query<{ status: string; completed_units: number; total_units: number }>(
+      `SELECT status, completed_units, total_units FROM ${db.schema.sync_runs} WHERE id = $1`,
+      [runId],
+    );
+    const run = rows[0]!;
+    if (!['planned', 'dispatching'].includes(run.status)) return run.status;
+    if (performance.now() > deadline) throw new Error(`github: run ${runId} still ${run.status} after 1200 s`);
+    if (performance.now() - noted > 5000) {
+      noted = performance.now();
+      opts.note(`github: ${run.completed_units}/${run.total_units} units done`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Rows the emulator's records call for in each table (commits from the window's start). */
+function expectedRows(data: OrgData, since: number): Record<(typeof TABLES)[number], number> {
+  const out = { work_items: 0, work_item_comments: 0, pull_requests: 0, pull_request_reviews: 0, commits: 0 };
+  for (const repo of data.repos) {
+    for (const item of repo.items) {
+      if (item.pull) {
+        out.pull_requests++;
+        out.pull_request_reviews += item.pull.reviews.length;
+      } else out.work_items++;
+    }
+    out.work_item_comments += repo.comments.filter((c) => !c.item.pull).length;
+    out.commits += repo.commits.filter((c) => c.date >= since).length;
+  }
+  return out;
+}
+
+async function report(
+  db: Db,
+  emu: GithubEmulator,
+  integrationId: string,
+  r: { status: string; wallMs: number; units: number; since: number },
+): Promise<ScenarioResult> {
+  const ok = emu.log.filter((l) => l.status >= 200 && l.status < 300).length;
+  const perWindow = new Map<string, number>();
+  for (const l of emu.log) {
+    if (l.status !== 403 && l.status !== 429) continue;
+    const key = `${l.tokenId ?? '-'} ${String(l.rate.reset)}`;
+    perWindow.set(key, (perWindow.get(key) ?? 0) + 1);
+  }
+  const expected = expectedRows(emu.data, r.since);
+  const stored: Record<string, number> = {};
+  let duplicates = 0;
+  let missing = 0;
+  for (const table of TABLES) {
+    const { rows } = await db.query<{ n: number; keys: number }>(
+      `SELECT count(*)::int AS n, count(DISTINCT external_id)::int AS keys
+         FROM ${db.schema.table(table)} WHERE integration_id = $1`,
+      [integrationId],
+    );
+    stored[table] = rows[0]!.n;
+    duplicates += rows[0]!.n - rows[0]!.keys;
+    missing += Math.abs(expected[table] - rows[0]!.keys);
+  }
+  const items = Object.values(stored).reduce((a, b) => a + b, 0);
+  const minimumMs = (ok / emu.rateLimit.limit) * emu.rateLimit.windowSeconds * 1000;
+  const ratio = round(r.wallMs / minimumMs);
+  const maxLimited = Math.max(0, ...perWindow.values());
+  return {
+    scenario: 'github_rate_limited_sync',
+    status: r.status,
+    units: r.units,
+    rate_limit: `${emu.rateLimit.limit}/${emu.rateLimit.windowSeconds}s`,
+    requests_needed: ok,
+    requests_total: emu.log.length,
+    limit_responses: [...perWindow.values()].reduce((a, b) => a + b, 0),
+    max_limit_responses_per_window: maxLimited,
+    wall_s: round(r.wallMs / 1000),
+    minimum_s: round(minimumMs / 1000),
+    rows: stored,
+    requests_per_item: round(ok / Math.max(1, items)),
+    duplicate_rows: duplicates,
+    rows_off_from_emulator: missing,
+    ratio,
+    target: '<= 1.15 (wall ÷ requests needed ÷ R × window); <= 1 limit response per window; 0 duplicates',
+    met: r.status === 'success' && ratio <= 1.15 && maxLimited <= 1 && duplicates === 0 && missing === 0,
+  };
+}

@@ -1,0 +1,304 @@
+/**
+ * The GitHub provider end to end: the API server, a worker and the reconciler on real PostgreSQL
+ * and Redis, the GitHub emulator on 127.0.0.1. An integration created with the emulator's token
+ * backfills its repositories into the normalized tables (each record once, the metrics handler's
+ * figures equal to the emulator's own counts), an incremental run after changes reads on from
+ * where the last one stopped, a wrong token fails `auth` without showing it, many units on a
+ * small budget meet at most one limit response per window, and nothing of any of it holds a token.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
+import { createApiToken } from '../../src/api/tokens.js';
+import { BullMqBroker } from '../../src/broker/bullmq.js';
+import { systemClock } from '../../src/clock.js';
+import { Engine } from '../../src/engine.js';
+import { createGithubProvider } from '../../src/providers/github/index.js';
+import { countsPerDay, startGithubEmulator, type GithubEmulator } from '../../src/providers/github/emulator/index.js';
+import { ProviderRegistry } from '../../src/providers/registry.js';
+import { SecretKey } from '../../src/secrets/key.js';
+import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
+import { testSettings, waitFor } from '../helpers/engine.js';
+import {
+  dumpDatabase,
+  dumpRedis,
+  findLeaks,
+  memoryLogger,
+  processCommandLine,
+  ResponseLog,
+} from '../helpers/leakScan.js';
+import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { expectedRows, SURFACES, type Surface } from './githubExpected.js';
+
+const ORG = 'org-gh-e2e';
+const DAY = 86_400_000;
+const DATASETS = ['work-items', 'work-item-comments', 'pull-requests', 'pull-request-reviews', 'commits'];
+const SCALE = {
+  repos: 2,
+  issues: 260,
+  pulls: 24,
+  maxComments: 2,
+  maxReviews: 2,
+  directCommits: 12,
+  members: 4,
+  days: 12,
+};
+const WRONG_TOKEN = 'ghp_WrongTokenForTheEndToEndTest00000000';
+
+describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
+  const log = memoryLogger('trace');
+  const responses = new ResponseLog();
+  let t: TestDatabase;
+  let prefix: string;
+  let broker: BullMqBroker;
+  let engine: Engine;
+  let server: RunningApiServer;
+  let apiToken: string;
+  let emu: GithubEmulator;
+  let limited: GithubEmulator;
+  const started = Date.now();
+
+  beforeAll(async () => {
+    t = await createTestDatabase({ poolSize: 8 });
+    prefix = uniquePrefix('gh-e2e');
+    broker = new BullMqBroker({ redisUrl: REDIS_URL, prefix });
+    emu = await startGithubEmulator({ scale: SCALE, seed: 21 });
+    limited = await startGithubEmulator({
+      scale: { ...SCALE, repos: 3, issues: 60, pulls: 6 },
+      seed: 22,
+      rateLimit: { limit: 30, windowSeconds: 2 },
+    });
+    // One page per incremental unit of an ascending list, so a run can stop part-way.
+    const registry = new ProviderRegistry().register(
+      createGithubProvider({ postSyncHandlers: [workItemMetricsHandler], maxPages: 1 }),
+      normalizedSink(t.db),
+    );
+    engine = await Engine.open({
+      settings: testSettings({ secretKey: SecretKey.generate(), queuePrefix: prefix, redisUrl: REDIS_URL }),
+      db: t.db,
+      broker,
+      logger: log.logger,
+      registry,
+      migrate: false,
+    });
+    server = await startApiServer({ engine, host: '127.0.0.1', port: 0 });
+    apiToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['admin'], name: 'gh-e2e' })).token;
+    engine.startWorker({ concurrency: 4 });
+    await engine.startReconciler({ scheduler: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await engine?.close();
+    await broker?.close();
+    await emu?.close();
+    await limited?.close();
+    await t?.drop();
+  });
+
+  function send(method: string, path: string, body?: unknown) {
+    return responses.call(`${server.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  async function createIntegration(name: string, on: GithubEmulator, credential: string): Promise<string> {
+    const res = await send('POST', '/api/v1/integrations', {
+      provider: 'github',
+      name,
+      sources: on.data.repos.map((r) => `${on.data.org.login}/${r.name}`),
+      datasets: DATASETS,
+      config: { baseUrl: on.url },
+      credential,
+    });
+    expect(res.status, res.text).toBe(201);
+    return (res.json as { id: string }).id;
+  }
+
+  async function finished(runId: string, timeoutMs = 60_000): Promise<string> {
+    return waitFor(
+      async () => {
+        const run = await send('GET', `/api/v1/sync-runs/${runId}`);
+        const status = (run.json as { run?: { status?: string } }).run?.status;
+        return status === 'planned' || status === 'dispatching' ? null : status;
+      },
+      timeoutMs,
+      200,
+    );
+  }
+
+  /** The backfill's start: midnight before the emulator's first day. */
+  function windowStart(on: GithubEmulator): Date {
+    return new Date(Math.floor((started - (on.scale.days + 1) * DAY) / DAY) * DAY);
+  }
+
+  async function backfill(id: string, on: GithubEmulator): Promise<string> {
+    const now = Date.now();
+    const since = windowStart(on);
+    const res = await send('POST', `/api/v1/integrations/${id}/backfill`, {
+      since: since.toISOString(),
+      before: new Date(now + 60_000).toISOString(),
+    });
+    expect(res.status, res.text).toBe(202);
+    return (res.json as { sync_run_id: string }).sync_run_id;
+  }
+
+  async function incremental(id: string): Promise<string> {
+    const res = await send('POST', `/api/v1/integrations/${id}/sync`, { mode: 'incremental' });
+    expect(res.status, res.text).toBe(202);
+    return (res.json as { sync_run_id: string }).sync_run_id;
+  }
+
+  /** Every key of `surface` for the integration, with how many rows it has. */
+  async function stored(id: string, surface: Surface): Promise<{ keys: string[]; rows: number }> {
+    const { rows } = await t.db.query<{ external_id: string }>(
+      `SELECT external_id FROM ${t.db.schema.table(surface)} WHERE integration_id = $1 ORDER BY external_id`,
+      [id],
+    );
+    return { keys: [...new Set(rows.map((r) => r.external_id))], rows: rows.length };
+  }
+
+  async function expectStoredEqualsEmulator(id: string, on: GithubEmulator): Promise<void> {
+    const expected = expectedRows(on.data, windowStart(on).getTime());
+    for (const surface of SURFACES) {
+      const got = await stored(id, surface);
+      expect(got.rows, `${surface}: one row per key`).toBe(got.keys.length);
+      expect(got.keys, surface).toEqual([...expected[surface].keys()].sort());
+    }
+  }
+
+  let integrationId = '';
+
+  it('(a) backfills every issue, PR, comment, review and commit once; the metrics match the emulator', async () => {
+    integrationId = await createIntegration('acme', emu, emu.token);
+    const runId = await backfill(integrationId, emu);
+    expect(await finished(runId)).toBe('success');
+    await expectStoredEqualsEmulator(integrationId, emu);
+
+    // The latest generation of each day against the emulator's own counts.
+    type Day = { day: string; items_created: number; items_completed: number; prs_merged: number };
+    const days = await waitFor(async () => {
+      const { rows } = await t.db.query<Day>(
+        `SELECT DISTINCT ON (day) to_char(day, 'YYYY-MM-DD') AS day, items_created, items_completed, prs_merged
+           FROM ${t.db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1
+          ORDER BY day, computed_at DESC`,
+        [integrationId],
+      );
+      return rows.length > 0 ? rows : null;
+    });
+    const counts = countsPerDay(emu.data);
+    const expected = days.map((d) => {
+      const c = counts.get(d.day);
+      return {
+        day: d.day,
+        items_created: c?.issuesOpened ?? 0,
+        items_completed: c?.issuesClosed ?? 0,
+        prs_merged: c?.pullsMerged ?? 0,
+      };
+    });
+    expect(days).toEqual(expected);
+    const covered = new Set(days.map((d) => d.day));
+    expect([...counts.keys()].every((d) => covered.has(d))).toBe(true);
+    expect(days.reduce((n, d) => n + d.items_created, 0)).toBe(
+      emu.data.repos.flatMap((r) => r.items.filter((i) => !i.pull)).length,
+    );
+  }, 120_000);
+
+  it('(b) incremental after changes: no gap, no duplicate, the watermark only as far as was read', async () => {
+    expect(integrationId).not.toBe('');
+    emu.mutate();
+    const first = await incremental(integrationId);
+    expect(await finished(first)).toBe('success');
+
+    // One page of 100 issues and pulls per repository, updated ascending: the watermark is the
+    // last one read, not the run's time.
+    const { rows: marks } = await t.db.query<{ key: string; at: Date }>(
+      `SELECT s.external_key AS key, w.watermark_at AS at
+         FROM ${t.db.schema.sync_watermarks} w JOIN ${t.db.schema.integration_sources} s ON s.id = w.source_id
+        WHERE w.integration_id = $1 AND w.dataset_key = 'work-items'`,
+      [integrationId],
+    );
+    expect(marks).toHaveLength(emu.data.repos.length);
+    for (const mark of marks) {
+      const repo = emu.data.repos.find((r) => mark.key.endsWith(`/${r.name}`))!;
+      const updated = repo.items.map((i) => i.updatedAt).sort((a, b) => a - b);
+      expect(updated.length).toBeGreaterThan(100);
+      expect(mark.at.getTime(), mark.key).toBeLessThan(updated.at(-1)!);
+      expect(updated).toContain(mark.at.getTime());
+    }
+
+    // The next runs read on from there until everything changed is stored.
+    for (let n = 0; n < 3; n++) expect(await finished(await incremental(integrationId))).toBe('success');
+    await expectStoredEqualsEmulator(integrationId, emu);
+    const { rows } = await t.db.query<{ external_id: string; title: string; status: string; updated_at: Date }>(
+      `SELECT external_id, title, status, updated_at FROM ${t.db.schema.table('work_items')} WHERE integration_id = $1`,
+      [integrationId],
+    );
+    const issues = expectedRows(emu.data).work_items;
+    for (const row of rows) {
+      const issue = issues.get(row.external_id)!;
+      expect(
+        { title: row.title, at: row.updated_at.getTime(), closed: row.status === 'done' },
+        row.external_id,
+      ).toEqual({ title: issue.title, at: issue.updatedAt, closed: issue.closedAt !== null });
+    }
+  }, 120_000);
+
+  it('(d) a wrong token: units fail auth, naming the integration, never showing the token', async () => {
+    const id = await createIntegration('wrong-token', emu, WRONG_TOKEN);
+    const runId = await incremental(id);
+    expect(await finished(runId)).toBe('failed');
+    const { rows } = await t.db.query<{ status: string; error: string | null; result: unknown }>(
+      `SELECT status, error, result FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1`,
+      [runId],
+    );
+    expect(rows.length).toBe(emu.data.repos.length * DATASETS.length);
+    for (const unit of rows) {
+      expect(unit.status).toBe('failed');
+      expect(unit.result).toMatchObject({ error_category: 'auth' });
+      expect(unit.error).toContain('"wrong-token"');
+      expect(JSON.stringify(unit)).not.toContain(WRONG_TOKEN);
+    }
+  }, 60_000);
+
+  it('(e) many units on one token with a small budget: at most one limit response per window', async () => {
+    const id = await createIntegration('budgeted', limited, limited.token);
+    const runId = await backfill(id, limited);
+    expect(await finished(runId, 90_000)).toBe('success');
+    await expectStoredEqualsEmulator(id, limited);
+    const perWindow = new Map<string, number>();
+    for (const entry of limited.log) {
+      if (entry.status !== 403 && entry.status !== 429) continue;
+      const window = `${entry.tokenId ?? '-'} ${String(entry.rate.reset)}`;
+      perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
+    }
+    expect(Math.max(0, ...perWindow.values())).toBeLessThanOrEqual(1);
+    // The budget really was the constraint: more requests than one window allows.
+    expect(limited.log.filter((l) => l.status === 200).length).toBeGreaterThan(limited.rateLimit.limit * 3);
+  }, 120_000);
+
+  it('(f) the token is nowhere: logs at trace, answers, /metrics, Redis, rows, the command line', async () => {
+    await send('GET', `/api/v1/integrations/${integrationId}`);
+    await send('GET', '/api/v1/integrations');
+    await send('GET', '/api/v1/job-runs');
+    const metrics = await responses.call(`${server.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(log.logger.level).toBe('trace');
+    expect(log.text()).toMatch(/"level":20/);
+    const sources: Record<string, string> = {
+      logs: log.text(),
+      ...responses.sources(),
+      ...(await dumpRedis(REDIS_URL, `${prefix}*`)),
+      ...(await dumpDatabase(t.db)),
+      ...processCommandLine(),
+    };
+    expect(Object.keys(sources).some((k) => k.startsWith('redis:'))).toBe(true);
+    // The emulator did receive the tokens, so they were in use.
+    expect(emu.log.some((l) => l.tokenId === 'demo')).toBe(true);
+    for (const secret of [emu.token, limited.token, WRONG_TOKEN]) expect(findLeaks(secret, sources)).toEqual([]);
+  }, 60_000);
+});
