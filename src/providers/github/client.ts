@@ -130,12 +130,16 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     const subject = { integration: o.subject, what };
     const once = async () => {
       await o.budget?.gate();
+      let answered = false;
       try {
         const res = await request(options);
+        answered = true;
+        o.budget?.done();
         const seen = githubObservation(res.headers, o.clock.now(), null);
         if (seen) await o.budget?.observe(seen);
         return res;
       } catch (err) {
+        if (!answered) o.budget?.done();
         throw await classified(o, err, subject);
       }
     };

@@ -10,7 +10,7 @@
  */
 import { NonRetryableError } from '../../errors.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
-import { RateBudget } from '../http/budget.js';
+import { BudgetLedger, RateBudget } from '../http/budget.js';
 import type { RetryOptions } from '../http/retry.js';
 import { createGithubClient } from './client.js';
 import { listSources } from '../../store/integrations.js';
@@ -75,6 +75,8 @@ export interface GithubProviderOptions {
 }
 
 export function createGithubProvider(opts: GithubProviderOptions = {}): Provider {
+  // The units this provider instance runs share what they know of each credential's budget.
+  const ledger = new BudgetLedger();
   return {
     name: GITHUB_PROVIDER,
     datasets: GITHUB_DATASETS,
@@ -82,13 +84,17 @@ export function createGithubProvider(opts: GithubProviderOptions = {}): Provider
     initialDepthDays: 30,
     validateConfig: (config) => void parseGithubConfig(config),
     validateSource: (source, field) => validateSource(source, field),
-    runUnit: (ctx) => runGithubUnit(ctx, opts),
+    runUnit: (ctx) => runGithubUnit(ctx, opts, ledger),
     ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
   };
 }
 
 /** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */
-export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOptions = {}): Promise<UnitResult> {
+export async function runGithubUnit(
+  ctx: UnitContext,
+  opts: GithubProviderOptions = {},
+  ledger?: BudgetLedger,
+): Promise<UnitResult> {
   const subject = `github integration "${ctx.integration.name}"`;
   const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
   if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
@@ -105,6 +111,7 @@ export async function runGithubUnit(ctx: UnitContext, opts: GithubProviderOption
     signal: ctx.signal,
     subject,
     share: config.budgetShare,
+    ...(ledger ? { ledger } : {}),
     ...opts.budget,
   });
   const gh = createGithubClient({

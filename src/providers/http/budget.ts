@@ -42,6 +42,35 @@ export interface RateBudgetOptions {
   probePollMs?: number;
   /** When the probe's response does not come while polling, defer this long. @default 2 s */
   probeDeferMs?: number;
+  /**
+   * What the units of this process know of the credential together: the latest figures any of them
+   * saw and the calls in flight, so concurrent units do not all spend the last requests at once.
+   */
+  ledger?: BudgetLedger;
+}
+
+/** One credential's figures as the units of one process see them together. */
+interface SharedBudget {
+  latest: BudgetObservation | null;
+  inFlight: number;
+}
+
+/**
+ * The units of one process (one provider instance) share this: a call is let through only while
+ * the remaining requests any unit last saw, less the calls in flight, stay above the threshold.
+ */
+export class BudgetLedger {
+  private readonly budgets = new Map<string, SharedBudget>();
+
+  of(key: BudgetKey): SharedBudget {
+    const id = `${key.orgId}/${key.provider}/${key.credentialId}`;
+    let b = this.budgets.get(id);
+    if (!b) {
+      b = { latest: null, inFlight: 0 };
+      this.budgets.set(id, b);
+    }
+    return b;
+  }
 }
 
 /** Requests kept back from a budget of `limit`: 1 % (at least 10), never more than half. */
@@ -108,6 +137,8 @@ export class RateBudget {
     if (!this.checkedShared) {
       await this.gateShared();
       this.checkedShared = true;
+      if (!this.probing) this.gateInProcess();
+      else this.countInFlight();
       return;
     }
     const v = assessBudget(this.latest, this.o.clock.now(), this.threshold(this.latest));
@@ -115,11 +146,37 @@ export class RateBudget {
       await this.flush();
       throw this.deferral(v.until, 'budget spent');
     }
+    this.gateInProcess();
+  }
+
+  private countInFlight(): void {
+    const shared = this.o.ledger?.of(this.o.key);
+    if (shared) shared.inFlight++;
+  }
+
+  /** A call that `gate()` let through has ended (answered or not). */
+  done(): void {
+    const shared = this.o.ledger?.of(this.o.key);
+    if (shared && shared.inFlight > 0) shared.inFlight--;
+  }
+
+  /** Counts the call in flight, or defers the unit when this process's calls would spend the reserve. */
+  private gateInProcess(): void {
+    const shared = this.o.ledger?.of(this.o.key);
+    if (!shared) return;
+    const b = shared.latest;
+    const now = this.o.clock.now();
+    if (b && b.remaining !== null && b.resetAt && b.resetAt > now) {
+      if (b.remaining - shared.inFlight <= this.threshold(b)) throw this.deferral(b.resetAt, 'budget spent in flight');
+    }
+    shared.inFlight++;
   }
 
   /** Takes one response's figures (`limitedUntil` set: it was a limit response). */
   async observe(o: BudgetObservation): Promise<void> {
     this.latest = mergeObservations(this.latest, o);
+    const shared = this.o.ledger?.of(this.o.key);
+    if (shared) shared.latest = mergeObservations(shared.latest, o);
     this.unrecorded++;
     const spent = o.remaining !== null && o.remaining <= this.threshold(o);
     if (o.limitedUntil || spent || this.probing || this.unrecorded >= (this.o.flushEvery ?? 10)) await this.flush();
