@@ -265,10 +265,13 @@ describe('syncrelay schedules', () => {
     ]);
     const r = await runCli(['schedules', 'tick', '--json'], { env: env() });
     expect(r.code, r.stderr).toBe(0);
+    // Other tests' schedules may fall due meanwhile (an hour boundary): judge this one only.
     const tick = parseJson<{ fired: { scheduleId: string; jobRunId: string }[] }>(r.stdout);
-    expect(tick.fired.map((f) => f.scheduleId)).toEqual([s.id]);
-    const again = await runCli(['schedules', 'tick'], { env: env() });
-    expect(again.stdout).toMatch(/^fired 0, skipped 0, failed 0/);
+    expect(tick.fired.filter((f) => f.scheduleId === s.id)).toHaveLength(1);
+    const again = await runCli(['schedules', 'tick', '--json'], { env: env() });
+    expect(again.code, again.stderr).toBe(0);
+    const second = parseJson<{ fired: { scheduleId: string }[] }>(again.stdout);
+    expect(second.fired.filter((f) => f.scheduleId === s.id)).toEqual([]);
     const { rows } = await h.db.query<{ triggered_by: string }>(
       'SELECT triggered_by FROM syncrelay.job_runs WHERE job_id = $1',
       [s.id],
