@@ -16,6 +16,12 @@ export interface DatasetSpec {
   keepsWatermark: boolean;
   /** Every surface a unit of this dataset may write (static, used by the retry policy). */
   surfaces: readonly string[];
+  /**
+   * The dataset whose unit fetches this one too: a family read together (Linear's issues with their
+   * comments, history and labels in one query). When both are planned in a run, this dataset gets no
+   * unit of its own; the anchor's unit carries it in `UnitInfo.datasets`.
+   */
+  fetchedWith?: string;
 }
 
 export interface UnitInfo {
@@ -27,6 +33,8 @@ export interface UnitInfo {
   sourceKey: string | null;
   provider: string;
   datasetKey: string;
+  /** Every dataset this unit fetches: `datasetKey` first, then those fetched with it. */
+  datasets: readonly string[];
   tier: Tier;
   mode: SyncMode;
   since: Date | null;

@@ -179,6 +179,7 @@ function unitInfo(u: UnitRow, sourceKey: string | null): UnitInfo {
     sourceKey,
     provider: u.provider,
     datasetKey: u.dataset_key,
+    datasets: [u.dataset_key],
     tier: u.tier,
     mode: u.mode,
     since: u.since_at,

@@ -264,6 +264,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
         sourceKey: tier === 'reference' ? null : 'TEAM-1',
         provider: 'synthetic',
         datasetKey: opts.dataset ?? 'work-items',
+        datasets: [opts.dataset ?? 'work-items'],
         tier,
         mode: 'backfill',
         since: since === null ? null : new Date(since),

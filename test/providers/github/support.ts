@@ -184,6 +184,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     sourceKey: s.sourceKey === undefined ? 'acme/app' : s.sourceKey,
     provider: 'github',
     datasetKey: s.datasetKey,
+    datasets: [s.datasetKey],
     tier: 'work_item',
     mode: s.mode ?? 'backfill',
     since: s.since ?? null,
