@@ -83,6 +83,7 @@ export function presentUnit(u: UnitView) {
     source_key: u.source_key,
     provider: u.provider,
     dataset_key: u.dataset_key,
+    carried_datasets: u.carried_datasets,
     tier: u.tier,
     cost_class: u.cost_class,
     mode: u.mode,

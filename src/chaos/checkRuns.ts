@@ -259,7 +259,7 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
        FROM ${a.watermarkEvents} w
        LEFT JOIN ${a.unitEvents} e ON e.tx = w.tx AND e.new_status = 'success'
        LEFT JOIN ${s.sync_run_units} u ON u.id = e.unit_id AND u.source_id = w.source_id
-                                 AND u.dataset_key = w.dataset_key
+                                 AND (u.dataset_key = w.dataset_key OR w.dataset_key = ANY (u.carried_datasets))
                                  AND u.before_at = w.new_at
       GROUP BY w.id ORDER BY w.id`,
   );
@@ -280,7 +280,8 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
     `SELECT w.source_id, w.dataset_key, w.watermark_at,
             (SELECT max(u.before_at) FROM ${s.sync_run_units} u
               WHERE u.integration_id = w.integration_id AND u.source_id = w.source_id
-               AND u.dataset_key = w.dataset_key AND u.status = 'success' AND u.mode <> 'backfill') AS furthest
+               AND (u.dataset_key = w.dataset_key OR w.dataset_key = ANY (u.carried_datasets))
+               AND u.status = 'success' AND u.mode <> 'backfill') AS furthest
        FROM ${s.sync_watermarks} w`,
   );
   for (const f of finals) {

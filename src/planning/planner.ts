@@ -20,6 +20,7 @@ import {
   type SourceRow,
 } from '../store/integrations.js';
 import { armOutbox } from '../store/outbox.js';
+import { familiesOf, familyWatermark } from './families.js';
 import type { RunRow } from '../store/rows.js';
 import { insertRun } from '../store/runs.js';
 import { insertUnits, type NewUnit } from '../store/units.js';
@@ -56,6 +57,8 @@ export interface PlannedRun {
 /** The units of one dataset — and one source, for the work-item tier — one per window. */
 export interface UnitGroup {
   spec: DatasetSpec;
+  /** Datasets the group's units fetch with `spec` (a family read together, ./families.ts). */
+  carried: readonly string[];
   source: SourceRow | null;
   windows: readonly Window[];
 }
@@ -111,19 +114,23 @@ export async function computePlan(
   const specs = await enabledSpecs(tx, provider, integration, args.datasets);
   const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
   const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
+  const families = familiesOf(specs);
   const groups: UnitGroup[] = [];
   for (const spec of specs) {
+    if (families.members.has(spec.key)) continue;
+    const carried = families.carried.get(spec.key) ?? [];
     if (spec.tier === 'reference') {
-      groups.push({ spec, source: null, windows: [{ since: null, before: null }] });
+      groups.push({ spec, carried, source: null, windows: [{ since: null, before: null }] });
       continue;
     }
+    const family = [spec, ...specs.filter((s) => carried.includes(s.key))];
     // Sources with the same watermark (all of them, outside incremental) share one window list.
     const shared = new Map<number | null, Window[]>();
     for (const source of sources) {
-      const mark = watermarks.get(`${source.id}/${spec.key}`) ?? null;
+      const mark = familyWatermark(family, (key) => watermarks.get(`${source.id}/${key}`) ?? null);
       let windows = shared.get(mark?.getTime() ?? null);
       if (!windows) shared.set(mark?.getTime() ?? null, (windows = windowsFor(provider, spec, args, now, mark)));
-      groups.push({ spec, source, windows });
+      groups.push({ spec, carried, source, windows });
     }
   }
   const byDataset: Record<string, number> = {};
@@ -165,7 +172,7 @@ export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<
 /** The plan's unit rows for run `runId`: one per group × window. */
 function unitsOf(plan: RunPlan, args: PlanArgs, runId: string): NewUnit[] {
   const units: NewUnit[] = [];
-  for (const { spec, source, windows } of plan.groups) {
+  for (const { spec, carried, source, windows } of plan.groups) {
     for (const w of windows) {
       units.push({
         org_id: args.orgId,
@@ -175,6 +182,7 @@ function unitsOf(plan: RunPlan, args: PlanArgs, runId: string): NewUnit[] {
         mode: args.mode,
         source_id: source?.id ?? null,
         dataset_key: spec.key,
+        carried_datasets: [...carried],
         tier: spec.tier,
         cost_class: spec.costClass,
         since_at: w.since?.toISOString() ?? null,

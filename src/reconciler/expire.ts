@@ -3,6 +3,7 @@ import type { Tx } from '../db/types.js';
 import { decideExpiry, type ExpiryDecision } from '../domain/retryPolicy.js';
 import { runTrace, type TraceCarrier } from '../observability/trace.js';
 import type { IntegrationInfo } from '../providers/types.js';
+import { declaredSurfaces, specsOf } from '../providers/datasets.js';
 import { lockBuckets } from '../store/dispatch.js';
 import { getIntegration } from '../store/integrations.js';
 import { armEndWakes, type EndedRef } from '../store/endWakes.js';
@@ -106,7 +107,8 @@ async function surfaceFacts(
   const integration = cache.get(unit.integration_id);
   if (!integration || !ctx.registry.has(integration.provider)) return none;
   const provider = ctx.registry.get(integration.provider);
-  const dataset = (provider.datasetsFor?.(integration) ?? provider.datasets).find((d) => d.key === unit.dataset_key);
-  if (!dataset) return none;
-  return { declaredSurfaces: dataset.surfaces, retrySafeSurfaces: ctx.registry.sinkFor(provider).retrySafeSurfaces };
+  const specs = specsOf(provider, integration, [unit.dataset_key, ...unit.carried_datasets]);
+  if (!specs) return none;
+  const retrySafeSurfaces = ctx.registry.sinkFor(provider).retrySafeSurfaces;
+  return { declaredSurfaces: declaredSurfaces(specs), retrySafeSurfaces };
 }

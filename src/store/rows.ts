@@ -49,6 +49,8 @@ export interface UnitRow {
   source_id: string | null;
   provider: string;
   dataset_key: string;
+  /** Datasets this unit fetches besides `dataset_key` (a family read together); usually empty. */
+  carried_datasets: string[];
   tier: Tier;
   cost_class: string;
   mode: SyncMode;

@@ -25,6 +25,7 @@ export type NewUnit = Pick<
   | 'source_id'
   | 'provider'
   | 'dataset_key'
+  | 'carried_datasets'
   | 'tier'
   | 'cost_class'
   | 'mode'
@@ -35,12 +36,12 @@ export async function insertUnits(tx: Tx, units: readonly NewUnit[], now: Date):
   if (units.length === 0) return 0;
   const { rowCount } = await tx.query(
     `INSERT INTO ${tx.schema.sync_run_units}
-       (org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier,
+       (org_id, sync_run_id, integration_id, source_id, provider, dataset_key, carried_datasets, tier,
         cost_class, mode, since_at, before_at, created_at, updated_at)
-     SELECT org_id, sync_run_id, integration_id, source_id, provider, dataset_key, tier, cost_class, mode,
-            since_at, before_at, $2, $2
+     SELECT org_id, sync_run_id, integration_id, source_id, provider, dataset_key, carried_datasets, tier,
+            cost_class, mode, since_at, before_at, $2, $2
        FROM jsonb_to_recordset($1::jsonb) AS x(org_id text, sync_run_id uuid, integration_id uuid, source_id uuid,
-            provider text, dataset_key text, tier text, cost_class text, mode text,
+            provider text, dataset_key text, carried_datasets text[], tier text, cost_class text, mode text,
             since_at timestamptz, before_at timestamptz)`,
     [JSON.stringify(units), now],
   );

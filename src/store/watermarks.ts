@@ -11,21 +11,21 @@ export async function loadWatermarks(tx: Tx, integrationId: string): Promise<Map
 }
 
 /**
- * Moves a watermark forward (never back). Locks: the watermark row.
- * Returns whether it moved.
+ * Moves the watermarks of a source's `datasetKeys` (a unit's dataset and those it carries) forward,
+ * never back, in one statement. Locks: those watermark rows. Returns how many moved.
  */
 export async function advanceWatermark(
   tx: Tx,
-  w: { orgId: string; integrationId: string; sourceId: string; datasetKey: string; at: Date },
+  w: { orgId: string; integrationId: string; sourceId: string; datasetKeys: readonly string[]; at: Date },
   now: Date,
-): Promise<boolean> {
+): Promise<number> {
   const { rowCount } = await tx.query(
     `INSERT INTO ${tx.schema.sync_watermarks} (org_id, integration_id, source_id, dataset_key, watermark_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6)
+     SELECT $1, $2, $3, k, $5, $6 FROM unnest($4::text[]) AS k ORDER BY k
      ON CONFLICT (org_id, integration_id, source_id, dataset_key) DO UPDATE
        SET watermark_at = EXCLUDED.watermark_at, updated_at = EXCLUDED.updated_at
        WHERE sync_watermarks.watermark_at < EXCLUDED.watermark_at`,
-    [w.orgId, w.integrationId, w.sourceId, w.datasetKey, w.at, now],
+    [w.orgId, w.integrationId, w.sourceId, [...new Set(w.datasetKeys)], w.at, now],
   );
-  return rowCount > 0;
+  return rowCount;
 }

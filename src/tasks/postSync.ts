@@ -70,9 +70,16 @@ export async function buildPayload(
 ): Promise<{ payload: PostSyncPayload; integration: IntegrationInfo } | null> {
   const run = await getRun(ctx.db, runId);
   if (!run) return null;
-  type UnitRow = { dataset_key: string; tier: string; provider: string; since_at: Date | null; before_at: Date | null };
+  type UnitRow = {
+    dataset_key: string;
+    carried_datasets: string[];
+    tier: string;
+    provider: string;
+    since_at: Date | null;
+    before_at: Date | null;
+  };
   const { rows } = await ctx.db.query<UnitRow>(
-    `SELECT dataset_key, tier, provider, since_at, before_at FROM ${ctx.db.schema.sync_run_units}
+    `SELECT dataset_key, carried_datasets, tier, provider, since_at, before_at FROM ${ctx.db.schema.sync_run_units}
       WHERE sync_run_id = $1 AND status = 'success'`,
     [runId],
   );
@@ -90,7 +97,7 @@ export async function buildPayload(
       runId,
       integrationId: run.integration_id,
       provider: rows[0]!.provider,
-      datasets: [...new Set(rows.map((r) => r.dataset_key))].sort(),
+      datasets: [...new Set(rows.flatMap((r) => [r.dataset_key, ...r.carried_datasets]))].sort(),
       window: { from: w.from?.toISOString() ?? null, to: w.to?.toISOString() ?? null },
     },
   };

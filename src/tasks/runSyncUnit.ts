@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
+import { declaredSurfaces, specsOf } from '../providers/datasets.js';
 import { loadUnitCredential } from '../secrets/credentials.js';
 import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
@@ -135,6 +136,8 @@ interface Plugin {
   sink: Sink;
   integration: IntegrationInfo;
   dataset: DatasetSpec | undefined;
+  /** Every surface the unit's datasets (its own and those it carries) declare. */
+  declaredSurfaces: readonly string[];
   sourceKey: string | null;
 }
 
@@ -156,17 +159,19 @@ function resolvePlugin(ctx: EngineContext, unit: UnitRow, found: Found): Plugin 
       config: row.config,
     };
     const provider = ctx.registry.get(row.provider);
-    const datasets = provider.datasetsFor?.(integration) ?? provider.datasets;
-    const dataset = datasets.find((d) => d.key === unit.dataset_key);
-    if (!dataset) throw new Error(`provider ${row.provider} has no dataset ${unit.dataset_key}`);
-    return { provider, sink: ctx.registry.sinkFor(provider), integration, dataset, sourceKey: found.sourceKey };
+    const keys = [unit.dataset_key, ...unit.carried_datasets];
+    const specs = specsOf(provider, integration, keys);
+    if (!specs) throw new Error(`provider ${row.provider} lacks one of the datasets ${keys.join(', ')}`);
+    const sink = ctx.registry.sinkFor(provider);
+    const declared = declaredSurfaces(specs);
+    return { provider, sink, integration, dataset: specs[0], declaredSurfaces: declared, sourceKey: found.sourceKey };
   } catch (err) {
     return { error: err instanceof Error ? err : new Error(String(err)) };
   }
 }
 
 function surfaceFacts(p: Plugin) {
-  return { declaredSurfaces: p.dataset?.surfaces ?? [], retrySafeSurfaces: p.sink.retrySafeSurfaces };
+  return { declaredSurfaces: p.declaredSurfaces, retrySafeSurfaces: p.sink.retrySafeSurfaces };
 }
 
 function unitInfo(u: UnitRow, sourceKey: string | null): UnitInfo {
@@ -179,7 +184,7 @@ function unitInfo(u: UnitRow, sourceKey: string | null): UnitInfo {
     sourceKey,
     provider: u.provider,
     datasetKey: u.dataset_key,
-    datasets: [u.dataset_key],
+    datasets: [u.dataset_key, ...u.carried_datasets],
     tier: u.tier,
     mode: u.mode,
     since: u.since_at,

@@ -218,7 +218,8 @@ export class UnitEnds {
         if (ended[i] === 'lease_lost' || !movesWatermark(reqs[i]!)) continue;
         const at = t.watermark!;
         const key = { orgId: unit.org_id, integrationId: unit.integration_id, sourceId: unit.source_id! };
-        await advanceWatermark(tx, { ...key, datasetKey: unit.dataset_key, at }, now);
+        const datasetKeys = [unit.dataset_key, ...unit.carried_datasets];
+        await advanceWatermark(tx, { ...key, datasetKeys, at }, now);
       }
       return ended;
     });

@@ -122,6 +122,8 @@ export const Unit = z
     source_key: z.string().nullable(),
     provider: z.string(),
     dataset_key: z.string(),
+    /** Datasets the unit fetches with `dataset_key` (a family read together). */
+    carried_datasets: z.array(z.string()),
     tier: Status(['reference', 'work_item']),
     cost_class: z.string(),
     mode: z.string(),
