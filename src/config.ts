@@ -22,6 +22,11 @@ export interface ResolvedSettings {
   dispatchStaleMs: number;
   /** @default 8 */
   concurrencyPerBucket: number;
+  /**
+   * Units of one run a run_sync_unit message carries (SYNC_UNITS_PER_MESSAGE): a worker claims them
+   * in one statement, each by its own CAS, and runs them side by side. @default 8
+   */
+  unitsPerMessage: number;
   /** @default 1000 */
   runMaxUnits: number;
   /** @default 60 s */
@@ -102,6 +107,12 @@ function integer(env: Env, name: string, def: number, min: number): number {
   return n;
 }
 
+function bounded(env: Env, name: string, def: number, min: number, max: number): number {
+  const n = integer(env, name, def, min);
+  if (n > max) throw new ValidationError(name, `must be an integer from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -166,6 +177,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     softTimeoutMs: seconds(env, 'SYNC_UNIT_SOFT_TIMEOUT_SECONDS', 3300),
     dispatchStaleMs: seconds(env, 'SYNC_UNIT_DISPATCH_STALE_SECONDS', 900),
     concurrencyPerBucket: integer(env, 'SYNC_UNIT_CONCURRENCY_PER_BUCKET', 8, 1),
+    unitsPerMessage: bounded(env, 'SYNC_UNITS_PER_MESSAGE', 8, 1, 64),
     runMaxUnits: integer(env, 'SYNC_RUN_MAX_UNITS', 1000, 1),
     redispatchCountdownMs: seconds(env, 'SYNC_DISPATCH_REDISPATCH_COUNTDOWN', 60),
     claimTimeoutMs: seconds(env, 'SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS', 300),

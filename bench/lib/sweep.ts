@@ -40,11 +40,24 @@ export function shapeName(s: Shape): string {
   return `${s.processes}x${s.concurrency}/pool${s.pool}`;
 }
 
-export function sweepShapes(quick: boolean, poolCap: number): Shape[] {
+/**
+ * The shapes to sweep. `only` (BENCH_SHAPES, e.g. "1x128,2x16") narrows a development run to some of
+ * them; the report then says the sweep was partial and its headline is not best-vs-best.
+ */
+export function sweepShapes(quick: boolean, poolCap: number, only?: string): Shape[] {
   const concurrency = quick ? QUICK_CONCURRENCY : FULL_CONCURRENCY;
-  return FULL_PROCESSES.flatMap((processes) =>
+  const all = FULL_PROCESSES.flatMap((processes) =>
     concurrency.map((c) => ({ processes, concurrency: c, pool: Math.min(c, poolCap) })),
   );
+  if (only === undefined || only.trim() === '') return all;
+  const wanted = only.split(',').map((w) => w.trim());
+  const picked = FULL_PROCESSES.flatMap((processes) =>
+    FULL_CONCURRENCY.map((c) => ({ processes, concurrency: c, pool: Math.min(c, poolCap) })),
+  ).filter((s) => wanted.includes(`${s.processes}x${s.concurrency}`));
+  if (picked.length !== wanted.length) {
+    throw new Error(`BENCH_SHAPES ${JSON.stringify(only)}: each shape is <processes>x<concurrency> of the sweep`);
+  }
+  return picked;
 }
 
 /**

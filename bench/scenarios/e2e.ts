@@ -242,7 +242,7 @@ async function measure(opts: BenchOptions, b: BenchDatabase, n: number): Promise
   try {
     await engine.startReconciler({ id: 'bench' });
     const shapes: ShapeRounds[] = [];
-    for (const shape of sweepShapes(opts.quick, pool.cap)) {
+    for (const shape of sweepShapes(opts.quick, pool.cap, process.env.BENCH_SHAPES)) {
       const pre = await runShape(c, shape, plan.preRounds);
       shapes.push({ shape, pre, final: { syncrelay: [], peer: [] } });
     }
@@ -277,6 +277,9 @@ function results(opts: BenchOptions, n: number, m: Sweep): ScenarioResult[] {
       scenario: 'e2e_units',
       units: n,
       method: method(m.plan),
+      ...(process.env.BENCH_SHAPES
+        ? { partial_sweep: `BENCH_SHAPES=${process.env.BENCH_SHAPES}: not best-vs-best` }
+        : {}),
       pool_rule:
         `pool per process = min(concurrency, ${m.pool.cap}); cap from max_connections ${m.pool.maxConnections} ` +
         `with ${m.pool.inUse} connections in use at the start`,

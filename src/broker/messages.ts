@@ -28,3 +28,41 @@ export function unitMessage(unit: UnitRow, trace?: Record<string, string> | null
     jobId: `run_sync_unit.${unit.id}.${at}`,
   };
 }
+
+/** Messages a dispatch spreads its units over at least (while it has that many units). */
+export const MIN_UNIT_MESSAGES = 4;
+
+/**
+ * The run_sync_unit messages for units of one run dispatched together: up to `perMessage` units
+ * each, but spread over at least MIN_UNIT_MESSAGES messages so a small dispatch still reaches
+ * several workers. A message of one unit is `unitMessage`'s; a batch's job id names its first unit,
+ * that unit's dispatch time and the batch size (a retried publish of the same dispatch is the same job).
+ */
+export function unitMessages(
+  units: readonly UnitRow[],
+  perMessage: number,
+  trace?: Record<string, string> | null,
+): TaskMessage[] {
+  const size = Math.max(1, Math.min(perMessage, Math.ceil(units.length / MIN_UNIT_MESSAGES)));
+  const out: TaskMessage[] = [];
+  for (let i = 0; i < units.length; i += size) {
+    const batch = units.slice(i, i + size);
+    const first = batch[0]!;
+    if (batch.length === 1) {
+      out.push(unitMessage(first, trace));
+      continue;
+    }
+    const at = (first.dispatched_at ?? first.updated_at).getTime();
+    out.push({
+      name: 'run_sync_unit',
+      payload: {
+        orgId: first.org_id,
+        runId: first.sync_run_id,
+        unitIds: batch.map((u) => u.id),
+        ...(trace ? { trace } : {}),
+      },
+      jobId: `run_sync_unit.${first.id}.${at}.${batch.length}`,
+    });
+  }
+  return out;
+}

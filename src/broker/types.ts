@@ -6,7 +6,10 @@ export type TaskName = (typeof TASK_NAMES)[number];
 export interface TaskPayload {
   orgId: string;
   runId: string;
+  /** run_sync_unit of one unit. */
   unitId?: string;
+  /** run_sync_unit of several units of the run, claimed together (each by its own CAS). */
+  unitIds?: string[];
   /** W3C trace context of the trigger, if any. */
   trace?: Record<string, string>;
 }

@@ -14,6 +14,7 @@ import {
   upsertCredential,
   type CredentialRow,
 } from '../store/credentials.js';
+import type { ClaimedCredential } from '../store/units.js';
 import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
 import { SecretError } from './errors.js';
 import { SECRET_KEY_SETTING, PREVIOUS_KEY_SETTING, type Keyring } from './keyring.js';
@@ -38,7 +39,13 @@ export function validateCredential(value: unknown, field = 'credential'): assert
   if (problem) throw new ValidationError(field, problem);
 }
 
-function sealedOf(row: CredentialRow): Sealed {
+/** What revealing a stored credential needs of its row. */
+type UnitCredentialRow = Pick<
+  CredentialRow,
+  'id' | 'org_id' | 'integration_id' | 'version' | 'key_id' | 'nonce' | 'ciphertext' | 'auth_tag'
+>;
+
+function sealedOf(row: UnitCredentialRow): Sealed {
   return {
     keyId: row.key_id,
     nonce: Buffer.from(row.nonce),
@@ -64,7 +71,7 @@ export async function storeCredential(
 }
 
 /** Decrypts a stored credential with whichever configured key it was encrypted under. */
-export function revealCredential(keyring: Keyring, row: CredentialRow): string {
+export function revealCredential(keyring: Keyring, row: UnitCredentialRow): string {
   return open(keyring.keyFor(row.key_id), sealedOf(row), bindingOf(row));
 }
 
@@ -73,7 +80,7 @@ export function revealCredential(keyring: Keyring, row: CredentialRow): string {
  * credential is replaced); `reveal()` decrypts on first call and caches. A failure to decrypt is
  * a NonRetryableError of category `auth` whose cause carries the stable code.
  */
-export function unitCredential(keyring: Keyring, row: CredentialRow): UnitCredential {
+export function unitCredential(keyring: Keyring, row: UnitCredentialRow): UnitCredential {
   let cached: string | undefined;
   const id = `${row.id}.v${row.version}`;
   return Object.freeze({
@@ -91,6 +98,18 @@ export function unitCredential(keyring: Keyring, row: CredentialRow): UnitCreden
       return cached;
     },
     toJSON: () => ({ id }),
+  });
+}
+
+/** The credential the claim read with the unit (still encrypted), as the unit sees it; null when none is set. */
+export function claimedUnitCredential(keyring: Keyring, c: ClaimedCredential | null): UnitCredential | null {
+  if (c === null) return null;
+  const bytes = (b64: string) => Buffer.from(b64, 'base64');
+  return unitCredential(keyring, {
+    ...c,
+    nonce: bytes(c.nonce),
+    ciphertext: bytes(c.ciphertext),
+    auth_tag: bytes(c.auth_tag),
   });
 }
 

@@ -50,6 +50,38 @@ export function endFactsSql(s: DbSchema, u: string, limit: string): string {
 }
 
 /**
+ * The `ended` CTE over the CTE `changed` (the units one statement has just ended: id, org_id,
+ * sync_run_id, provider, cost_class, status, lease_owner, trace), with the end facts of
+ * `endFactsSql` worked out once per run and once per bucket instead of once per unit. `others_open`
+ * counts the units ended by the same statement as closed (its snapshot still shows them open), so
+ * the statement that ends a run's last units arms its finalize itself.
+ */
+export function batchEndFactsSql(s: DbSchema, limit: string): string {
+  return `run_facts AS (
+       SELECT r.sync_run_id,
+              EXISTS (SELECT 1 FROM ${s.sync_run_units} o
+                       WHERE o.sync_run_id = r.sync_run_id AND o.status IN ${UNIT_OPEN}
+                         AND o.id NOT IN (SELECT c.id FROM changed c)) AS others_open,
+              ARRAY(SELECT jsonb_build_object('org_id', p.org_id, 'sync_run_id', p.sync_run_id)
+                      FROM ${s.sync_run_units} p
+                     WHERE p.sync_run_id = r.sync_run_id AND p.status = ${WAITING} LIMIT 1) AS own_waiting
+         FROM (SELECT DISTINCT sync_run_id FROM changed) r),
+     bucket_facts AS (
+       SELECT b.org_id, b.provider, b.cost_class,
+              ARRAY(SELECT jsonb_build_object('org_id', p.org_id, 'sync_run_id', p.sync_run_id)
+                      FROM ${s.sync_run_units} p
+                     WHERE p.org_id = b.org_id AND p.provider = b.provider AND p.cost_class = b.cost_class
+                       AND p.status = ${WAITING} ORDER BY p.id LIMIT ${limit}) AS bucket_waiting
+         FROM (SELECT DISTINCT org_id, provider, cost_class FROM changed) b),
+     ended AS (
+       SELECT c.*, true AS run_live, rf.others_open,
+              ARRAY(SELECT DISTINCT x FROM unnest(bf.bucket_waiting || rf.own_waiting) AS x) AS waiting_runs
+         FROM changed c
+         JOIN run_facts rf ON rf.sync_run_id = c.sync_run_id
+         JOIN bucket_facts bf ON bf.org_id = c.org_id AND bf.provider = c.provider AND bf.cost_class = c.cost_class)`;
+}
+
+/**
  * The `wakes` and `armed` CTEs over the CTE `ended` (org_id, sync_run_id, trace, run_live and the
  * end facts) and, with `extra`, the CTE `extra` (org_id, run_id, kind, available_at, trace: the
  * caller's own wake-ups).

@@ -2,7 +2,7 @@
 import type { Tx } from '../db/types.js';
 import type { UnitCounts } from '../domain/aggregate.js';
 import { UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
-import { armWakesSql, endFactsSql, notifyArmedSql } from './endWakes.js';
+import { armWakesSql, batchEndFactsSql, notifyArmedSql } from './endWakes.js';
 import type { UnitRow } from './rows.js';
 import { RUN_TERMINAL, sqlFrom, sqlList, sqlLit, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
 
@@ -71,6 +71,20 @@ export interface UnitContextFacts {
   integration: { id: string; org_id: string; provider: string; name: string; config: Record<string, unknown> } | null;
   /** The external key of the unit's source, or null (no source, or gone). */
   source_key: string | null;
+  /** The integration's stored credential, still encrypted (binary parts in base64), or null when none. */
+  credential: ClaimedCredential | null;
+}
+
+/** An `integration_credentials` row as the claim reads it: ciphertext, nonce and tag in base64. */
+export interface ClaimedCredential {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  version: number;
+  key_id: string;
+  nonce: string;
+  ciphertext: string;
+  auth_tag: string;
 }
 
 export type ClaimedUnit = UnitRow & UnitContextFacts;
@@ -79,7 +93,7 @@ export type ClaimedUnit = UnitRow & UnitContextFacts;
  * The claim CAS: dispatching → running under a new owner, attempts+1, lease = min(now+lease,
  * deadline) where the deadline is now + max lifetime. Requires the run to be non-terminal (read per
  * row, so the unit is always found through its primary key). Locks: the unit row. Returns the
- * claimed unit with its integration and source key (so a worker needs no further read to start
+ * claimed unit with its integration, source key and encrypted credential (so a worker needs no further read to start
  * it), or null when somebody else won.
  */
 export async function claimUnit(tx: Tx, a: ClaimArgs): Promise<ClaimedUnit | null> {
@@ -116,7 +130,12 @@ export async function claimUnits(
         (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name,
                                    'config', i.config)
            FROM ${s.integrations} i WHERE i.id = u.integration_id) AS integration,
-        (SELECT s.external_key FROM ${s.integration_sources} s WHERE s.id = u.source_id) AS source_key`,
+        (SELECT s.external_key FROM ${s.integration_sources} s WHERE s.id = u.source_id) AS source_key,
+        (SELECT jsonb_build_object('id', c.id, 'org_id', c.org_id, 'integration_id', c.integration_id,
+                                   'version', c.version, 'key_id', c.key_id, 'nonce', encode(c.nonce, 'base64'),
+                                   'ciphertext', encode(c.ciphertext, 'base64'),
+                                   'auth_tag', encode(c.auth_tag, 'base64'))
+           FROM ${s.integration_credentials} c WHERE c.integration_id = u.integration_id) AS credential`,
     [claims.map((c) => c.unitId), claims.map((c) => c.owner), a.now, a.leaseMs, a.maxLifetimeMs],
   );
   return rows;
@@ -195,9 +214,10 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<
 /**
  * The terminal CAS for several units, and every wake-up their ends arm, in ONE statement — so it
  * is atomic even outside a transaction. Each unit is its own CAS (owner, running, live lease, live
- * run): a unit whose lease was lost is simply not returned. Units finished by the same statement
- * see each other as still open (its snapshot precedes it). Wake-ups, due at `now`, by the one rule
- * of ./endWakes.ts (finalize with the unit's trace; dispatch of the runs waiting for the freed slot).
+ * run): a unit whose lease was lost is simply not returned. The end facts are worked out once per
+ * run and bucket (batchEndFactsSql), counting units this statement ended as closed. Wake-ups, due
+ * at `now`, by the one rule of ./endWakes.ts (finalize with the unit's trace; dispatch of the runs
+ * waiting for the freed slot).
  * Locks: the finished unit rows, then the armed outbox rows in (run id, kind) order, as every
  * writer of outbox rows does (upserted by armConflictSql's rule; NOTIFYs the relay on commit).
  * Returns the ended units' keys and end facts; match them to the requests by id AND lease_owner.
@@ -211,7 +231,7 @@ export async function finishUnits(
   if (items.length === 0) return [];
   const s = tx.schema;
   const { rows } = await tx.query<EndedUnit & EndFacts>(
-    `WITH ended AS (
+    `WITH changed AS (
        UPDATE ${s.sync_run_units} u
           SET status = f.status, result = f.result, error = f.error,
               touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
@@ -222,8 +242,8 @@ export async function finishUnits(
         WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
           AND u.status IN ${END_FROM} AND u.lease_expires_at > $3
           AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
-        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner, f.trace,
-          true AS run_live, ${endFactsSql(s, 'u', '$8')}),
+        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner, f.trace),
+     ${batchEndFactsSql(s, '$8')},
      ${armWakesSql(s, '$3', { extra: false })}
      SELECT e.id, e.org_id, e.sync_run_id, e.provider, e.cost_class, e.status, e.lease_owner, e.others_open,
             ${notifyArmedSql('$3', '$10')}

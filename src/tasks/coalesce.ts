@@ -21,10 +21,14 @@ export class Coalescer<A, R> {
   ) {}
 
   submit(arg: A): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.queue.push({ arg, resolve, reject });
-      this.pump();
-    });
+    return this.submitMany([arg]).then((r) => r[0]!);
+  }
+
+  /** Queues all of `args` before the next batch goes out, so they travel together (up to `limit`). */
+  submitMany(args: readonly A[]): Promise<R[]> {
+    const results = args.map((arg) => new Promise<R>((resolve, reject) => this.queue.push({ arg, resolve, reject })));
+    this.pump();
+    return Promise.all(results);
   }
 
   private pump(): void {

@@ -20,10 +20,10 @@ import { lockRun, markRunDispatching } from '../store/runs.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
 import { finalizeInTx } from './finalizeSyncRun.js';
-import { unitMessage } from '../broker/messages.js';
+import { unitMessages } from '../broker/messages.js';
 
-/** run_sync_unit messages per publish. */
-const PUBLISH_CHUNK = 250;
+/** Units per publish (their run_sync_unit messages go out in one call). */
+const PUBLISH_CHUNK = 256;
 /**
  * Units the first dispatch transaction claims: workers start on them while a second transaction
  * claims the rest of a large run (claiming 2,000 units takes 50–100 ms). Each is committed, then
@@ -139,8 +139,9 @@ async function denyRun(
 }
 
 /**
- * After commit: one run_sync_unit per claimed unit, carrying the run's trace, in chunks so workers
- * start on the first while the rest is published; on failure re-arm the dispatch row with backoff
+ * After commit: run_sync_unit messages of up to SYNC_UNITS_PER_MESSAGE claimed units each, carrying
+ * the run's trace, in chunks so workers start on the first while the rest is published; on failure
+ * re-arm the dispatch row with backoff
  * and its last_error (a parked row, due as soon as the broker takes messages again — see relayDue).
  * Units of chunks already published are marked unpublished too: if still unclaimed they are
  * published again, and the claim CAS makes the duplicate harmless.
@@ -150,7 +151,7 @@ async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): 
   const trace = runTrace(run);
   try {
     for (let i = 0; i < units.length; i += PUBLISH_CHUNK) {
-      await ctx.broker.publish(units.slice(i, i + PUBLISH_CHUNK).map((u) => unitMessage(u, trace)));
+      await ctx.broker.publish(unitMessages(units.slice(i, i + PUBLISH_CHUNK), ctx.settings.unitsPerMessage, trace));
     }
     return true;
   } catch (err) {

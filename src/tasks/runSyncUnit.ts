@@ -1,10 +1,11 @@
 /** run_sync_unit(unit_id) — executes a provider unit at most once per lease. */
 import { randomUUID } from 'node:crypto';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
+import type { TaskPayload } from '../broker/types.js';
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
 import { declaredSurfaces, specsOf } from '../providers/datasets.js';
-import { loadUnitCredential } from '../secrets/credentials.js';
+import { claimedUnitCredential } from '../secrets/credentials.js';
 import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from '../context.js';
@@ -22,14 +23,49 @@ export interface RunUnitOptions {
 }
 
 export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
-  const owner = randomUUID();
-  const claimed = await claimForRun(ctx, unitId, owner);
-  if (!claimed) return 'not_dispatchable';
-  const { integration, source_key: sourceKey, ...unit } = claimed;
+  const [outcome] = await runSyncUnits(ctx, [unitId], opts);
+  return outcome!;
+}
+
+/** A run_sync_unit message's task: its one unit (`unitId`, one outcome) or its batch (`unitIds`, one each). */
+export function runUnitMessage(
+  ctx: EngineContext,
+  payload: Pick<TaskPayload, 'unitId' | 'unitIds'>,
+  opts: RunUnitOptions = {},
+): Promise<UnitOutcome | UnitOutcome[]> {
+  if (payload.unitIds) return runSyncUnits(ctx, payload.unitIds, opts);
+  if (payload.unitId) return runSyncUnit(ctx, payload.unitId, opts);
+  return Promise.reject(new Error('run_sync_unit message names no unit'));
+}
+
+/**
+ * run_sync_unit of several units of one run (one message): each claimed under its own owner by its
+ * own CAS, all in one statement; the claimed ones then run side by side, each under its own lease
+ * and with its own end. Resolves with each unit's outcome, in order.
+ */
+export async function runSyncUnits(
+  ctx: EngineContext,
+  unitIds: readonly string[],
+  opts: RunUnitOptions = {},
+): Promise<UnitOutcome[]> {
+  const claims = unitIds.map((unitId) => ({ unitId, owner: randomUUID() }));
+  const claimed = await claimForRun(ctx, claims);
+  return Promise.all(
+    claimed.map((c, i) => (c ? runOne(ctx, c, claims[i]!.owner, opts) : Promise.resolve('not_dispatchable' as const))),
+  );
+}
+
+async function runOne(
+  ctx: EngineContext,
+  claimed: ClaimedUnit,
+  owner: string,
+  opts: RunUnitOptions,
+): Promise<UnitOutcome> {
+  const { integration, source_key: sourceKey, credential, ...unit } = claimed;
   const started = performance.now();
   let outcome: UnitOutcome | 'error' = 'error';
   try {
-    outcome = await runClaimed(ctx, unit, { integration, sourceKey }, owner, opts);
+    outcome = await runClaimed(ctx, unit, { integration, sourceKey, credential }, owner, opts);
     return outcome;
   } finally {
     ctx.metrics?.unitEnded(unit.provider, outcome, (performance.now() - started) / 1000);
@@ -50,8 +86,8 @@ async function runClaimed(
   const plugin = resolvePlugin(ctx, unit, found);
   if ('error' in plugin)
     return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
-  // Read, not decrypted: the provider reveals it when it needs it. Never a logger binding.
-  const credential = await loadUnitCredential(ctx.db, ctx.secrets, unit.integration_id);
+  // Read by the claim, not decrypted: the provider reveals it when it needs it. Never a logger binding.
+  const credential = claimedUnitCredential(ctx.secrets, found.credential);
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   let result: UnitResult | undefined;
   let error: unknown;
@@ -141,10 +177,11 @@ interface Plugin {
   sourceKey: string | null;
 }
 
-/** The integration and source key read by the claim (null when gone). */
+/** The integration, source key and encrypted credential read by the claim (null when gone or none). */
 interface Found {
   integration: ClaimedUnit['integration'];
   sourceKey: string | null;
+  credential: ClaimedUnit['credential'];
 }
 
 function resolvePlugin(ctx: EngineContext, unit: UnitRow, found: Found): Plugin | { error: Error } {

@@ -3,7 +3,7 @@ import { claimUnits, type ClaimedUnit } from '../store/units.js';
 import { Coalescer } from './coalesce.js';
 import type { EngineContext } from '../context.js';
 
-interface Claim {
+export interface Claim {
   unitId: string;
   owner: string;
 }
@@ -18,10 +18,15 @@ const CLAIMS_IN_FLIGHT = 1;
 const claimers = new WeakMap<EngineContext, Coalescer<Claim, ClaimedUnit | null>>();
 
 /**
- * The claim CAS for one unit under a fresh owner; concurrent claims of this engine share one
- * statement. Resolves with the claimed unit, or null when it was not dispatchable.
+ * The claim CAS for each unit under its own owner; the units of one call go out in one statement,
+ * with whatever other claims of this engine are waiting. Resolves with each claimed unit, or null
+ * for one that was not dispatchable.
  */
-export function claimForRun(ctx: EngineContext, unitId: string, owner: string): Promise<ClaimedUnit | null> {
+export function claimForRun(ctx: EngineContext, claims: readonly Claim[]): Promise<(ClaimedUnit | null)[]> {
+  return claimerOf(ctx).submitMany(claims);
+}
+
+function claimerOf(ctx: EngineContext): Coalescer<Claim, ClaimedUnit | null> {
   let claimer = claimers.get(ctx);
   if (!claimer) {
     claimer = new Coalescer(async (batch: Claim[]) => {
@@ -31,9 +36,10 @@ export function claimForRun(ctx: EngineContext, unitId: string, owner: string): 
         leaseMs: settings.leaseMs,
         maxLifetimeMs: settings.maxLifetimeMs,
       });
-      return batch.map((c) => rows.find((r) => r.id === c.unitId && r.lease_owner === c.owner) ?? null);
+      const won = new Map(rows.map((r) => [`${r.id}/${r.lease_owner}`, r]));
+      return batch.map((c) => won.get(`${c.unitId}/${c.owner}`) ?? null);
     }, CLAIMS_IN_FLIGHT);
     claimers.set(ctx, claimer);
   }
-  return claimer.submit({ unitId, owner });
+  return claimer;
 }

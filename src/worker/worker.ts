@@ -22,7 +22,7 @@ import { dispatchSyncRun } from '../tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
 import { outboxIdOf } from '../broker/messages.js';
 import { postSync } from '../tasks/postSync.js';
-import { runSyncUnit } from '../tasks/runSyncUnit.js';
+import { runUnitMessage } from '../tasks/runSyncUnit.js';
 
 export interface WorkerOptions {
   /** Messages handled at once. @default 4 */
@@ -67,9 +67,15 @@ export class Worker {
    * outbox and reconciler recover).
    */
   async handle(msg: TaskMessage): Promise<void> {
-    const { runId, unitId } = msg.payload;
+    const { runId, unitId, unitIds } = msg.payload;
     const outboxId = outboxIdOf(msg);
-    const ids = { task: msg.name, runId, ...(unitId ? { unitId } : {}), ...(outboxId ? { outboxId } : {}) };
+    const ids = {
+      task: msg.name,
+      runId,
+      ...(unitId ? { unitId } : {}),
+      ...(unitIds ? { unitIds } : {}),
+      ...(outboxId ? { outboxId } : {}),
+    };
     await inTaskSpan(tracerOf(this.ctx), msg, outboxId, async (span) => {
       const logger = this.ctx.logger.child({ ...ids, ...traceIds(span) });
       try {
@@ -104,12 +110,12 @@ export class Worker {
   }
 
   private run(msg: TaskMessage): Promise<unknown> {
-    const { runId, unitId } = msg.payload;
+    const { runId } = msg.payload;
     switch (msg.name) {
       case 'dispatch_sync_run':
         return dispatchSyncRun(this.ctx, runId);
       case 'run_sync_unit':
-        return runSyncUnit(this.ctx, unitId!, {
+        return runUnitMessage(this.ctx, msg.payload, {
           shutdown: this.shutdown.signal,
           trace: traceCarrier(msg.payload.trace),
         });

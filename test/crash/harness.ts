@@ -33,7 +33,7 @@ import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { postSync } from '../../src/tasks/postSync.js';
 import { UnitEnds } from '../../src/tasks/unitEnds.js';
-import { runSyncUnit } from '../../src/tasks/runSyncUnit.js';
+import { runUnitMessage } from '../../src/tasks/runSyncUnit.js';
 import { testSettings } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
 
@@ -347,7 +347,10 @@ export function unreachableBroker(): BullMqBroker {
 // ---------------------------------------------------------------------------------------------
 
 export interface HarnessOptions {
-  /** Overrides on top of the test settings (lease 2 s, retry backoff 0, countdown 1 s …). */
+  /**
+   * Overrides on top of the test settings (lease 2 s, retry backoff 0, countdown 1 s, and one unit
+   * per run_sync_unit message, so a test can hold each unit's message; batches: unitsPerMessage).
+   */
   settings?: Partial<ResolvedSettings>;
   /** Publish to a real BullMQ queue on Redis (its own prefix) instead of memory. */
   redis?: boolean;
@@ -408,7 +411,7 @@ export class Harness {
       .register(provider.provider('synthetic'), syntheticSink(t.db))
       .register(provider.provider('synthetic-unsafe', false), unsafeSyntheticSink(t.db));
     const engine = await Engine.open({
-      settings: testSettings(opts.settings),
+      settings: testSettings({ unitsPerMessage: 1, ...opts.settings }),
       db: t.db,
       broker,
       clock,
@@ -504,7 +507,7 @@ export class Harness {
           outcome = await dispatchSyncRun(ctx, runId);
           break;
         case 'run_sync_unit':
-          outcome = await runSyncUnit(ctx, unitId!);
+          outcome = await runUnitMessage(ctx, msg.payload);
           await ctx.unitEnds.settle(); // the unit's finalize re-check, which its task does not wait for
           break;
         case 'finalize_sync_run':
