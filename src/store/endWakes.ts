@@ -57,7 +57,7 @@ export function endFactsSql(s: DbSchema, u: string, limit: string): string {
  * the statement that ends a run's last units arms its finalize itself.
  */
 export function batchEndFactsSql(s: DbSchema, limit: string): string {
-  return `run_facts AS (
+  return `run_facts AS MATERIALIZED (
        SELECT r.sync_run_id,
               EXISTS (SELECT 1 FROM ${s.sync_run_units} o
                        WHERE o.sync_run_id = r.sync_run_id AND o.status IN ${UNIT_OPEN}
@@ -66,7 +66,7 @@ export function batchEndFactsSql(s: DbSchema, limit: string): string {
                       FROM ${s.sync_run_units} p
                      WHERE p.sync_run_id = r.sync_run_id AND p.status = ${WAITING} LIMIT 1) AS own_waiting
          FROM (SELECT DISTINCT sync_run_id FROM changed) r),
-     bucket_facts AS (
+     bucket_facts AS MATERIALIZED (
        SELECT b.org_id, b.provider, b.cost_class,
               ARRAY(SELECT jsonb_build_object('org_id', p.org_id, 'sync_run_id', p.sync_run_id)
                       FROM ${s.sync_run_units} p
