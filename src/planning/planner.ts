@@ -150,7 +150,10 @@ export function assertWithinUnitCap(plan: RunPlan, mode: SyncMode, maxUnits: num
   throw new RunTooLargeError(plan.units, maxUnits, plan.byDataset, narrow);
 }
 
-/** Writes the run, the plan's units and the dispatch outbox row in `tx`. */
+/** Units per insert statement: a large run is written in slices, in the same transaction. */
+export const INSERT_SLICE = 5000;
+
+/** Writes the run, the plan's units (in slices) and the dispatch outbox row in `tx`. */
 export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<PlannedRun> {
   const run = await insertRun(
     tx,
@@ -163,34 +166,40 @@ export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<
     },
     plan.now,
   );
-  const units = unitsOf(plan, args, run.id);
-  await insertUnits(tx, units, plan.now);
+  const shared = {
+    org_id: args.orgId,
+    sync_run_id: run.id,
+    integration_id: plan.integration.id,
+    provider: plan.unitProvider,
+    mode: args.mode,
+  };
+  let units = 0;
+  for (const slice of unitSlices(plan, INSERT_SLICE)) units += await insertUnits(tx, shared, slice, plan.now);
   await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], plan.now, plan.now, args.trace);
-  return { run, units: units.length };
+  return { run, units };
 }
 
-/** The plan's unit rows for run `runId`: one per group × window. */
-function unitsOf(plan: RunPlan, args: PlanArgs, runId: string): NewUnit[] {
-  const units: NewUnit[] = [];
+/** The plan's units (one per group × window), `size` at a time: memory bounded by a slice, not the run. */
+function* unitSlices(plan: RunPlan, size: number): Generator<NewUnit[]> {
+  let slice: NewUnit[] = [];
   for (const { spec, carried, source, windows } of plan.groups) {
     for (const w of windows) {
-      units.push({
-        org_id: args.orgId,
-        sync_run_id: runId,
-        integration_id: plan.integration.id,
-        provider: plan.unitProvider,
-        mode: args.mode,
+      slice.push({
         source_id: source?.id ?? null,
         dataset_key: spec.key,
         carried_datasets: [...carried],
         tier: spec.tier,
         cost_class: spec.costClass,
-        since_at: w.since?.toISOString() ?? null,
-        before_at: w.before?.toISOString() ?? null,
+        since_at: w.since,
+        before_at: w.before,
       });
+      if (slice.length === size) {
+        yield slice;
+        slice = [];
+      }
     }
   }
-  return units;
+  if (slice.length > 0) yield slice;
 }
 
 function planResult(args: PlanArgs): Record<string, unknown> {
