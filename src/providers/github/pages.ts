@@ -133,25 +133,35 @@ export async function* descendingWindow<T>(
   }
 }
 
+/** One surface a unit writes from each page: its rows (which may call the API for details). */
+export interface Output<T> {
+  surface: string;
+  rows: (page: T[]) => Row[] | Promise<Row[]>;
+}
+
 /**
- * Writes each page's rows (`toRows` may call the API for details) in one fenced write before the
- * next page is asked for. Returns the unit's result.
+ * Writes each page's rows, one fenced write per surface, before the next page is asked for.
+ * Returns the unit's result: rows written, surfaces touched, and the watermark when it moved short.
  */
 export async function writePages<T>(
   job: Job,
-  surface: string,
   pages: AsyncIterable<T[]> | Iterable<T[]>,
-  toRows: (page: T[]) => Row[] | Promise<Row[]>,
+  outputs: Output<T> | readonly Output<T>[],
   watermark?: () => Date | null | undefined,
 ): Promise<UnitResult> {
+  const list = Array.isArray(outputs) ? (outputs as readonly Output<T>[]) : [outputs as Output<T>];
   let items = 0;
+  const touched = new Set<string>();
   for await (const page of pages) {
-    const rows = await toRows(page);
-    if (rows.length === 0) continue;
-    await job.ctx.sink.write(job.ctx.lease, surface, rows);
-    items += rows.length;
+    for (const out of list) {
+      const rows = await out.rows(page);
+      if (rows.length === 0) continue;
+      await job.ctx.sink.write(job.ctx.lease, out.surface, rows);
+      items += rows.length;
+      touched.add(out.surface);
+    }
   }
-  const result: UnitResult = { items, touchedSurfaces: items > 0 ? [surface] : [] };
+  const result: UnitResult = { items, touchedSurfaces: [...touched] };
   const moved = watermark?.();
   if (moved !== undefined) result.watermark = moved;
   return result;

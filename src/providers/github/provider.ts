@@ -48,12 +48,12 @@ function reference(key: string, surface: string, run: Runner): DatasetDef {
 const DATASETS: readonly DatasetDef[] = [
   reference('repositories', 'repositories', units.repositories),
   reference('members', 'members', units.members),
-  work('work-items', ['work_items'], units.workItems),
+  work('work-items', ['work_items'], units.readIssueList),
   work('work-item-comments', ['work_item_comments'], units.workItemComments),
   work('work-item-history', ['work_item_events'], units.workItemHistory),
   work('work-item-labels', [], null, false),
-  work('pull-requests', ['pull_requests'], units.pullRequests),
-  work('pull-request-reviews', ['pull_request_reviews'], units.pullRequestReviews),
+  work('pull-requests', ['pull_requests'], units.readIssueList),
+  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList),
   work('commits', ['commits'], units.commits),
 ];
 

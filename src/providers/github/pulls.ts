@@ -1,40 +1,30 @@
 /**
- * Pull requests and their reviews, read window by window through the repository's issues list.
- *
- * `GET /pulls` has no `since`: a window read there pages through every newer pull request. GitHub's
- * issues list has one and lists pull requests too (each carrying a `pull_request` key), so a unit
- * reads `/issues?state=all&sort=updated&direction=asc&since=<window start>` up to the window's end,
- * keeps the pull requests, and asks each one's detail (`/pulls/{n}`: additions, deletions, changed
- * files, merge, draft, base and head) or its reviews (`/pulls/{n}/reviews`).
+ * Pull requests and their reviews, from the pull requests of a page of the repository's issues list
+ * (issueList.ts): `GET /pulls` has no `since`, so a window read there would page through every newer
+ * pull request; the issues list has one and lists pull requests too, each carrying a `pull_request`
+ * key. Each one's detail (`/pulls/{n}`: additions, deletions, changed files, merge, draft, base and
+ * head) or reviews (`/pulls/{n}/reviews`) is asked for by number.
  */
-import type { UnitResult } from '../types.js';
 import { pullRequestRow, reviewRow, type GhIssue, type GhPull, type GhReview } from './mapping.js';
-import { ascendingWindow, details, issuePages, PER_PAGE, writePages, type Job, type Row } from './pages.js';
+import { details, PER_PAGE, type Job, type Row } from './pages.js';
 
-/** The pull requests of the issues list updated in the unit's window, a page at a time. */
-function pullWindow(job: Job) {
-  const w = ascendingWindow(job, issuePages<GhIssue>(job), (i) => i.updated_at);
-  return { ...w, numbers: (page: GhIssue[]) => page.filter((i) => i.pull_request).map((i) => i.number) };
+function pullNumbers(page: GhIssue[]): number[] {
+  return page.filter((i) => i.pull_request).map((i) => i.number);
 }
 
-/** Pull requests with their figures (additions, deletions, changed files) from each one's detail. */
-export function pullRequests(job: Job): Promise<UnitResult> {
+/** The page's pull requests from their details (their figures are only there). */
+export async function pullRows(job: Job, page: GhIssue[]): Promise<Row[]> {
   const { owner, repo } = job.repo;
-  const w = pullWindow(job);
   const detail = async (pull_number: number) => {
     const res = await job.gh.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number });
     return res.data as unknown as GhPull;
   };
-  const rows = async (page: GhIssue[]) =>
-    (await details(job, w.numbers(page), detail)).map((p) => pullRequestRow(job.scope, p));
-  return writePages(job, 'pull_requests', w.pages, rows, w.watermark);
+  return (await details(job, pullNumbers(page), detail)).map((p) => pullRequestRow(job.scope, p));
 }
 
-/** Reviews of the pull requests updated in the window, written a page of pull requests at a time. */
-export function pullRequestReviews(job: Job): Promise<UnitResult> {
-  const w = pullWindow(job);
-  const rows = async (page: GhIssue[]) => (await details(job, w.numbers(page), (n) => reviewsOf(job, n))).flat();
-  return writePages(job, 'pull_request_reviews', w.pages, rows, w.watermark);
+/** Every review of the page's pull requests. */
+export async function reviewRows(job: Job, page: GhIssue[]): Promise<Row[]> {
+  return (await details(job, pullNumbers(page), (n) => reviewsOf(job, n))).flat();
 }
 
 /** Every review of pull request `n`, as rows. */

@@ -1,6 +1,6 @@
 /**
  * One function per dataset: the list a unit reads, the window it keeps, and the rows it writes
- * (pages.ts reads and writes page by page). Pull requests and their reviews: pulls.ts.
+ * (pages.ts reads and writes page by page). Issues, pull requests and reviews: issueList.ts.
  */
 import type { UnitResult } from '../types.js';
 import {
@@ -10,48 +10,32 @@ import {
   isPullRequestComment,
   memberRow,
   repositoryRow,
-  workItemRow,
   type GhComment,
   type GhCommit,
-  type GhIssue,
   type GhIssueEvent,
   type GhRepo,
   type GhUser,
 } from './mapping.js';
-import {
-  ascendingWindow,
-  descendingWindow,
-  details,
-  issuePages,
-  iso,
-  listPages,
-  writePages,
-  type Job,
-} from './pages.js';
+import { ascendingWindow, descendingWindow, details, iso, listPages, writePages, type Job } from './pages.js';
 
 export type { Job } from './pages.js';
-export { pullRequestReviews, pullRequests } from './pulls.js';
+export { readIssueList } from './issueList.js';
 
 export async function repositories(job: Job): Promise<UnitResult> {
   const { owner, repo } = job.repo;
   const res = await job.gh.request('GET /repos/{owner}/{repo}', { owner, repo });
-  return writePages(job, 'repositories', [[res.data as GhRepo]], (page) =>
-    page.map((r) => repositoryRow(job.scope, r)),
-  );
+  return writePages(job, [[res.data as GhRepo]], {
+    surface: 'repositories',
+    rows: (page) => page.map((r) => repositoryRow(job.scope, r)),
+  });
 }
 
 /** Members: the users issues can be assigned to in the repository. */
 export function members(job: Job): Promise<UnitResult> {
-  return writePages(job, 'members', listPages<GhUser>(job, 'GET /repos/{owner}/{repo}/assignees'), (page) =>
-    page.map((u) => memberRow(job.scope, u, 'assignee')),
-  );
-}
-
-/** Issues (the list's pull requests left out) updated in the window. */
-export function workItems(job: Job): Promise<UnitResult> {
-  const w = ascendingWindow(job, issuePages<GhIssue>(job), (i) => i.updated_at);
-  const rows = (page: GhIssue[]) => page.filter((i) => !i.pull_request).map((i) => workItemRow(job.scope, i));
-  return writePages(job, 'work_items', w.pages, rows, w.watermark);
+  return writePages(job, listPages<GhUser>(job, 'GET /repos/{owner}/{repo}/assignees'), {
+    surface: 'members',
+    rows: (page) => page.map((u) => memberRow(job.scope, u, 'assignee')),
+  });
 }
 
 /** Comments on issues (not on pull requests) updated in the window. */
@@ -63,7 +47,7 @@ export function workItemComments(job: Job): Promise<UnitResult> {
   });
   const w = ascendingWindow(job, list, (c) => c.updated_at);
   const rows = (page: GhComment[]) => page.filter((c) => !isPullRequestComment(c)).map((c) => commentRow(job.scope, c));
-  return writePages(job, 'work_item_comments', w.pages, rows, w.watermark);
+  return writePages(job, w.pages, { surface: 'work_item_comments', rows }, w.watermark);
 }
 
 /**
@@ -74,7 +58,7 @@ export function workItemHistory(job: Job): Promise<UnitResult> {
   const list = listPages<GhIssueEvent>(job, 'GET /repos/{owner}/{repo}/issues/events');
   const pages = descendingWindow(job, list, (e) => e.created_at);
   const rows = (page: GhIssueEvent[]) => page.filter((e) => !e.issue?.pull_request).map((e) => eventRow(job.scope, e));
-  return writePages(job, 'work_item_events', pages, rows);
+  return writePages(job, pages, { surface: 'work_item_events', rows });
 }
 
 /** Commits committed in `[since, before)`, each with its stats from the commit's detail. */
@@ -88,7 +72,6 @@ export function commits(job: Job): Promise<UnitResult> {
     const res = await job.gh.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: c.sha });
     return res.data as unknown as GhCommit;
   };
-  return writePages(job, 'commits', list, async (page) =>
-    (await details(job, page, detail)).map((c) => commitRow(job.scope, c)),
-  );
+  const rows = async (page: GhCommit[]) => (await details(job, page, detail)).map((c) => commitRow(job.scope, c));
+  return writePages(job, list, { surface: 'commits', rows });
 }

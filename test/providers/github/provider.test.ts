@@ -194,6 +194,9 @@ describe('GitHub provider: reading and writing', () => {
     expect(prs.map((p) => p.number)).toEqual([1, 2, 3, 4]);
     expect(prs[0]).toMatchObject({ state: 'merged', additions: 10, deletions: 1, changed_files: 2 });
     expect(prs[1]).toMatchObject({ state: 'open', additions: 20 });
+    const raw = prs[0]!.raw as { base: Record<string, unknown>; head: Record<string, unknown> };
+    expect(raw.base).toEqual({ ref: 'main', repo: { id: 101, full_name: 'acme/app' } }); // not the whole repository
+    expect(raw.head.repo).toEqual({ id: 101, full_name: 'acme/app' });
     expect(gh.requests('/repos/acme/app/pulls/')).toHaveLength(4);
     expect(gh.log.filter((l) => l.path.split('?')[0] === '/repos/acme/app/pulls')).toHaveLength(0);
     expect(gh.requests('/repos/acme/app/issues')[0]!.path).toContain('direction=asc');

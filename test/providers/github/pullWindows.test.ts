@@ -166,4 +166,23 @@ describe('pull-request windows through the issues list', () => {
     expect(await count(t.db, 'pull_request_reviews')).toBe(expected);
     expect((first.items ?? 0) + (second.items ?? 0)).toBeGreaterThanOrEqual(expected); // the edge read twice at most
   });
+
+  it('a unit carrying issues, PRs and reviews reads each page of the issues list once for all three', async () => {
+    const w = window(1);
+    const expected = listedIn(w);
+    const datasets = ['work-items', 'pull-requests', 'pull-request-reviews'];
+    const result = await runGithubUnit(unit({ datasetKey: 'work-items', datasets, ...w }), FAST);
+
+    const issues = expected.all - expected.pulls.length;
+    expect(result.items).toBe(issues + 2 * expected.pulls.length);
+    expect(result.touchedSurfaces).toEqual(['work_items', 'pull_requests', 'pull_request_reviews']);
+    expect(issueListCalls()).toHaveLength(Math.floor(expected.all / 100) + 1);
+    expect(detailCalls()).toHaveLength(expected.pulls.length);
+    expect(await count(t.db, 'work_items')).toBe(issues);
+    expect(await count(t.db, 'pull_requests')).toBe(expected.pulls.length);
+    expect(await count(t.db, 'pull_request_reviews')).toBe(expected.pulls.length);
+
+    const odd = unit({ datasetKey: 'work-items', datasets: ['work-items', 'commits'], ...w });
+    await expect(runGithubUnit(odd, FAST)).rejects.toThrow(/commits is not read from the issues list/);
+  });
 });

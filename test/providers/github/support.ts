@@ -73,6 +73,8 @@ export interface UnitSpec {
   clock: Clock;
   baseUrl: string;
   datasetKey: string;
+  /** Every dataset the unit fetches. @default [datasetKey] */
+  datasets?: string[];
   mode?: SyncMode;
   since?: Date | null;
   before?: Date | null;
@@ -99,7 +101,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     sourceKey: s.sourceKey === undefined ? 'acme/app' : s.sourceKey,
     provider: 'github',
     datasetKey: s.datasetKey,
-    datasets: [s.datasetKey],
+    datasets: s.datasets ?? [s.datasetKey],
     tier: 'work_item',
     mode: s.mode ?? 'backfill',
     since: s.since ?? null,
