@@ -167,10 +167,30 @@ export async function writePages<T>(
   return result;
 }
 
-/** Each object's detail (`fetch`), at most `detailConcurrency` requests in flight, in order. */
+/**
+ * Each object's detail (`fetch`), in order, with up to `detailConcurrency` requests in flight at
+ * all times (a slow answer holds up only its own slot). After a failure no further request starts;
+ * the first failure is thrown once the requests in flight have ended.
+ */
 export async function details<T, R>(job: Job, items: readonly T[], fetch: (t: T) => Promise<R>): Promise<R[]> {
-  const n = Math.max(1, job.detailConcurrency);
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += n) out.push(...(await Promise.all(items.slice(i, i + n).map(fetch))));
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  let firstError: unknown;
+  const slot = async () => {
+    while (next < items.length && !failed) {
+      const i = next++;
+      try {
+        out[i] = await fetch(items[i]!);
+      } catch (err) {
+        if (!failed) firstError = err;
+        failed = true;
+        return;
+      }
+    }
+  };
+  const slots = Array.from({ length: Math.min(items.length, Math.max(1, job.detailConcurrency)) }, slot);
+  await Promise.all(slots);
+  if (failed) throw firstError;
   return out;
 }
