@@ -7,6 +7,10 @@
  * `work-item-history` (issue events), `work-item-labels` (labels arrive on the issues: the
  * `work-items` unit writes them, this one calls nothing); git family `pull-requests`,
  * `pull-request-reviews`, `commits`.
+ *
+ * `work-items`, `pull-requests` and `pull-request-reviews` are all read from the repository's issues
+ * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
+ * them (`UnitInfo.datasets`) reads each page once for all.
  */
 import { NonRetryableError } from '../../errors.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
