@@ -9,7 +9,7 @@
  * ratio = wall time (trigger → run terminal) ÷ that minimum (target ≤ 1.15). Also reported: the
  * most limit responses (403/429) in one window for the credential (target ≤ 1), requests per stored
  * row, and duplicates: per normalized table count(*) − count(DISTINCT external_id), and stored rows
- * against the emulator's own records.
+ * against the emulator's own records; requests per second and this process's CPU per request.
  */
 import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
@@ -93,6 +93,7 @@ export const githubScenario: Scenario = {
       const now = Date.now();
       const since = new Date(Math.floor((now - (emu.scale.days + 1) * DAY_MS) / DAY_MS) * DAY_MS);
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const run = await engine.trigger({
         orgId: ORG,
         integrationId: integration.id,
@@ -104,7 +105,11 @@ export const githubScenario: Scenario = {
       opts.note(`github: ${run.units} units, ${size.rate.limit} requests per ${size.rate.windowSeconds} s`);
       const status = await terminal(b.db, run.syncRunId, opts);
       const wallMs = performance.now() - started;
-      return [await report(b.db, emu, integration.id, { status, wallMs, units: run.units, since: since.getTime() })];
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMs = (cpu.user + cpu.system) / 1000;
+      return [
+        await report(b.db, emu, integration.id, { status, wallMs, cpuMs, units: run.units, since: since.getTime() }),
+      ];
     } finally {
       await engine.close();
       await broker.close();
@@ -154,7 +159,7 @@ async function report(
   db: Db,
   emu: GithubEmulator,
   integrationId: string,
-  r: { status: string; wallMs: number; units: number; since: number },
+  r: { status: string; wallMs: number; cpuMs: number; units: number; since: number },
 ): Promise<ScenarioResult> {
   const ok = emu.log.filter((l) => l.status >= 200 && l.status < 300).length;
   const perWindow = new Map<string, number>();
@@ -191,6 +196,10 @@ async function report(
     limit_responses: [...perWindow.values()].reduce((a, b) => a + b, 0),
     max_limit_responses_per_window: maxLimited,
     wall_s: round(r.wallMs / 1000),
+    requests_per_s: round(ok / (r.wallMs / 1000)),
+    // This process's CPU (engine, provider, sink and the emulator) per answered request: on a busy
+    // machine, whether the run was bound by CPU rather than by the budget.
+    cpu_ms_per_request: round(r.cpuMs / Math.max(1, ok)),
     minimum_s: round(minimumMs / 1000),
     rows: stored,
     requests_per_item: round(ok / Math.max(1, items)),

@@ -94,6 +94,28 @@ export function githubObservation(
   return { remaining, limit, resetAt: reset === null ? null : new Date(reset * 1000), limitedUntil, observedAt: now };
 }
 
+/**
+ * A success response's body, read from the stream Octokit hands back unread: JSON (GitHub's every
+ * REST answer) through the runtime's own `JSON.parse`, anything else as text. Octokit's own parser
+ * (json-with-bigint) keeps integers beyond 2^53 exact but, on runtimes without JSON.parse source
+ * access (Node 20), rewrites the text and revives every value, which cost most of a page's CPU;
+ * GitHub's ids and counts are well inside 2^53.
+ */
+async function readBody(headers: Headers, body: unknown): Promise<unknown> {
+  if (!isStream(body)) return body; // 204/205 (""), or already read
+  const text = await new Response(body).text();
+  if (!/^application\/(?:[\w.+-]*\+)?json\b/i.test(header(headers, 'content-type') ?? '')) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text; // as Octokit does with a body that is not the JSON it claims to be
+  }
+}
+
+function isStream(body: unknown): body is ReadableStream<Uint8Array> {
+  return typeof body === 'object' && body !== null && typeof (body as ReadableStream).getReader === 'function';
+}
+
 /** A failure worth retrying in place (5xx, network). */
 class TransientFailure extends Error {}
 
@@ -116,7 +138,8 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
   const octokit = new GithubOctokit({
     auth: o.token,
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
-    request: { signal: o.signal, ...(o.fetch ? { fetch: o.fetch } : {}) },
+    // Success bodies come back unread and are parsed by `readBody` (see there).
+    request: { signal: o.signal, parseSuccessResponseBody: false, ...(o.fetch ? { fetch: o.fetch } : {}) },
     log: {
       debug: () => {},
       info: () => {},
@@ -126,8 +149,11 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     throttle: { id: o.throttleKey, onRateLimit: () => false, onSecondaryRateLimit: () => false },
   });
   octokit.hook.wrap('request', (request, options) => {
-    const what = `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`;
-    const subject = { integration: o.subject, what };
+    // What the call was, for messages: worked out only when one is needed.
+    const subject = () => ({
+      integration: o.subject,
+      what: `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`,
+    });
     const once = async () => {
       await o.budget?.gate();
       let answered = false;
@@ -135,6 +161,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
         const res = await request(options);
         answered = true;
         o.budget?.done();
+        res.data = await readBody(res.headers, res.data);
         const seen = githubObservation(res.headers, o.clock.now(), null);
         if (seen) await o.budget?.observe(seen);
         return res;
@@ -146,7 +173,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     return withRetries(
       once,
       (e) => e instanceof TransientFailure,
-      (e) => failureError({ kind: 'transient' }, subject, o.clock.now(), (e as Error).cause),
+      (e) => failureError({ kind: 'transient' }, subject(), o.clock.now(), (e as Error).cause),
       { ...o.retry, signal: o.signal },
     );
   });
@@ -157,7 +184,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
 async function classified(
   o: GithubClientOptions,
   err: unknown,
-  subject: { integration: string; what: string },
+  subject: () => { integration: string; what: string },
 ): Promise<unknown> {
   if (o.signal.aborted) return abortReason(o.signal);
   const e = err as HttpErrorLike;
@@ -169,6 +196,6 @@ async function classified(
   if (seen) await o.budget?.observe(seen);
   const c = classifyFailure({ status, limit });
   if (c.kind === 'other') return err;
-  if (c.kind === 'transient') return new TransientFailure(subject.what, { cause: err });
-  return failureError(c, subject, now, err);
+  if (c.kind === 'transient') return new TransientFailure(subject().what, { cause: err });
+  return failureError(c, subject(), now, err);
 }

@@ -230,9 +230,23 @@ function eventChange(e: GhIssueEvent): { kind: string; from: string | null; to: 
   }
 }
 
+/** A pull request's side (base or head) with its repository cut to its id and name. */
+type GhBranch = GhPull['base'] & { repo?: { id?: number; full_name?: string } | null };
+
+function slimBranch(b: GhBranch): GhBranch {
+  if (!b.repo) return b;
+  return { ...b, repo: { id: b.repo.id, full_name: b.repo.full_name } };
+}
+
+/**
+ * A pull request from its detail. `raw` keeps the base and head repositories as id and name only:
+ * each is a whole repository object (half the detail), the same on every pull request, and the
+ * repository is stored once in `repositories`.
+ */
 export function pullRequestRow(s: RowScope, p: GhPull): Row {
+  const raw = { ...p, base: slimBranch(p.base), head: slimBranch(p.head) };
   return {
-    ...base(s, itemKey(s.container, p.number), p),
+    ...base(s, itemKey(s.container, p.number), raw),
     number: p.number,
     title: p.title,
     state: p.merged_at ? 'merged' : p.state === 'closed' ? 'closed' : 'open',

@@ -7,6 +7,10 @@
  * `work-item-history` (issue events), `work-item-labels` (labels arrive on the issues: the
  * `work-items` unit writes them, this one calls nothing); git family `pull-requests`,
  * `pull-request-reviews`, `commits`.
+ *
+ * `work-items`, `pull-requests` and `pull-request-reviews` are all read from the repository's issues
+ * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
+ * them (`UnitInfo.datasets`) reads each page once for all.
  */
 import { NonRetryableError } from '../../errors.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
@@ -48,12 +52,12 @@ function reference(key: string, surface: string, run: Runner): DatasetDef {
 const DATASETS: readonly DatasetDef[] = [
   reference('repositories', 'repositories', units.repositories),
   reference('members', 'members', units.members),
-  work('work-items', ['work_items'], units.workItems),
+  work('work-items', ['work_items'], units.readIssueList),
   work('work-item-comments', ['work_item_comments'], units.workItemComments),
   work('work-item-history', ['work_item_events'], units.workItemHistory),
   work('work-item-labels', [], null, false),
-  work('pull-requests', ['pull_requests'], units.pullRequests),
-  work('pull-request-reviews', ['pull_request_reviews'], units.pullRequestReviews),
+  work('pull-requests', ['pull_requests'], units.readIssueList),
+  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList),
   work('commits', ['commits'], units.commits),
 ];
 

@@ -2,14 +2,14 @@
  * The GitHub provider against the GitHub REST emulator (src/providers/github/emulator) on 127.0.0.1:
  * real GitHub shapes, Link pagination, an enforced primary rate limit and injected faults.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, type Clock } from '../../../src/clock.js';
 import { classifyError, RateLimitError } from '../../../src/errors.js';
 import { runGithubUnit, type GithubProviderOptions } from '../../../src/providers/github/index.js';
 import { startGithubEmulator, type GithubEmulator } from '../../../src/providers/github/emulator/index.js';
 import { readRateBudget } from '../../../src/store/rateBudgets.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
-import { count, createSurfaceTables, ORG, unitContext, type UnitSpec } from './support.js';
+import type { TestDatabase } from '../../helpers/pg.js';
+import { count, ORG, unitContext, useGithubDatabase, type UnitSpec } from './support.js';
 
 type Emulator = GithubEmulator;
 const start = (opts: Parameters<typeof startGithubEmulator>[0] & { clock: Clock }) => startGithubEmulator(opts);
@@ -29,20 +29,14 @@ const SCALE = {
 };
 
 describe('GitHub provider against the emulator', () => {
+  const database = useGithubDatabase();
   let t: TestDatabase;
   let clock: ManualClock;
   let emu: Emulator;
 
-  beforeAll(async () => {
-    t = await createTestDatabase();
-    await createSurfaceTables(t.db);
-  });
-  afterAll(async () => {
-    await t.drop();
-  });
-  beforeEach(async () => {
+  beforeEach(() => {
+    t = database();
     clock = new ManualClock(T0);
-    await t.db.exec('TRUNCATE gh.work_items, gh.pull_requests; TRUNCATE syncrelay.rate_budgets');
   });
   afterEach(async () => {
     await emu.close();

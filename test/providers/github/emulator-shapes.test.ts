@@ -74,6 +74,10 @@ describe('recorded fixture shapes', () => {
     expect(issue && pull).toBeTruthy();
     expect(shapeMismatches(recorded, issue)).toEqual([]);
     expect(shapeMismatches(recorded, pull)).toEqual([]);
+    // GitHub's OpenAPI `issue.pull_request`: what a reader of the list tells pull requests by.
+    expect(Object.keys(pull.pull_request).sort()).toEqual(['diff_url', 'html_url', 'merged_at', 'patch_url', 'url']);
+    expect(pull.pull_request.url).toBe(`${e.url}${repo()}/pulls/${pull.number}`);
+    expect(pull.pull_request.html_url).toMatch(new RegExp(`/pull/${pull.number}$`));
     expect(shapeMismatches(recorded, (await get(e, `${repo()}/issues/${issue.number}`)).body)).toEqual([]);
   });
 

@@ -197,10 +197,13 @@ export class FakeGithub {
     return null;
   }
 
+  /** Issues and pull requests (GitHub's issues list has both), by `updated` (ties by number). */
   private listIssues(q: URLSearchParams): unknown[] {
     const since = q.get('since');
-    const rows = this.issues.filter((i) => !since || i.updated_at >= since);
-    rows.sort((a, b) => cmp(a.updated_at, b.updated_at) * (q.get('direction') === 'desc' ? -1 : 1));
+    const all: FakeIssue[] = [...this.issues, ...this.pulls.map(pullAsIssue)];
+    const rows = all.filter((i) => !since || i.updated_at >= since);
+    const sign = q.get('direction') === 'desc' ? -1 : 1;
+    rows.sort((a, b) => (cmp(a.updated_at, b.updated_at) || a.number - b.number) * sign);
     return rows.map((i) => issueJson(i));
   }
 
@@ -236,8 +239,8 @@ export class FakeGithub {
       state: p.state,
       draft: false,
       user: user('dev2', 2),
-      base: { ref: 'main' },
-      head: { ref: `topic-${p.number}` },
+      base: { ref: 'main', repo: repoJson(this.url) },
+      head: { ref: `topic-${p.number}`, repo: repoJson(this.url) },
       created_at: p.created_at,
       updated_at: p.updated_at,
       merged_at: p.merged_at ?? null,
@@ -326,7 +329,33 @@ function issueJson(i: FakeIssue) {
     closed_at: i.closed_at ?? null,
     milestone: null,
     html_url: `https://github.test/acme/app/issues/${i.number}`,
-    ...(i.pull ? { pull_request: { url: 'x' } } : {}),
+    ...(i.pull ? { pull_request: pullRef(i) } : {}),
+  };
+}
+
+/** A pull request as the issues list shows it. */
+function pullAsIssue(p: FakePull): FakeIssue {
+  const { number, title, state, created_at, updated_at } = p;
+  return {
+    number,
+    title,
+    state,
+    created_at,
+    updated_at,
+    closed_at: state === 'closed' ? updated_at : null,
+    pull: true,
+  };
+}
+
+/** An issue's `pull_request` key (GitHub's shape: url, html_url, diff_url, patch_url, merged_at). */
+function pullRef(i: FakeIssue) {
+  const html = `https://github.test/acme/app/pull/${i.number}`;
+  return {
+    url: `https://api.github.test/repos/acme/app/pulls/${i.number}`,
+    html_url: html,
+    diff_url: `${html}.diff`,
+    patch_url: `${html}.patch`,
+    merged_at: null,
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * The GitHub provider against a local GitHub stand-in (fakeGithub.ts) on 127.0.0.1, writing through
- * the fenced Postgres sink into tables of the normalized shape in the test's own database.
+ * the normalized sink into the normalized tables of the test's own database.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
 import { classifyError, LeaseLostError, NonRetryableError } from '../../../src/errors.js';
 import {
@@ -13,33 +13,24 @@ import {
 import { validateIntegration } from '../../../src/planning/integrations.js';
 import { defaultRegistry } from '../../../src/providers/registry.js';
 import type { UnitContext } from '../../../src/providers/types.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import type { TestDatabase } from '../../helpers/pg.js';
 import { FakeGithub, type FakeIssue } from './fakeGithub.js';
-import { count, createSurfaceTables, rows, TestGuard, TOKEN, unitContext, type UnitSpec } from './support.js';
+import { count, rows, TestGuard, TOKEN, unitContext, useGithubDatabase, type UnitSpec } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const FAST: GithubProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 } };
 
+const database = useGithubDatabase();
 let t: TestDatabase;
 let clock: ManualClock;
 let gh: FakeGithub;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await createSurfaceTables(t.db);
-});
-afterAll(async () => {
-  await t.drop();
-});
 beforeEach(async () => {
+  t = database();
   clock = new ManualClock(T0);
   gh = await new FakeGithub({ token: TOKEN, clock }).start();
-  await t.db.exec(
-    'TRUNCATE gh.repositories, gh.members, gh.work_items, gh.work_item_comments, gh.work_item_events, ' +
-      'gh.pull_requests, gh.pull_request_reviews, gh.commits; TRUNCATE syncrelay.rate_budgets',
-  );
 });
 afterEach(async () => {
   await gh.close();
@@ -184,7 +175,7 @@ describe('GitHub provider: reading and writing', () => {
     expect(gh.requests('/repos/acme/app/issues')).toHaveLength(3); // no page asked for after the loss
   });
 
-  it('pull requests: newest first, stops past the window, each with its detail figures', async () => {
+  it('pull requests: read through the issues list in the window, each with its detail figures', async () => {
     for (let n = 1; n <= 8; n++) {
       gh.pulls.push({
         number: n,
@@ -203,7 +194,12 @@ describe('GitHub provider: reading and writing', () => {
     expect(prs.map((p) => p.number)).toEqual([1, 2, 3, 4]);
     expect(prs[0]).toMatchObject({ state: 'merged', additions: 10, deletions: 1, changed_files: 2 });
     expect(prs[1]).toMatchObject({ state: 'open', additions: 20 });
+    const raw = prs[0]!.raw as { base: Record<string, unknown>; head: Record<string, unknown> };
+    expect(raw.base).toEqual({ ref: 'main', repo: { id: 101, full_name: 'acme/app' } }); // not the whole repository
+    expect(raw.head.repo).toEqual({ id: 101, full_name: 'acme/app' });
     expect(gh.requests('/repos/acme/app/pulls/')).toHaveLength(4);
+    expect(gh.log.filter((l) => l.path.split('?')[0] === '/repos/acme/app/pulls')).toHaveLength(0);
+    expect(gh.requests('/repos/acme/app/issues')[0]!.path).toContain('direction=asc');
 
     expect(await runGithubUnit(ctx({ datasetKey: 'pull-request-reviews', ...window }), FAST)).toMatchObject({
       items: 4,

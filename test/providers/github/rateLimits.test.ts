@@ -3,34 +3,28 @@
  * budget (rate_budgets) keeps units of one credential from calling while it is spent, lets one probe
  * go first after a reset, and holds back an integration's share.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
 import { classifyError, RateLimitError } from '../../../src/errors.js';
 import { runGithubUnit, type GithubProviderOptions } from '../../../src/providers/github/index.js';
 import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import type { TestDatabase } from '../../helpers/pg.js';
 import { FakeGithub } from './fakeGithub.js';
-import { count, createSurfaceTables, ORG, TOKEN, unitContext, type UnitSpec } from './support.js';
+import { count, ORG, TOKEN, unitContext, useGithubDatabase, type UnitSpec } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
 const S = 1000;
 const FAST: GithubProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20 } };
 const KEY = { orgId: ORG, provider: 'github', credentialId: 'cred-1' };
 
+const database = useGithubDatabase();
 let t: TestDatabase;
 let clock: ManualClock;
 let gh: FakeGithub;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await createSurfaceTables(t.db);
-});
-afterAll(async () => {
-  await t.drop();
-});
-beforeEach(async () => {
+beforeEach(() => {
+  t = database();
   clock = new ManualClock(T0);
-  await t.db.exec('TRUNCATE gh.repositories, gh.work_items; TRUNCATE syncrelay.rate_budgets');
 });
 afterEach(async () => {
   await gh.close();

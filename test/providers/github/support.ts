@@ -1,126 +1,41 @@
 /**
- * What the GitHub provider's tests share: surface tables of the agreed normalized shape (in a test
- * schema of their own, written through the fenced Postgres sink), a lease guard the test can revoke,
+ * What the GitHub provider's tests share: the normalized tables of the test's database (cloned from
+ * the migrated template) written through the normalized sink, a lease guard the test can revoke,
  * and a UnitContext built by hand with a credential.
  */
 import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
 import { LeaseLostError } from '../../../src/errors.js';
 import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/providers/types.js';
 import type { SyncMode } from '../../../src/domain/statuses.js';
-import { PostgresSink } from '../../../src/sinks/postgres.js';
+import { NORMALIZED_SURFACES, normalizedSink } from '../../../src/sinks/normalized/index.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 
-const KEY = ['org_id', 'integration_id', 'provider', 'external_id'];
-const COMMON = [...KEY, 'last_synced_at', 'raw'];
-
-/** The normalized surfaces' own columns (NORMALIZED.md), with SQL types. */
-export const SURFACE_COLUMNS: Record<string, Record<string, string>> = {
-  repositories: {
-    name: 'text',
-    description: 'text',
-    url: 'text',
-    private: 'boolean',
-    archived: 'boolean',
-    default_branch: 'text',
-    created_at: 'timestamptz',
-    updated_at: 'timestamptz',
-  },
-  members: { login: 'text', name: 'text', email: 'text', avatar_url: 'text', role: 'text' },
-  work_items: {
-    number: 'text',
-    title: 'text',
-    type: 'text',
-    status: "text CHECK (status IN ('todo', 'in_progress', 'done', 'cancelled'))",
-    status_raw: 'text',
-    assignees: 'text[]',
-    labels: 'text[]',
-    created_at: 'timestamptz',
-    updated_at: 'timestamptz',
-    started_at: 'timestamptz',
-    completed_at: 'timestamptz',
-    parent_external_id: 'text',
-    container: 'text',
-    milestone: 'text',
-    url: 'text',
-  },
-  work_item_comments: {
-    work_item_external_id: 'text',
-    author: 'text',
-    body: 'text',
-    created_at: 'timestamptz',
-    updated_at: 'timestamptz',
-  },
-  work_item_events: {
-    work_item_external_id: 'text',
-    kind: "text CHECK (kind IN ('state', 'label', 'assignee', 'other'))",
-    actor: 'text',
-    from_value: 'text',
-    to_value: 'text',
-    occurred_at: 'timestamptz',
-  },
-  pull_requests: {
-    number: 'integer',
-    title: 'text',
-    state: "text CHECK (state IN ('open', 'closed', 'merged'))",
-    draft: 'boolean',
-    author: 'text',
-    base_ref: 'text',
-    head_ref: 'text',
-    container: 'text',
-    created_at: 'timestamptz',
-    updated_at: 'timestamptz',
-    merged_at: 'timestamptz',
-    closed_at: 'timestamptz',
-    additions: 'integer',
-    deletions: 'integer',
-    changed_files: 'integer',
-    url: 'text',
-  },
-  pull_request_reviews: {
-    pull_request_external_id: 'text',
-    author: 'text',
-    state: 'text',
-    submitted_at: 'timestamptz',
-  },
-  commits: {
-    sha: 'text',
-    container: 'text',
-    author: 'text',
-    committed_at: 'timestamptz',
-    message_first_line: 'text',
-    additions: 'integer',
-    deletions: 'integer',
-  },
-};
-
-/** Creates the surface tables in schema `gh` of the test's own database. */
-export async function createSurfaceTables(db: Db): Promise<void> {
-  await db.exec('CREATE SCHEMA IF NOT EXISTS gh');
-  for (const [name, cols] of Object.entries(SURFACE_COLUMNS)) {
-    const own = Object.entries(cols).map(([c, t]) => `${c} ${t}`);
-    await db.exec(`CREATE TABLE gh.${name} (
-      org_id text NOT NULL, integration_id uuid NOT NULL, provider text NOT NULL, external_id text NOT NULL,
-      first_seen_at timestamptz NOT NULL DEFAULT now(), last_synced_at timestamptz NOT NULL,
-      raw jsonb NOT NULL DEFAULT '{}', ${own.join(', ')},
-      PRIMARY KEY (org_id, integration_id, provider, external_id))`);
-  }
+/**
+ * The test file's own database, cloned from the migrated template (its normalized tables and
+ * rate_budgets emptied before each test); call at the top of a file or `describe`, then read it
+ * inside hooks and tests.
+ */
+export function useGithubDatabase(): () => TestDatabase {
+  let t: TestDatabase | undefined;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+  beforeEach(async () => {
+    await truncateSurfaces(t!.db);
+  });
+  return () => t!;
 }
 
-export function surfaceSink(db: Db): PostgresSink {
-  const specs = Object.fromEntries(
-    Object.entries(SURFACE_COLUMNS).map(([name, cols]) => [
-      name,
-      {
-        table: `gh.${name}`,
-        conflictColumns: KEY,
-        columns: [...COMMON, ...Object.keys(cols)],
-        jsonColumns: ['raw'],
-        retrySafe: true,
-      },
-    ]),
-  );
-  return new PostgresSink(db, specs, 'normalized-test');
+/** Empties the normalized tables and the recorded rate budgets between tests. */
+export async function truncateSurfaces(db: Db): Promise<void> {
+  const tables = [...NORMALIZED_SURFACES.map((t) => db.schema.table(t)), db.schema.rate_budgets];
+  await db.exec(`TRUNCATE ${tables.join(', ')}`);
 }
 
 /** A lease the test revokes: once `lose()` is called every fenced write throws and writes nothing. */
@@ -158,6 +73,8 @@ export interface UnitSpec {
   clock: Clock;
   baseUrl: string;
   datasetKey: string;
+  /** Every dataset the unit fetches. @default [datasetKey] */
+  datasets?: string[];
   mode?: SyncMode;
   since?: Date | null;
   before?: Date | null;
@@ -184,7 +101,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     sourceKey: s.sourceKey === undefined ? 'acme/app' : s.sourceKey,
     provider: 'github',
     datasetKey: s.datasetKey,
-    datasets: [s.datasetKey],
+    datasets: s.datasets ?? [s.datasetKey],
     tier: 'work_item',
     mode: s.mode ?? 'backfill',
     since: s.since ?? null,
@@ -203,7 +120,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     },
     signal: s.signal ?? new AbortController().signal,
     lease: s.guard ?? new TestGuard(id),
-    sink: surfaceSink(s.db),
+    sink: normalizedSink(s.db),
     logger: pino({ level: 'silent' }),
     clock: s.clock,
     db: s.db,
@@ -213,9 +130,9 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
 
 /** Rows of a surface table. */
 export async function rows<T = Record<string, unknown>>(db: Db, table: string): Promise<T[]> {
-  return (await db.query<T>(`SELECT * FROM gh.${table} ORDER BY external_id`)).rows;
+  return (await db.query<T>(`SELECT * FROM ${db.schema.table(table)} ORDER BY external_id`)).rows;
 }
 
 export async function count(db: Db, table: string): Promise<number> {
-  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM gh.${table}`)).rows[0]!.n;
+  return (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${db.schema.table(table)}`)).rows[0]!.n;
 }

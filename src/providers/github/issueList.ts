@@ -1,0 +1,47 @@
+/**
+ * The datasets read from the repository's issues list (`GET /issues?state=all&sort=updated&
+ * direction=asc&since=<window start>`, issues and pull requests together): `work-items` (the
+ * issues), `pull-requests` and `pull-request-reviews` (the pull requests, each with its detail or
+ * reviews). A unit carrying several of them (`UnitInfo.datasets`) reads each page once and writes
+ * every one's rows from it.
+ */
+import { NonRetryableError } from '../../errors.js';
+import type { UnitResult } from '../types.js';
+import { workItemRow, type GhIssue } from './mapping.js';
+import { ascendingWindow, issuePages, writePages, type Job, type Output } from './pages.js';
+import { pullRows, reviewRows } from './pulls.js';
+
+type Part = (job: Job) => Output<GhIssue>;
+
+const PARTS: Readonly<Record<string, Part>> = {
+  'work-items': (job) => ({
+    surface: 'work_items',
+    rows: (page) => page.filter((i) => !i.pull_request).map((i) => workItemRow(job.scope, i)),
+  }),
+  'pull-requests': (job) => ({ surface: 'pull_requests', rows: (page) => pullRows(job, page) }),
+  'pull-request-reviews': (job) => ({ surface: 'pull_request_reviews', rows: (page) => reviewRows(job, page) }),
+};
+
+/** Whether `dataset` is read from the issues list. */
+export function readFromIssueList(dataset: string): boolean {
+  return Object.hasOwn(PARTS, dataset);
+}
+
+/**
+ * Reads the unit's window of the issues list once for each of the unit's datasets (its own first):
+ * a backfill stops past the window's end; an incremental unit after `maxPages` pages, its watermark
+ * then moving only to the latest `updated_at` read.
+ */
+export function readIssueList(job: Job): Promise<UnitResult> {
+  const datasets = job.ctx.unit.datasets.length > 0 ? job.ctx.unit.datasets : [job.ctx.unit.datasetKey];
+  const outputs = datasets.map((d) => {
+    const part = Object.hasOwn(PARTS, d) ? PARTS[d] : undefined;
+    if (!part) {
+      const msg = `github: dataset ${d} is not read from the issues list (unit of ${job.ctx.unit.datasetKey})`;
+      throw new NonRetryableError(msg, 'adapter_error');
+    }
+    return part(job);
+  });
+  const w = ascendingWindow(job, issuePages<GhIssue>(job), (i) => i.updated_at);
+  return writePages(job, w.pages, outputs, w.watermark);
+}

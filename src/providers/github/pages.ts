@@ -1,0 +1,196 @@
+/**
+ * How a GitHub unit reads: a list's pages, narrowed to the unit's window, each page's rows written
+ * through the fenced sink before the next page is asked for (a lost lease stops the unit).
+ *
+ * Windows: backfill reads `[since, before)`; incremental and full_resync read from `since` on.
+ * Lists sorted by `updated` ascending with a `since` parameter (`ascendingWindow`) stop at the first
+ * object past a backfill's end, and after `maxPages` pages in incremental mode: the watermark then
+ * moves only to the latest `updated_at` read. Lists without `since`, newest first
+ * (`descendingWindow`), stop after the first page that reaches back past the window's start.
+ */
+import type { UnitContext, UnitResult } from '../types.js';
+import type { GithubOctokit } from './client.js';
+import type { RepoRef } from './config.js';
+import type { RowScope } from './mapping.js';
+
+export interface Job {
+  ctx: UnitContext;
+  gh: GithubOctokit;
+  repo: RepoRef;
+  scope: RowScope;
+  since: Date | null;
+  before: Date | null;
+  backfill: boolean;
+  /** Pages an incremental unit reads from an ascending list before it stops (and moves its watermark). */
+  maxPages: number;
+  /** Detail requests (a PR's or commit's figures) in flight at once. */
+  detailConcurrency: number;
+}
+
+export type Row = Record<string, unknown>;
+export const PER_PAGE = 100;
+
+export function afterSince(job: Job, t: Date): boolean {
+  return job.since === null || t.getTime() >= job.since.getTime();
+}
+
+/** Backfill windows end at `before`; the others read up to now. */
+export function beforeEnd(job: Job, t: Date): boolean {
+  return !job.backfill || job.before === null || t.getTime() < job.before.getTime();
+}
+
+export function inWindow(job: Job, t: Date): boolean {
+  return afterSince(job, t) && beforeEnd(job, t);
+}
+
+export const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+
+/** A repository list route (`/repos/{owner}/{repo}/…`) of the REST API. */
+type RepoRoute =
+  | 'GET /repos/{owner}/{repo}/assignees'
+  | 'GET /repos/{owner}/{repo}/issues'
+  | 'GET /repos/{owner}/{repo}/issues/comments'
+  | 'GET /repos/{owner}/{repo}/issues/events'
+  | 'GET /repos/{owner}/{repo}/commits';
+
+/** The pages of a repository list, 100 objects a page, following `Link: rel="next"`. */
+export async function* listPages<T>(
+  job: Job,
+  route: RepoRoute,
+  params: Record<string, string | number | undefined> = {},
+): AsyncGenerator<T[]> {
+  const { owner, repo } = job.repo;
+  for await (const res of job.gh.paginate.iterator(route, { owner, repo, per_page: PER_PAGE, ...params })) {
+    yield res.data as unknown as T[];
+  }
+}
+
+/**
+ * The repository's issues and pull requests (GitHub lists both; a pull request carries
+ * `pull_request`), `updated` ascending from the window's start.
+ */
+export function issuePages<T>(job: Job): AsyncGenerator<T[]> {
+  return listPages<T>(job, 'GET /repos/{owner}/{repo}/issues', {
+    state: 'all',
+    sort: 'updated',
+    direction: 'asc',
+    since: iso(job.since),
+  });
+}
+
+/** An ascending list read through a window: the pages, and where the watermark may move. */
+export interface WindowedPages<T> {
+  pages: AsyncIterable<T[]>;
+  /** After reading: the latest `updated_at` read when the unit stopped early, else undefined (to `before`). */
+  watermark: () => Date | null | undefined;
+}
+
+/**
+ * Narrows a list sorted by `updated` ascending (from `since`) to the window: each page's objects
+ * before a backfill's end; stops at the first one past it, or after `maxPages` pages in
+ * incremental mode (the watermark then moves only to the latest `updated_at` read).
+ */
+export function ascendingWindow<T>(job: Job, pages: AsyncIterable<T[]>, updatedAt: (t: T) => string): WindowedPages<T> {
+  let latest: Date | null = null;
+  let stoppedEarly = false;
+  async function* narrowed(): AsyncGenerator<T[]> {
+    let read = 0;
+    for await (const page of pages) {
+      const inside: T[] = [];
+      let past = false;
+      for (const t of page) {
+        const updated = new Date(updatedAt(t));
+        if (!beforeEnd(job, updated)) {
+          past = true;
+          break;
+        }
+        inside.push(t);
+        if (!latest || updated > latest) latest = updated;
+      }
+      yield inside;
+      if (past) return;
+      if (!job.backfill && ++read >= job.maxPages) {
+        stoppedEarly = true;
+        return;
+      }
+    }
+  }
+  return { pages: narrowed(), watermark: () => (stoppedEarly ? latest : undefined) };
+}
+
+/**
+ * Narrows a list sorted newest first, without `since`, to the window: each page's objects in it;
+ * stops after the first page holding an object older than the window's start.
+ */
+export async function* descendingWindow<T>(
+  job: Job,
+  pages: AsyncIterable<T[]>,
+  at: (t: T) => string,
+): AsyncGenerator<T[]> {
+  for await (const page of pages) {
+    yield page.filter((t) => inWindow(job, new Date(at(t))));
+    if (page.some((t) => !afterSince(job, new Date(at(t))))) return;
+  }
+}
+
+/** One surface a unit writes from each page: its rows (which may call the API for details). */
+export interface Output<T> {
+  surface: string;
+  rows: (page: T[]) => Row[] | Promise<Row[]>;
+}
+
+/**
+ * Writes each page's rows, one fenced write per surface, before the next page is asked for.
+ * Returns the unit's result: rows written, surfaces touched, and the watermark when it moved short.
+ */
+export async function writePages<T>(
+  job: Job,
+  pages: AsyncIterable<T[]> | Iterable<T[]>,
+  outputs: Output<T> | readonly Output<T>[],
+  watermark?: () => Date | null | undefined,
+): Promise<UnitResult> {
+  const list = Array.isArray(outputs) ? (outputs as readonly Output<T>[]) : [outputs as Output<T>];
+  let items = 0;
+  const touched = new Set<string>();
+  for await (const page of pages) {
+    for (const out of list) {
+      const rows = await out.rows(page);
+      if (rows.length === 0) continue;
+      await job.ctx.sink.write(job.ctx.lease, out.surface, rows);
+      items += rows.length;
+      touched.add(out.surface);
+    }
+  }
+  const result: UnitResult = { items, touchedSurfaces: [...touched] };
+  const moved = watermark?.();
+  if (moved !== undefined) result.watermark = moved;
+  return result;
+}
+
+/**
+ * Each object's detail (`fetch`), in order, with up to `detailConcurrency` requests in flight at
+ * all times (a slow answer holds up only its own slot). After a failure no further request starts;
+ * the first failure is thrown once the requests in flight have ended.
+ */
+export async function details<T, R>(job: Job, items: readonly T[], fetch: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  let firstError: unknown;
+  const slot = async () => {
+    while (next < items.length && !failed) {
+      const i = next++;
+      try {
+        out[i] = await fetch(items[i]!);
+      } catch (err) {
+        if (!failed) firstError = err;
+        failed = true;
+        return;
+      }
+    }
+  };
+  const slots = Array.from({ length: Math.min(items.length, Math.max(1, job.detailConcurrency)) }, slot);
+  await Promise.all(slots);
+  if (failed) throw firstError;
+  return out;
+}
