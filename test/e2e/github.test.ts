@@ -219,7 +219,13 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
       `SELECT status, error, result FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1`,
       [runId],
     );
-    expect(rows.length).toBe(emu.data.repos.length * DATASETS.length);
+    // pull-requests and pull-request-reviews ride the work-items units (one read of the issues list).
+    const { rows: carried } = await t.db.query<{ carried_datasets: string[] }>(
+      `SELECT DISTINCT carried_datasets FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1 AND dataset_key = $2`,
+      [runId, 'work-items'],
+    );
+    expect(carried).toEqual([{ carried_datasets: ['pull-requests', 'pull-request-reviews'] }]);
+    expect(rows.length).toBe(emu.data.repos.length * (DATASETS.length - 2));
     for (const unit of rows) {
       expect(unit.status).toBe('failed');
       expect(unit.result).toMatchObject({ error_category: 'auth' });

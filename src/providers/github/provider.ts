@@ -33,8 +33,15 @@ interface DatasetDef {
   run: Runner | null;
 }
 
-function work(key: string, surfaces: string[], run: Runner | null, keepsWatermark = true): DatasetDef {
-  return { spec: { key, tier: 'work_item', costClass: 'rest', keepsWatermark, surfaces }, run };
+function work(
+  key: string,
+  surfaces: string[],
+  run: Runner | null,
+  opts: { keepsWatermark?: boolean; fetchedWith?: string } = {},
+): DatasetDef {
+  const { keepsWatermark = true, fetchedWith } = opts;
+  const spec: DatasetSpec = { key, tier: 'work_item', costClass: 'rest', keepsWatermark, surfaces };
+  return { spec: fetchedWith ? { ...spec, fetchedWith } : spec, run };
 }
 
 function reference(key: string, surface: string, run: Runner): DatasetDef {
@@ -55,9 +62,10 @@ const DATASETS: readonly DatasetDef[] = [
   work('work-items', ['work_items'], units.readIssueList),
   work('work-item-comments', ['work_item_comments'], units.workItemComments),
   work('work-item-history', ['work_item_events'], units.workItemHistory),
-  work('work-item-labels', [], null, false),
-  work('pull-requests', ['pull_requests'], units.readIssueList),
-  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList),
+  work('work-item-labels', [], null, { keepsWatermark: false }),
+  // Read from the same issues pages as work-items: planned with it, one unit reads each page once.
+  work('pull-requests', ['pull_requests'], units.readIssueList, { fetchedWith: 'work-items' }),
+  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList, { fetchedWith: 'work-items' }),
   work('commits', ['commits'], units.commits),
 ];
 
