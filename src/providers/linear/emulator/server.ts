@@ -199,6 +199,12 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
   );
   complexity = queryComplexity(parts.schema, parsed.op, fragments, parsed.variables);
+  if (complexity > parts.rateLimit.maxQueryComplexity) {
+    parts.requests.spend(key.id, 1);
+    const max = parts.rateLimit.maxQueryComplexity;
+    const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
+    return finish(gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), headersNow(complexity));
+  }
   if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
     return finish(rateLimited(parts.rateLimit.status), headersNow(complexity));
   }
@@ -207,11 +213,6 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   fault = drawn.answer?.kind ?? (drawn.delayMs > 0 ? 'slow' : null);
   if (drawn.answer) return finish(faultAnswer(parts, key, drawn.answer), headersNow(complexity));
   parts.requests.spend(key.id, 1);
-  if (complexity > parts.rateLimit.maxQueryComplexity) {
-    const max = parts.rateLimit.maxQueryComplexity;
-    const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
-    return finish(gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), headersNow(complexity));
-  }
   parts.complexity.spend(key.id, complexity);
   const result = await execute({
     schema: parts.schema,
