@@ -29,7 +29,10 @@ afterEach(async () => {
 const ISSUES = `query Page($first: Int!, $after: String, $teams: [String!]!, $gte: DateTimeOrDuration) {
   issues(filter: { team: { key: { in: $teams } }, updatedAt: { gte: $gte } }, orderBy: updatedAt,
          first: $first, after: $after) {
-    nodes { id identifier updatedAt state { type } team { key } comments(first: 2) { nodes { id } pageInfo { hasNextPage endCursor } } }
+    nodes {
+      id identifier updatedAt state { type } team { key }
+      comments(first: 2) { nodes { id } pageInfo { hasNextPage endCursor } }
+    }
     pageInfo { hasNextPage endCursor hasPreviousPage startCursor }
   }
 }`;
