@@ -108,7 +108,11 @@ export function linearLimitSignal(status: number, headers: Headers, errors: read
   if (!limited) return null;
   const req = figures(headers, 'requests');
   const cx = figures(headers, 'complexity');
-  const spent = [req, cx].filter((f) => f.remaining !== null && f.remaining <= 0 && f.resetMs !== null);
+  const cost = numberHeader(headers, 'x-complexity') ?? 0;
+  const spent = [req, cx].filter((f) => {
+    const need = f === cx ? Math.max(1, cost) : 1;
+    return f.remaining !== null && f.remaining < need && f.resetMs !== null;
+  });
   const candidates = (spent.length > 0 ? spent : [req, cx]).map((f) => f.resetMs).filter((r) => r !== null);
   const lifts = candidates.length > 0 ? Math.max(...candidates) : now.getTime() + LIMIT_FALLBACK_MS;
   const signal: LimitSignal = { kind: 'primary', liftsAt: new Date(Math.max(lifts, now.getTime())) };
