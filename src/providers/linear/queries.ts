@@ -43,21 +43,32 @@ export function issuesQueryName(full: boolean, kinds: readonly NestedKind[]): st
 }
 
 /**
- * Issues of some teams updated in `[since, before)`, oldest update first; `full` asks for the
- * fields of a work_items row, else only the issue's ids; `kinds` the nested connections.
+ * Issues matching `$filter` — built by `issueFilter`: `{ team: { key: { in: teams } }, updatedAt:
+ * { gte: since, lt: before } }` — oldest update first; `full` asks for the fields of a work_items
+ * row, else only the issue's ids; `kinds` the nested connections.
  */
 export function issuesQuery(full: boolean, kinds: readonly NestedKind[]): { name: string; text: string } {
   const name = issuesQueryName(full, kinds);
   const nestedVar = kinds.length > 0 ? ', $nested: Int!' : '';
-  const text = `query ${name}($teams: [String!]!, $since: DateTimeOrDuration, $before: DateTimeOrDuration, \
-$first: Int!, $after: String${nestedVar}) {
-  issues(filter: { team: { key: { in: $teams } }, updatedAt: { gte: $since, lt: $before } }, orderBy: updatedAt, \
-first: $first, after: $after, includeArchived: true) {
+  const text = `query ${name}($filter: IssueFilter!, $first: Int!, $after: String${nestedVar}) {
+  issues(filter: $filter, orderBy: updatedAt, first: $first, after: $after, includeArchived: true) {
     nodes { ${full ? ISSUE_FIELDS : ISSUE_CORE} ${kinds.map(nested).join(' ')} }
     ${PAGE_INFO}
   }
 }`;
   return { name, text };
+}
+
+/** The issues filter of some teams' issues updated in `[since, before)` (an absent bound is left out). */
+export function issueFilter(
+  teams: readonly string[],
+  since: Date | null,
+  before: Date | null,
+): Record<string, unknown> {
+  const updatedAt: Record<string, string> = {};
+  if (since) updatedAt.gte = since.toISOString();
+  if (before) updatedAt.lt = before.toISOString();
+  return { team: { key: { in: [...teams] } }, ...(since || before ? { updatedAt } : {}) };
 }
 
 /** The next page of one issue's nested connection (when the issues query's page overflowed). */

@@ -30,6 +30,7 @@ import {
 import {
   CYCLES_QUERY,
   issueConnectionQuery,
+  issueFilter,
   issuesQuery,
   PROJECTS_QUERY,
   TEAMS_QUERY,
@@ -169,9 +170,7 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
   let after: string | null = null;
   for (;;) {
     const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
-      teams: job.teams,
-      since: job.since?.toISOString() ?? null,
-      before: job.before?.toISOString() ?? null,
+      filter: issueFilter(job.teams, job.since, job.before),
       first: job.pageSize,
       after,
       ...(plan.kinds.length > 0 ? { nested: job.nestedPageSize } : {}),
