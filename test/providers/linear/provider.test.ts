@@ -15,6 +15,7 @@ import {
 import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
 import type { IssueRec } from '../../../src/providers/linear/emulator/generate.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
+import { insertIntegration, insertSources } from '../../../src/store/integrations.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { countOf, linearContext, rowsOf, TestGuard, truncateSurfaces, type LinearUnitSpec } from './support.js';
 
@@ -92,6 +93,22 @@ describe('Linear provider: the work-item family', () => {
     expect(ops.SyncIssueHistoryPage ?? 0).toBe(issues.reduce((n, i) => n + overflow(i.history.length), 0));
     expect(ops.SyncIssueLabelsPage ?? 0).toBe(issues.reduce((n, i) => n + overflow(i.labelIds.length), 0));
     expect(c.lease.writes).toBe(6 * 3); // one fenced write per surface per page
+  });
+
+  it('the family in one unit asks for a third of the issue pages that one unit per dataset does', async () => {
+    await runLinearUnit(ctx({ datasetKey: 'work-items', datasets: FAMILY, ...window }), OPTS);
+    const family = emu.stats().byOperation;
+    emu.requestLog.length = 0;
+    for (const d of ['work-items', 'work-item-comments', 'work-item-history']) {
+      await runLinearUnit(ctx({ datasetKey: d, ...window }), OPTS);
+    }
+    const separate = emu.stats().byOperation;
+    const issuePages = (ops: Record<string, number>) =>
+      Object.entries(ops)
+        .filter(([op]) => op.startsWith('SyncIssues'))
+        .reduce((n, [, k]) => n + k, 0);
+    expect(issuePages(family)).toBe(6);
+    expect(issuePages(separate)).toBe(18);
   });
 
   it('maps status, started_at (first move into a started state), completed_at, labels and assignee', async () => {
@@ -213,6 +230,20 @@ describe('Linear provider: reference datasets, config and policy', () => {
     expect(new Set(sprints.map((s) => s.state))).toEqual(new Set(['closed', 'active', 'future']));
     const states = await runLinearUnit(ctx({ datasetKey: 'workflow-states', tier: 'reference' }), OPTS);
     expect(states).toMatchObject({ items: 0, coveredBy: 'work-items' });
+  });
+
+  it('a reference unit planned without a source reads every enabled team of the integration', async () => {
+    const integration = await insertIntegration(
+      t.db,
+      { orgId: 'org-ln', provider: 'linear', name: 'acme-linear', config: { apiUrl: emu.url } },
+      clock.now(),
+    );
+    await insertSources(t.db, 'org-ln', integration.id, ['DES', 'ENG']);
+    const spec = { datasetKey: 'cycles', tier: 'reference' as const, sourceKey: null, integrationId: integration.id };
+    expect(await runLinearUnit(ctx(spec), OPTS)).toMatchObject({ items: 2 * emu.scale.cycles });
+    await runLinearUnit(ctx({ ...spec, datasetKey: 'teams' }), OPTS);
+    const teams = await rowsOf<{ key: string }>(t.db, 'teams');
+    expect(teams.map((x) => x.key).sort()).toEqual(['DES', 'ENG']);
   });
 
   it('validates config and team keys, naming the field', () => {

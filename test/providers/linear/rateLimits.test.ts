@@ -131,6 +131,20 @@ describe('each kind of Linear limit → RateLimitError lifting at the reset, the
 });
 
 describe('shared budget per credential', () => {
+  it('records both budgets from the response headers', async () => {
+    await start({
+      rateLimit: { requests: { limit: 500, windowSeconds: 60 }, complexity: { limit: 90_000, windowSeconds: 60 } },
+    });
+    await unit();
+    const last = emu.requestLog[emu.requestLog.length - 1]!;
+    const req = (await readRateBudget(t.db, REQ_KEY))!;
+    expect(req).toMatchObject({ remaining: last.requests!.remaining, limit: 500 });
+    expect(req.resetAt!.getTime()).toBe(T0 + 60_000);
+    const cx = (await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET }))!;
+    expect(cx.limit).toBe(90_000);
+    expect(cx.remaining).toBe(90_000 - emu.stats().complexity);
+  });
+
   it('a spent request budget defers the other units to the reset without calling', async () => {
     await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
     // Reserve for a limit of 40 is 10 requests: the first unit spends 30 and is deferred.
