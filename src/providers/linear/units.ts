@@ -6,8 +6,12 @@
  * `work-item-labels`) is read by one query per page of issues: `issues(filter: {team, updatedAt:
  * [since, before)}, orderBy: updatedAt)` with the connections the unit's datasets need nested in
  * it. A nested connection that overflows its first page is read on through `issue(id)` before the
- * page's rows are written. Incremental units stop after `maxPages` pages; the watermark then moves
- * only to the latest `updatedAt` read.
+ * page's rows are written.
+ *
+ * Linear serves `orderBy: updatedAt` newest first, so a unit that stopped part-way would leave the
+ * oldest issues of its window unread: an incremental unit stops after `maxPages` pages only while
+ * the pages came oldest first (its watermark then moves only to the latest `updatedAt` read);
+ * otherwise it reads its whole window (bounded by the planner: watermark → planning time).
  */
 import type { UnitContext, UnitResult } from '../types.js';
 import type { LinearClient } from './client.js';
@@ -165,7 +169,7 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
   const plan = familyPlan(job.datasets);
   const query = issuesQuery(plan.items, plan.kinds);
   const counts = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
-  let latest: Date | null = null;
+  const order = new UpdateOrder();
   let pages = 0;
   let after: string | null = null;
   for (;;) {
@@ -178,13 +182,27 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
     const issues = data.issues.nodes;
     for (const issue of issues) await completeNested(job, issue, plan.kinds);
     await writeFamilyPage(job, plan, issues, counts);
-    for (const i of issues) if (!latest || Date.parse(i.updatedAt) > latest.getTime()) latest = new Date(i.updatedAt);
+    for (const i of issues) order.see(i.updatedAt);
     const { hasNextPage, endCursor } = data.issues.pageInfo;
     if (!hasNextPage || !endCursor) break;
-    if (!job.backfill && ++pages >= job.maxPages) return familyResult(counts, latest);
+    if (!job.backfill && ++pages >= job.maxPages && order.ascending) return familyResult(counts, order.latest);
     after = endCursor;
   }
   return familyResult(counts);
+}
+
+/** The order issues arrive in: oldest update first so far, and the latest update seen. */
+export class UpdateOrder {
+  ascending = true;
+  latest: Date | null = null;
+  private prev: number | null = null;
+
+  see(updatedAt: string): void {
+    const t = Date.parse(updatedAt);
+    if (this.prev !== null && t < this.prev) this.ascending = false;
+    this.prev = t;
+    if (!this.latest || t > this.latest.getTime()) this.latest = new Date(t);
+  }
 }
 
 async function writeFamilyPage(

@@ -65,7 +65,7 @@ describe('Linear emulator', () => {
     emu = await startLinearEmulator({ seed: 7, now: new Date(T0) });
     const r = await gql(emu, '{ teams { nodes { id key name } pageInfo { hasNextPage } } viewer { id email } }');
     expect(r.status).toBe(200);
-    expect(r.body.data.teams.nodes.map((t: Json) => t.key)).toEqual(['ENG', 'DES']);
+    expect(r.body.data.teams.nodes.map((t: Json) => t.key).sort()).toEqual(['DES', 'ENG']);
     expect(r.body.data.teams.pageInfo).toEqual({ hasNextPage: false });
     const again = await startLinearEmulator({ seed: 7, now: new Date(T0) });
     try {
@@ -101,7 +101,7 @@ describe('Linear emulator', () => {
     expect(emu.requestLog.every((e) => !JSON.stringify(e).includes(emu!.token))).toBe(true);
   });
 
-  it('pages issues by updatedAt with Relay cursors: every matching issue once, in order', async () => {
+  it('pages issues by updatedAt, newest first, with Relay cursors: every matching issue once, in order', async () => {
     emu = await startLinearEmulator({ now: new Date(T0), scale: { teams: 2, issues: 260 } });
     const gte = new Date(T0 - 20 * 86_400_000).toISOString();
     const seen: Json[] = [];
@@ -120,10 +120,10 @@ describe('Linear emulator', () => {
       (i) => emu!.data.teams.find((t) => t.id === i.teamId)!.key === 'ENG' && i.updatedAt >= Date.parse(gte),
     );
     expect(pages).toBeGreaterThanOrEqual(5);
-    expect(seen.map((i) => i.id)).toEqual(expected.map((i) => i.id));
+    expect(seen.map((i) => i.id)).toEqual(expected.map((i) => i.id).reverse()); // newest first, as Linear
     expect(seen.every((i) => i.team.key === 'ENG')).toBe(true);
     const times = seen.map((i) => Date.parse(i.updatedAt));
-    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
   });
 
   it('reports both budgets on every response and enforces the request budget with RATELIMITED', async () => {

@@ -13,6 +13,7 @@ import {
   type LinearProviderOptions,
 } from '../../../src/providers/linear/index.js';
 import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
+import { UpdateOrder } from '../../../src/providers/linear/units.js';
 import type { IssueRec } from '../../../src/providers/linear/emulator/generate.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
 import { insertIntegration, insertSources } from '../../../src/store/integrations.js';
@@ -196,12 +197,19 @@ describe('Linear provider: the work-item family', () => {
     expect(m.created.length + m.updated.length).toBeGreaterThan(changed.length - 1);
   });
 
-  it('an incremental unit stopped after maxPages moves its watermark only to what it read', async () => {
+  it('issues served newest first: an incremental unit past maxPages reads its whole window (no gap)', async () => {
     const c = ctx({ datasetKey: 'work-items', datasets: FAMILY, mode: 'incremental', ...window });
     const r = await runLinearUnit(c, { ...OPTS, maxPages: 2 });
-    expect(r.work_items).toBe(20);
-    const read = engIssues(T0 - 40 * DAY, T0).slice(0, 20);
-    expect(r.watermark).toEqual(new Date(read[19]!.updatedAt));
+    expect(r.work_items).toBe(60);
+    expect(r.watermark).toBeUndefined(); // the unit's before
+  });
+
+  it('issues served oldest first: an incremental unit stops after maxPages, watermark at what it read', () => {
+    const order = new UpdateOrder();
+    for (const t of ['2026-03-01T00:00:00Z', '2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z']) order.see(t);
+    expect(order).toMatchObject({ ascending: true, latest: new Date('2026-03-02T00:00:00Z') });
+    order.see('2026-02-01T00:00:00Z');
+    expect(order.ascending).toBe(false);
   });
 
   it('a lease lost mid-unit: nothing is written after the loss and no page is read after it', async () => {
@@ -210,7 +218,7 @@ describe('Linear provider: the work-item family', () => {
     const c = ctx({ datasetKey: 'work-items', datasets: FAMILY, guard, ...window });
     await expect(runLinearUnit(c, OPTS)).rejects.toBeInstanceOf(LeaseLostError);
     expect(await countOf(t.db, 'work_items')).toBe(20);
-    const page1 = engIssues(T0 - 40 * DAY, T0).slice(0, 10);
+    const page1 = engIssues(T0 - 40 * DAY, T0).slice(-10); // the newest ten
     expect(await countOf(t.db, 'work_item_comments')).toBe(page1.reduce((n, i) => n + i.comments.length, 0));
     expect(emu.stats().byOperation.SyncIssuesCommentsHistoryLabels).toBe(2);
   });

@@ -2,7 +2,8 @@
  * The emulator's root value: plain objects whose function fields graphql-js's default resolver
  * calls with the field's arguments. Connections are Relay connections (`nodes`, `edges`,
  * `pageInfo`) with opaque cursors that name the last item's sort key, so a page boundary stays put
- * when items before it change; `orderBy` is `createdAt` (default) or `updatedAt`.
+ * when items before it change; `orderBy` is `createdAt` (default) or `updatedAt`, newest first as
+ * Linear serves them ("to get most recently updated resources, order by updatedAt").
  */
 import { GraphQLError } from 'graphql';
 import type {
@@ -52,7 +53,7 @@ function decodeCursor(cursor: string): { key: number; id: string } {
   return { key, id: text.slice(i + 1) };
 }
 
-/** One page of `items` (sorted here by the order's key, then id) as a Relay connection. */
+/** One page of `items` (sorted here newest first by the order's key, then id) as a Relay connection. */
 export function connection<T extends Sortable>(
   items: readonly T[],
   args: PageArgs,
@@ -66,11 +67,11 @@ export function connection<T extends Sortable>(
     });
   }
   const keyOf = (t: T) => (args.orderBy === 'updatedAt' ? (t.updatedAt ?? t.createdAt) : t.createdAt);
-  const sorted = presorted ? items : [...items].sort((a, b) => keyOf(a) - keyOf(b) || cmp(a.id, b.id));
+  const sorted = presorted ? items : [...items].sort((a, b) => keyOf(b) - keyOf(a) || cmp(b.id, a.id));
   let start = 0;
   if (args.after) {
     const c = decodeCursor(args.after);
-    start = lowerBound(sorted, (t) => keyOf(t) > c.key || (keyOf(t) === c.key && t.id > c.id));
+    start = lowerBound(sorted, (t) => keyOf(t) < c.key || (keyOf(t) === c.key && t.id < c.id));
   }
   const page = sorted.slice(start, start + first);
   const cursors = page.map((t) => encodeCursor(keyOf(t), t.id));

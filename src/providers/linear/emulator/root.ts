@@ -84,7 +84,9 @@ export function rootValue(ws: Workspace, views: Views): Obj {
       (f.and ?? []).every((g) => issueMatches(g, i)));
   return {
     issues: (args: ListArgs & { filter?: IssueFilter | null }) => {
+      // ws.issues is kept oldest update first: reversed, it is the newest-first order served.
       const items = ws.issues.filter((i) => issueMatches(args.filter, i));
+      if (args.orderBy === 'updatedAt') items.reverse();
       return connection(items, args, (i) => views.issue(i), args.orderBy === 'updatedAt');
     },
     issue: (args: { id: string }) => {
