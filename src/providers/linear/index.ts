@@ -15,6 +15,7 @@ export {
   runLinearUnit,
   LINEAR_COMPLEXITY_BUDGET,
   LINEAR_DATASETS,
+  LINEAR_PAGE_DEFAULTS,
   LINEAR_PROVIDER,
   type LinearProviderOptions,
 } from './provider.js';

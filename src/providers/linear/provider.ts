@@ -69,12 +69,19 @@ const DATASETS: readonly DatasetDef[] = [
 
 export const LINEAR_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
 
+/** Page sizes when the options give none (see LinearProviderOptions). */
+export const LINEAR_PAGE_DEFAULTS = { pageSize: 50, nestedPageSize: 10 } as const;
+
 export interface LinearProviderOptions {
   /** Post-sync handlers (the normalized store's `work-item-metrics`). */
   postSyncHandlers?: readonly PostSyncHandler[];
   /** Issues (and reference objects) per page. @default 50 */
   pageSize?: number;
-  /** Comments, history entries and labels per issue in the issues query. @default 25 */
+  /**
+   * Comments, history entries and labels per issue in the issues query (more are paged per issue).
+   * 50 issues × 10 keeps the family query near 8 000 points, under Linear's 10 000 per query.
+   * @default 10
+   */
   nestedPageSize?: number;
   /** Pages an incremental unit reads before it stops. @default 200 */
   maxPages?: number;
@@ -143,8 +150,8 @@ export async function runLinearUnit(
       before: ctx.unit.before,
       backfill: ctx.unit.mode === 'backfill',
       datasets: ctx.unit.datasets.length > 0 ? ctx.unit.datasets : [ctx.unit.datasetKey],
-      pageSize: opts.pageSize ?? 50,
-      nestedPageSize: opts.nestedPageSize ?? 25,
+      pageSize: opts.pageSize ?? LINEAR_PAGE_DEFAULTS.pageSize,
+      nestedPageSize: opts.nestedPageSize ?? LINEAR_PAGE_DEFAULTS.nestedPageSize,
       maxPages: opts.maxPages ?? 200,
     });
   } finally {

@@ -9,12 +9,14 @@
 const PAGE_INFO = 'pageInfo { hasNextPage endCursor }';
 
 const USER = 'id name displayName email';
+/** A user named on an issue, comment or history entry (complexity counts every field). */
+const USER_REF = 'id name displayName';
 const STATE = 'id name type';
 
-const COMMENT_FIELDS = `id body createdAt updatedAt url user { ${USER} }`;
+const COMMENT_FIELDS = `id body createdAt updatedAt url user { ${USER_REF} }`;
 const HISTORY_FIELDS =
-  `id createdAt actor { ${USER} } fromState { ${STATE} } toState { ${STATE} } ` +
-  `fromAssignee { ${USER} } toAssignee { ${USER} } addedLabels { id name } removedLabels { id name }`;
+  `id createdAt actor { ${USER_REF} } fromState { ${STATE} } toState { ${STATE} } ` +
+  `fromAssignee { ${USER_REF} } toAssignee { ${USER_REF} } addedLabels { id name } removedLabels { id name }`;
 const LABEL_FIELDS = 'id name';
 
 /** The connections an issue may carry, by the dataset that needs them. */
@@ -29,7 +31,7 @@ const NESTED_FIELDS: Record<NestedKind, string> = {
 const ISSUE_CORE = 'id identifier updatedAt';
 const ISSUE_FIELDS =
   `${ISSUE_CORE} number title url priority createdAt startedAt completedAt canceledAt ` +
-  `state { ${STATE} } assignee { ${USER} } parent { id identifier } project { id name } ` +
+  `state { ${STATE} } assignee { ${USER_REF} } parent { id identifier } project { id name } ` +
   'cycle { id number name } team { id key }';
 
 function nested(kind: NestedKind): string {

@@ -119,7 +119,7 @@ describe('each kind of Linear limit → RateLimitError lifting at the reset, the
     const err = await failure(unit());
     expect(err).toBeInstanceOf(RateLimitError);
     const limited = emu.requestLog.find((e) => e.errorCode === 'RATELIMITED');
-    expect(limited?.status).toBe(400); // 9 000 points: five pages of 1 616 fit, the sixth does not
+    expect(limited?.status).toBe(400); // 9 000 points: some pages fit, a later one does not
     const cx = await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET });
     expect(cx!.resetAt!.getTime()).toBe(T0 + 120_000);
     expect((err as RateLimitError).liftsAt!.getTime()).toBe(T0 + 120_000);
