@@ -9,7 +9,11 @@ import { InProcessBroker } from '../../../src/broker/inprocess.js';
 import { Engine } from '../../../src/engine.js';
 import { silentLogger } from '../../../src/logger.js';
 import { createLinearProvider, LINEAR_DATASETS } from '../../../src/providers/linear/index.js';
-import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
+import {
+  linearIntegrationFor,
+  startLinearEmulator,
+  type LinearEmulator,
+} from '../../../src/providers/linear/emulator/index.js';
 import { ProviderRegistry } from '../../../src/providers/registry.js';
 import { SecretKey } from '../../../src/secrets/key.js';
 import { normalizedSink, workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
@@ -111,15 +115,9 @@ describe('Linear in real runs', () => {
   }
 
   it('backfills every dataset, then an incremental run after changes reads them on', async () => {
-    const integ = await engine.createIntegration({
-      orgId: ORG,
-      provider: 'linear',
-      name: 'acme-linear',
-      sources: emu.data.teams.map((x) => x.key),
-      datasets: LINEAR_DATASETS.map((d) => d.key),
-      config: { apiUrl: emu.url },
-      credential: emu.token,
-    });
+    const setup = linearIntegrationFor(emu);
+    expect([...setup.datasets].sort()).toEqual(LINEAR_DATASETS.map((d) => d.key).sort());
+    const integ = await engine.createIntegration({ orgId: ORG, name: 'acme-linear', ...setup });
     const since = new Date(Math.floor((started - 22 * DAY) / DAY) * DAY);
     const backfill = await engine.trigger({
       orgId: ORG,

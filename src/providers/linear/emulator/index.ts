@@ -147,6 +147,47 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
   };
 }
 
+/** What an integration reading this emulator is made of (for `demo --provider linear` and tests). */
+export function linearIntegrationFor(emu: LinearEmulator): {
+  provider: 'linear';
+  sources: string[];
+  datasets: string[];
+  config: { apiUrl: string };
+  credential: string;
+} {
+  return {
+    provider: 'linear',
+    sources: emu.data.teams.map((t) => t.key),
+    datasets: [...LINEAR_EMULATED_DATASETS],
+    config: { apiUrl: emu.url },
+    credential: emu.token,
+  };
+}
+
+/** Every dataset the emulator serves data for (all of the provider's). */
+export const LINEAR_EMULATED_DATASETS = [
+  'teams',
+  'members',
+  'projects',
+  'cycles',
+  'workflow-states',
+  'work-items',
+  'work-item-comments',
+  'work-item-history',
+  'work-item-labels',
+] as const;
+
+/** The normalized tables a Linear sync writes, in the order a summary lists them. */
+export const LINEAR_TABLES = [
+  'teams',
+  'members',
+  'projects',
+  'sprints',
+  'work_items',
+  'work_item_comments',
+  'work_item_events',
+] as const;
+
 function statsOf(log: readonly LinearRequestLogEntry[]): LinearEmulatorStats {
   const byOperation: Record<string, number> = {};
   let limited = 0;
