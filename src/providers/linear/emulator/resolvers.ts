@@ -104,6 +104,8 @@ function lowerBound<T>(items: readonly T[], past: (t: T) => boolean): number {
 }
 
 export class Views {
+  /** Views of the records that never change (teams, users, states, labels, projects, cycles). */
+  private readonly cache = new Map<string, Obj | null>();
   private readonly states: Map<string, StateRec>;
   private readonly users: Map<string, UserRec>;
   private readonly teams: Map<string, TeamRec>;
@@ -123,7 +125,21 @@ export class Views {
     this.cycles = new Map(ws.cycles.map((c) => [c.id, c]));
   }
 
+  private cached(kind: string, id: string | null | undefined, make: () => Obj | null): Obj | null {
+    const k = `${kind}:${id ?? ''}`;
+    let v = this.cache.get(k);
+    if (v === undefined) {
+      v = make();
+      this.cache.set(k, v);
+    }
+    return v;
+  }
+
   team(id: string): Obj {
+    return this.cached('team', id, () => this.makeTeam(id))!;
+  }
+
+  private makeTeam(id: string): Obj {
     const t = this.teams.get(id)!;
     return {
       id: t.id,
@@ -136,14 +152,22 @@ export class Views {
   }
 
   user(id: string | null | undefined): Obj | null {
-    const u = id ? this.users.get(id) : undefined;
+    return id ? this.cached('user', id, () => this.makeUser(id)) : null;
+  }
+
+  private makeUser(id: string): Obj | null {
+    const u = this.users.get(id);
     if (!u) return null;
     const at = iso(u.createdAt);
     return { ...u, avatarUrl: null, active: true, createdAt: at, updatedAt: at };
   }
 
   state(id: string | null | undefined): Obj | null {
-    const s = id ? this.states.get(id) : undefined;
+    return id ? this.cached('state', id, () => this.makeState(id)) : null;
+  }
+
+  private makeState(id: string): Obj | null {
+    const s = this.states.get(id);
     if (!s) return null;
     const at = iso(this.teams.get(s.teamId)!.createdAt);
     return {
@@ -159,12 +183,20 @@ export class Views {
   }
 
   label(id: string): Obj {
+    return this.cached('label', id, () => this.makeLabel(id))!;
+  }
+
+  private makeLabel(id: string): Obj {
     const l = this.labels.get(id)!;
     return { id: l.id, name: l.name, color: l.color };
   }
 
   project(id: string | null): Obj | null {
-    const p = id ? this.projects.get(id) : undefined;
+    return id ? this.cached('project', id, () => this.makeProject(id)) : null;
+  }
+
+  private makeProject(id: string): Obj | null {
+    const p = this.projects.get(id);
     if (!p) return null;
     return {
       id: p.id,
@@ -182,7 +214,11 @@ export class Views {
   }
 
   cycle(id: string | null): Obj | null {
-    const c = id ? this.cycles.get(id) : undefined;
+    return id ? this.cached('cycle', id, () => this.makeCycle(id)) : null;
+  }
+
+  private makeCycle(id: string): Obj | null {
+    const c = this.cycles.get(id);
     if (!c) return null;
     return {
       id: c.id,

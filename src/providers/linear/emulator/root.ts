@@ -61,31 +61,36 @@ function time(v: string): number {
   return t;
 }
 
-function matchDate(c: DateCmp | null | undefined, v: number): boolean {
-  if (!c) return true;
-  if (c.eq != null && v !== time(c.eq)) return false;
-  if (c.gt != null && !(v > time(c.gt))) return false;
-  if (c.gte != null && !(v >= time(c.gte))) return false;
-  if (c.lt != null && !(v < time(c.lt))) return false;
-  if (c.lte != null && !(v <= time(c.lte))) return false;
-  return true;
+/** A date comparator as a test of epoch ms (each bound parsed once). */
+function dateTest(c: DateCmp | null | undefined): (v: number) => boolean {
+  if (!c) return () => true;
+  const at = (v: string | null | undefined) => (v == null ? null : time(v));
+  const [eq, gt, gte, lt, lte] = [at(c.eq), at(c.gt), at(c.gte), at(c.lt), at(c.lte)];
+  return (v) =>
+    (eq === null || v === eq) &&
+    (gt === null || v > gt) &&
+    (gte === null || v >= gte) &&
+    (lt === null || v < lt) &&
+    (lte === null || v <= lte);
 }
 
 export function rootValue(ws: Workspace, views: Views): Obj {
+  const teams = new Map(ws.teams.map((t) => [t.id, t]));
   const teamMatches = (f: TeamFilter | null | undefined, teamId: string) => {
     if (!f) return true;
-    const t = ws.teams.find((x) => x.id === teamId)!;
+    const t = teams.get(teamId)!;
     return matchString(f.key, t.key) && matchString(f.id, t.id);
   };
-  const issueMatches = (f: IssueFilter | null | undefined, i: IssueRec): boolean =>
-    !f ||
-    (teamMatches(f.team, i.teamId) &&
-      matchDate(f.updatedAt, i.updatedAt) &&
-      (f.and ?? []).every((g) => issueMatches(g, i)));
+  const issueTest = (f: IssueFilter | null | undefined): ((i: IssueRec) => boolean) => {
+    if (!f) return () => true;
+    const updated = dateTest(f.updatedAt);
+    const all = (f.and ?? []).map(issueTest);
+    return (i) => teamMatches(f.team, i.teamId) && updated(i.updatedAt) && all.every((g) => g(i));
+  };
   return {
     issues: (args: ListArgs & { filter?: IssueFilter | null }) => {
       // ws.issues is kept oldest update first: reversed, it is the newest-first order served.
-      const items = ws.issues.filter((i) => issueMatches(args.filter, i));
+      const items = ws.issues.filter(issueTest(args.filter));
       if (args.orderBy === 'updatedAt') items.reverse();
       return connection(items, args, (i) => views.issue(i), args.orderBy === 'updatedAt');
     },
