@@ -209,6 +209,20 @@ describe('failures', () => {
     expect(emu.requestLog).toHaveLength(1);
   });
 
+  it('no server at the address: retried in place, then provider_error', async () => {
+    await start();
+    const url = emu.url;
+    await emu.close();
+    const err = await failure(
+      runLinearUnit(
+        linearContext({ db: t.db, clock, apiUrl: url, token: 'lin_api_x', datasetKey: 'teams', tier: 'reference' }),
+        FAST,
+      ),
+    );
+    expect(classifyError(err)).toBe('provider_error');
+    expect(err.message).toMatch(/query SyncTeams: provider unavailable after retries/);
+  });
+
   it('5xx is retried in place, then succeeds; 5xx every time → provider_error', async () => {
     await start({ faults: parseLinearFaults('server-error:count=2:status=503') });
     expect(await unit()).toMatchObject({ work_items: 60 });
