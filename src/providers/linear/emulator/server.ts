@@ -199,35 +199,51 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
   );
   complexity = queryComplexity(parts.schema, parsed.op, fragments, parsed.variables);
-  if (complexity > parts.rateLimit.maxQueryComplexity) {
-    parts.requests.spend(key.id, 1);
-    const max = parts.rateLimit.maxQueryComplexity;
-    const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
-    return finish(gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), headersNow(complexity));
-  }
-  if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
-    return finish(rateLimited(parts.rateLimit.status), headersNow(complexity));
-  }
-  const drawn = parts.faults.draw(operation ?? '');
-  if (drawn.delayMs > 0) await new Promise((r) => setTimeout(r, drawn.delayMs));
-  fault = drawn.answer?.kind ?? (drawn.delayMs > 0 ? 'slow' : null);
-  if (drawn.answer) return finish(faultAnswer(parts, key, drawn.answer), headersNow(complexity));
+  const stopped = await gatekeep(parts, key, operation ?? '', complexity);
+  fault = stopped.fault;
+  if (stopped.answer) return finish(stopped.answer, headersNow(complexity));
   parts.requests.spend(key.id, 1);
   parts.complexity.spend(key.id, complexity);
+  finish(await run(parts, parsed), headersNow(complexity));
+}
+
+/** What answers a parsed request before it runs: too complex, a spent budget, an injected fault. */
+async function gatekeep(
+  parts: ServerParts,
+  key: EmulatorKey,
+  operation: string,
+  complexity: number,
+): Promise<{ answer: Answer | null; fault: LinearFaultKind | null }> {
+  const max = parts.rateLimit.maxQueryComplexity;
+  if (complexity > max) {
+    parts.requests.spend(key.id, 1);
+    const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
+    return { answer: gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), fault: null };
+  }
+  // A spent budget answers before any fault is drawn, so a counted fault is not used up unseen.
+  if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
+    return { answer: rateLimited(parts.rateLimit.status), fault: null };
+  }
+  const drawn = parts.faults.draw(operation);
+  if (drawn.delayMs > 0) await new Promise((r) => setTimeout(r, drawn.delayMs));
+  const fault = drawn.answer?.kind ?? (drawn.delayMs > 0 ? 'slow' : null);
+  return { answer: drawn.answer ? faultAnswer(parts, key, drawn.answer) : null, fault };
+}
+
+async function run(parts: ServerParts, req: Request): Promise<Answer> {
   const result = await execute({
     schema: parts.schema,
-    document: parsed.doc,
+    document: req.doc,
     rootValue: parts.root,
-    variableValues: parsed.variables,
-    operationName: operation,
+    variableValues: req.variables,
+    operationName: req.name,
   });
   const code = result.errors?.[0]?.extensions?.code;
-  const answer: Answer = {
+  return {
     status: result.errors && !result.data ? 400 : 200,
     body: result,
     code: typeof code === 'string' ? code : null,
   };
-  finish(answer, headersNow(complexity));
 }
 
 function rateLimited(status: number): Answer {
