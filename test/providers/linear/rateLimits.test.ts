@@ -20,7 +20,7 @@ import {
   type LinearEmulator,
   type LinearEmulatorOptions,
 } from '../../../src/providers/linear/emulator/index.js';
-import { readRateBudget } from '../../../src/store/rateBudgets.js';
+import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { countOf, linearContext, ORG, truncateSurfaces, type LinearUnitSpec } from './support.js';
 
@@ -172,6 +172,23 @@ describe('shared budget per credential', () => {
 
     clock.set(reset + 1);
     expect(await unit({}, FAST)).toMatchObject({ work_items: 60 });
+  });
+});
+
+describe('recorded complexity budget', () => {
+  it('a spent complexity budget defers a unit to its reset without calling', async () => {
+    await start();
+    const resetAt = new Date(T0 + 300_000);
+    await recordRateBudget(
+      t.db,
+      { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET },
+      { remaining: 10, limit: 250_000, resetAt, limitedUntil: null, observedAt: clock.now() },
+      'seed',
+    );
+    const err = (await failure(unit())) as RateLimitError;
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(err.liftsAt).toEqual(resetAt);
+    expect(emu.requestLog).toHaveLength(0);
   });
 });
 
