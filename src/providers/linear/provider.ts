@@ -1,0 +1,204 @@
+/**
+ * The Linear provider (`linear`): one team (its key, `ENG`) per source, read through Linear's
+ * GraphQL API with queries of our own and written onto the normalized surfaces.
+ *
+ * Datasets (cross-provider keys): reference `teams`, `members` (users), `projects`, `cycles`
+ * (→ sprints), `workflow-states` (the states arrive on the issues: nothing to call); work-item
+ * family `work-items` (the anchor: issues with labels, assignee, state, cycle, project),
+ * `work-item-comments`, `work-item-history` (IssueHistory → work_item_events) and
+ * `work-item-labels`, fetched with `work-items`: one unit per (team, window) reads the enabled
+ * family members in one query per page. Planned alone, a member's unit asks only for its own
+ * connection. Every surface is a normalized upsert table, so an expired lease on a backfill unit of
+ * the family is retried (the `linearBackfillEligibility` policy).
+ */
+import { NonRetryableError } from '../../errors.js';
+import { listSources } from '../../store/integrations.js';
+import { BudgetLedger, RateBudget } from '../http/budget.js';
+import type { RetryOptions } from '../http/retry.js';
+import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import { createLinearClient, type LinearBudgets } from './client.js';
+import { parseLinearConfig, teamKeyOf, validateSource, type LinearConfig } from './config.js';
+import * as units from './units.js';
+
+export const LINEAR_PROVIDER = 'linear';
+/** The complexity budget's row in rate_budgets (the request budget's is `linear`). */
+export const LINEAR_COMPLEXITY_BUDGET = 'linear:complexity';
+
+const LONG_WINDOW_DAYS = 36_500;
+const ANCHOR = 'work-items';
+
+type Runner = (job: units.Job) => Promise<UnitResult>;
+
+interface DatasetDef {
+  spec: DatasetSpec;
+  /** null: the dataset's data arrives with another dataset's calls (nothing to call). */
+  run: Runner | null;
+  /** Reads every enabled team of the integration (reference datasets planned without a source). */
+  allTeams?: boolean;
+}
+
+function work(key: string, surfaces: string[]): DatasetDef {
+  const spec: DatasetSpec = { key, tier: 'work_item', costClass: 'graphql', keepsWatermark: true, surfaces };
+  if (key !== ANCHOR) spec.fetchedWith = ANCHOR;
+  return { spec, run: units.workItemFamily };
+}
+
+function reference(key: string, surfaces: string[], run: Runner | null): DatasetDef {
+  const spec: DatasetSpec = {
+    key,
+    tier: 'reference',
+    costClass: 'graphql',
+    keepsWatermark: false,
+    windowDays: LONG_WINDOW_DAYS,
+    surfaces,
+  };
+  return { spec, run, allTeams: true };
+}
+
+const DATASETS: readonly DatasetDef[] = [
+  reference('teams', ['teams'], units.teams),
+  reference('members', ['members'], units.members),
+  reference('projects', ['projects'], units.projects),
+  reference('cycles', ['sprints'], units.cycles),
+  reference('workflow-states', [], null),
+  work('work-items', ['work_items']),
+  work('work-item-comments', ['work_item_comments']),
+  work('work-item-history', ['work_item_events']),
+  work('work-item-labels', ['work_items']),
+];
+
+export const LINEAR_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
+
+/** Page sizes when the options give none (see LinearProviderOptions). */
+export const LINEAR_PAGE_DEFAULTS = { pageSize: 50, nestedPageSize: 10 } as const;
+
+export interface LinearProviderOptions {
+  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
+  postSyncHandlers?: readonly PostSyncHandler[];
+  /** Issues (and reference objects) per page. @default 50 */
+  pageSize?: number;
+  /**
+   * Comments, history entries and labels per issue in the issues query (more are paged per issue).
+   * 50 issues × 10 keeps the family query near 8 000 points, under Linear's 10 000 per query.
+   * @default 10
+   */
+  nestedPageSize?: number;
+  /** Pages an incremental unit reads before it stops. @default 200 */
+  maxPages?: number;
+  /** In-place retries of 5xx and network failures. */
+  retry?: RetryOptions;
+  /** Shared-budget tuning (tests). */
+  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+export function createLinearProvider(opts: LinearProviderOptions = {}): Provider {
+  // The units this provider instance runs share what they know of each credential's budgets.
+  const ledger = new BudgetLedger();
+  return {
+    name: LINEAR_PROVIDER,
+    datasets: LINEAR_DATASETS,
+    windowDays: 7,
+    initialDepthDays: 30,
+    validateConfig: (config) => void parseLinearConfig(config),
+    validateSource: (source, field) => validateSource(source, field),
+    runUnit: (ctx) => runLinearUnit(ctx, opts, ledger),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+  };
+}
+
+/** Runs one unit: the budgets gate every call, and what they saw is recorded however the unit ends. */
+export async function runLinearUnit(
+  ctx: UnitContext,
+  opts: LinearProviderOptions = {},
+  ledger?: BudgetLedger,
+): Promise<UnitResult> {
+  const subject = `linear integration "${ctx.integration.name}"`;
+  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
+  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const config = parseLinearConfig(ctx.integration.config);
+  const teams = await teamsOf(ctx, def, subject);
+  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: ANCHOR };
+  const credential = ctx.credential;
+  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
+  const budgets = linearBudgets(ctx, config, subject, credential.id, opts, ledger);
+  const client = createLinearClient({
+    apiUrl: config.apiUrl,
+    credential: credential.reveal(),
+    subject,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    logger: ctx.logger,
+    budgets,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  try {
+    if (teams.length === 0) return { items: 0, touchedSurfaces: [] };
+    return await def.run({
+      ctx,
+      client,
+      teams,
+      scope: {
+        orgId: ctx.unit.orgId,
+        integrationId: ctx.unit.integrationId,
+        provider: LINEAR_PROVIDER,
+        syncedAt: ctx.clock.now(),
+      },
+      since: ctx.unit.since,
+      before: ctx.unit.before,
+      backfill: ctx.unit.mode === 'backfill',
+      datasets: ctx.unit.datasets.length > 0 ? ctx.unit.datasets : [ctx.unit.datasetKey],
+      pageSize: opts.pageSize ?? LINEAR_PAGE_DEFAULTS.pageSize,
+      nestedPageSize: opts.nestedPageSize ?? LINEAR_PAGE_DEFAULTS.nestedPageSize,
+      maxPages: opts.maxPages ?? 200,
+    });
+  } finally {
+    await recordQuietly(ctx, budgets);
+  }
+}
+
+function linearBudgets(
+  ctx: UnitContext,
+  config: LinearConfig,
+  subject: string,
+  credentialId: string,
+  opts: LinearProviderOptions,
+  ledger: BudgetLedger | undefined,
+): LinearBudgets {
+  const make = (provider: string) =>
+    new RateBudget({
+      db: ctx.db,
+      key: { orgId: ctx.unit.orgId, provider, credentialId },
+      owner: ctx.unit.id,
+      clock: ctx.clock,
+      signal: ctx.signal,
+      subject,
+      share: config.budgetShare,
+      ...(ledger ? { ledger } : {}),
+      ...opts.budget,
+    });
+  return { requests: make(LINEAR_PROVIDER), complexity: make(LINEAR_COMPLEXITY_BUDGET) };
+}
+
+/**
+ * The teams a unit reads: its source; or, for a reference dataset (planned once per run, without
+ * a source), every enabled source of the integration, in order.
+ */
+async function teamsOf(ctx: UnitContext, def: DatasetDef, subject: string): Promise<string[]> {
+  if (ctx.unit.sourceKey !== null || !def.allTeams) return [teamKeyOf(ctx.unit.sourceKey, subject)];
+  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
+  return sources.map((s) => teamKeyOf(s.external_key, subject));
+}
+
+/** What the unit saw of the budgets is recorded; a failure to record never masks the unit's outcome. */
+async function recordQuietly(ctx: UnitContext, budgets: LinearBudgets): Promise<void> {
+  for (const b of [budgets.requests, budgets.complexity]) {
+    try {
+      await b.flush();
+    } catch (err) {
+      ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
+    }
+  }
+}

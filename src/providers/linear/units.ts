@@ -1,0 +1,258 @@
+/**
+ * What each Linear unit reads and writes. Every page's rows go through the fenced sink before the
+ * next page is asked for (a lost lease stops the unit, nothing written after).
+ *
+ * The work-item family (`work-items`, `work-item-comments`, `work-item-history`,
+ * `work-item-labels`) is read by one query per page of issues: `issues(filter: {team, updatedAt:
+ * [since, before)}, orderBy: updatedAt)` with the connections the unit's datasets need nested in
+ * it. A nested connection that overflows its first page is read on through `issue(id)` before the
+ * page's rows are written.
+ *
+ * Linear serves `orderBy: updatedAt` newest first, so a unit that stopped part-way would leave the
+ * oldest issues of its window unread: an incremental unit stops after `maxPages` pages only while
+ * the pages came oldest first (its watermark then moves only to the latest `updatedAt` read);
+ * otherwise it reads its whole window (bounded by the planner: watermark → planning time).
+ */
+import type { UnitContext, UnitResult } from '../types.js';
+import type { LinearClient } from './client.js';
+import {
+  commentRow,
+  eventRows,
+  memberRow,
+  projectRow,
+  sprintRow,
+  teamRow,
+  workItemRow,
+  type LnConnection,
+  type LnCycle,
+  type LnIssue,
+  type LnProject,
+  type LnTeam,
+  type LnUser,
+  type RowScope,
+} from './mapping.js';
+import {
+  CYCLES_QUERY,
+  issueConnectionQuery,
+  issueFilter,
+  issuesQuery,
+  PROJECTS_QUERY,
+  TEAMS_QUERY,
+  USERS_QUERY,
+  type NestedKind,
+} from './queries.js';
+
+export interface Job {
+  ctx: UnitContext;
+  client: LinearClient;
+  /** The team keys the unit reads. */
+  teams: string[];
+  scope: RowScope;
+  since: Date | null;
+  before: Date | null;
+  backfill: boolean;
+  /** The datasets the unit fetches (`ctx.unit.datasets`). */
+  datasets: readonly string[];
+  pageSize: number;
+  nestedPageSize: number;
+  /** Pages an incremental unit reads before it stops (and moves its watermark to what it read). */
+  maxPages: number;
+}
+
+type Row = Record<string, unknown>;
+
+async function write(job: Job, surface: string, rows: Row[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  await job.ctx.sink.write(job.ctx.lease, surface, rows);
+  return rows.length;
+}
+
+/** Reads every page of a top-level connection, handing each page's nodes to `onPage`. */
+async function eachPage<T>(
+  job: Job,
+  query: { name: string; text: string },
+  field: string,
+  variables: Record<string, unknown>,
+  onPage: (nodes: T[]) => Promise<void>,
+): Promise<void> {
+  let after: string | null = null;
+  for (;;) {
+    const data: Record<string, LnConnection<T>> = await job.client.query(query.name, query.text, {
+      ...variables,
+      first: job.pageSize,
+      after,
+    });
+    const conn = data[field]!;
+    await onPage(conn.nodes);
+    if (!conn.pageInfo.hasNextPage || !conn.pageInfo.endCursor) return;
+    after = conn.pageInfo.endCursor;
+  }
+}
+
+function result(surface: string, items: number): UnitResult {
+  return { items, touchedSurfaces: items > 0 ? [surface] : [] };
+}
+
+export async function teams(job: Job): Promise<UnitResult> {
+  let items = 0;
+  await eachPage<LnTeam>(job, TEAMS_QUERY, 'teams', { teams: job.teams }, async (nodes) => {
+    items += await write(
+      job,
+      'teams',
+      nodes.map((t) => teamRow(job.scope, t)),
+    );
+  });
+  return result('teams', items);
+}
+
+export async function members(job: Job): Promise<UnitResult> {
+  let items = 0;
+  await eachPage<LnUser>(job, USERS_QUERY, 'users', {}, async (nodes) => {
+    items += await write(
+      job,
+      'members',
+      nodes.map((u) => memberRow(job.scope, u)),
+    );
+  });
+  return result('members', items);
+}
+
+export async function projects(job: Job): Promise<UnitResult> {
+  let items = 0;
+  await eachPage<LnProject>(job, PROJECTS_QUERY, 'projects', {}, async (nodes) => {
+    items += await write(
+      job,
+      'projects',
+      nodes.map((p) => projectRow(job.scope, p)),
+    );
+  });
+  return result('projects', items);
+}
+
+export async function cycles(job: Job): Promise<UnitResult> {
+  let items = 0;
+  await eachPage<LnCycle>(job, CYCLES_QUERY, 'cycles', { teams: job.teams }, async (nodes) => {
+    items += await write(
+      job,
+      'sprints',
+      nodes.map((c) => sprintRow(job.scope, c, job.ctx.clock.now())),
+    );
+  });
+  return result('sprints', items);
+}
+
+/** What a family unit reads and writes, from its datasets. */
+export interface FamilyPlan {
+  /** work_items rows (with their labels) are written. */
+  items: boolean;
+  comments: boolean;
+  history: boolean;
+  /** The nested connections the query asks for. */
+  kinds: NestedKind[];
+}
+
+export function familyPlan(datasets: readonly string[]): FamilyPlan {
+  const has = (d: string) => datasets.includes(d);
+  const items = has('work-items') || has('work-item-labels');
+  const comments = has('work-item-comments');
+  const history = has('work-item-history');
+  const kinds: NestedKind[] = [];
+  if (comments) kinds.push('comments');
+  // started_at is the first transition into a started state: the history comes along with the items.
+  if (history || has('work-items')) kinds.push('history');
+  if (items) kinds.push('labels');
+  return { items, comments, history, kinds };
+}
+
+/** The family's issues of the unit's teams in its window, one query per page (plus overflow pages). */
+export async function workItemFamily(job: Job): Promise<UnitResult> {
+  const plan = familyPlan(job.datasets);
+  const query = issuesQuery(plan.items, plan.kinds);
+  const counts = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
+  const order = new UpdateOrder();
+  let pages = 0;
+  let after: string | null = null;
+  for (;;) {
+    const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
+      filter: issueFilter(job.teams, job.since, job.before),
+      first: job.pageSize,
+      after,
+      ...(plan.kinds.length > 0 ? { nested: job.nestedPageSize } : {}),
+    });
+    const issues = data.issues.nodes;
+    for (const issue of issues) await completeNested(job, issue, plan.kinds);
+    await writeFamilyPage(job, plan, issues, counts);
+    for (const i of issues) order.see(i.updatedAt);
+    const { hasNextPage, endCursor } = data.issues.pageInfo;
+    if (!hasNextPage || !endCursor) break;
+    if (!job.backfill && ++pages >= job.maxPages && order.ascending) return familyResult(counts, order.latest);
+    after = endCursor;
+  }
+  return familyResult(counts);
+}
+
+/** The order issues arrive in: oldest update first so far, and the latest update seen. */
+export class UpdateOrder {
+  ascending = true;
+  latest: Date | null = null;
+  private prev: number | null = null;
+
+  see(updatedAt: string): void {
+    const t = Date.parse(updatedAt);
+    if (this.prev !== null && t < this.prev) this.ascending = false;
+    this.prev = t;
+    if (!this.latest || t > this.latest.getTime()) this.latest = new Date(t);
+  }
+}
+
+async function writeFamilyPage(
+  job: Job,
+  plan: FamilyPlan,
+  issues: LnIssue[],
+  counts: Record<'work_items' | 'work_item_comments' | 'work_item_events', number>,
+): Promise<void> {
+  const s = job.scope;
+  if (plan.items)
+    counts.work_items += await write(
+      job,
+      'work_items',
+      issues.map((i) => workItemRow(s, i)),
+    );
+  if (plan.comments) {
+    const rows = issues.flatMap((i) => (i.comments?.nodes ?? []).map((c) => commentRow(s, i.id, c)));
+    counts.work_item_comments += await write(job, 'work_item_comments', rows);
+  }
+  if (plan.history) {
+    const rows = issues.flatMap((i) => (i.history?.nodes ?? []).flatMap((h) => eventRows(s, i.id, h)));
+    counts.work_item_events += await write(job, 'work_item_events', rows);
+  }
+}
+
+function familyResult(counts: Record<string, number>, watermark?: Date | null): UnitResult {
+  const touched = Object.keys(counts).filter((k) => counts[k]! > 0);
+  const r: UnitResult = { items: Object.values(counts).reduce((a, b) => a + b, 0), touchedSurfaces: touched };
+  if (watermark !== undefined) r.watermark = watermark;
+  for (const [k, v] of Object.entries(counts)) r[k] = v;
+  return r;
+}
+
+/** Reads the rest of each nested connection that overflowed its first page, appending to the issue's nodes. */
+async function completeNested(job: Job, issue: LnIssue, kinds: readonly NestedKind[]): Promise<void> {
+  for (const kind of kinds) {
+    const conn = issue[kind] as LnConnection<unknown> | undefined;
+    if (!conn) continue;
+    let info = conn.pageInfo;
+    const q = issueConnectionQuery(kind);
+    while (info.hasNextPage && info.endCursor) {
+      const data: { issue: Record<string, LnConnection<unknown>> } = await job.client.query(q.name, q.text, {
+        id: issue.id,
+        first: job.pageSize,
+        after: info.endCursor,
+      });
+      const page = data.issue[kind]!;
+      conn.nodes.push(...page.nodes);
+      info = page.pageInfo;
+    }
+    conn.pageInfo = info;
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * Linear limits and failures against the emulator: each kind of limit (HTTP 429, RATELIMITED at 400
+ * or 200, a spent complexity budget) → RateLimitError lifting at the reported reset, then success;
+ * a spent shared budget defers other units without calling (the emulator's request log shows it);
+ * auth failures name the integration, never the key; a complexity error names the query; 5xx is
+ * retried in place.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/clock.js';
+import { classifyError, NonRetryableError, RateLimitError } from '../../../src/errors.js';
+import {
+  authorizationHeader,
+  LINEAR_COMPLEXITY_BUDGET,
+  runLinearUnit,
+  type LinearProviderOptions,
+} from '../../../src/providers/linear/index.js';
+import {
+  parseLinearFaults,
+  startLinearEmulator,
+  type LinearEmulator,
+  type LinearEmulatorOptions,
+} from '../../../src/providers/linear/emulator/index.js';
+import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { countOf, linearContext, ORG, truncateSurfaces, type LinearUnitSpec } from './support.js';
+
+const T0 = Date.UTC(2026, 2, 2, 12);
+const DAY = 86_400_000;
+const FAST: LinearProviderOptions = {
+  pageSize: 10,
+  nestedPageSize: 10,
+  retry: { baseDelayMs: 1, maxDelayMs: 2 },
+  budget: { probePollMs: 20 },
+};
+const REQ_KEY = { orgId: ORG, provider: 'linear', credentialId: 'cred-ln' };
+const FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-item-labels'];
+
+let t: TestDatabase;
+let clock: ManualClock;
+let emu: LinearEmulator;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t.drop();
+});
+beforeEach(async () => {
+  clock = new ManualClock(T0);
+  await truncateSurfaces(t.db);
+});
+afterEach(async () => {
+  await emu.close();
+});
+
+async function start(opts: LinearEmulatorOptions = {}): Promise<LinearEmulator> {
+  emu = await startLinearEmulator({ clock, now: new Date(T0), scale: { teams: 2, issues: 120 }, ...opts });
+  return emu;
+}
+
+function unit(spec: Partial<LinearUnitSpec> = {}, opts: LinearProviderOptions = FAST) {
+  return runLinearUnit(
+    linearContext({
+      db: t.db,
+      clock,
+      apiUrl: emu.url,
+      token: emu.token,
+      datasetKey: 'work-items',
+      datasets: FAMILY,
+      since: new Date(T0 - 40 * DAY),
+      before: new Date(T0),
+      ...spec,
+    }),
+    opts,
+  );
+}
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(Error);
+  return err as Error;
+}
+
+describe('each kind of Linear limit → RateLimitError lifting at the reset, then success', () => {
+  const cases = [
+    { kind: 'HTTP 429', faults: 'too-many-requests:count=1:resetSeconds=90', status: 429 },
+    { kind: 'RATELIMITED (400)', faults: 'ratelimited:count=1:resetSeconds=90', status: 400 },
+    { kind: 'RATELIMITED (200)', faults: 'ratelimited:count=1:status=200:resetSeconds=90', status: 200 },
+  ];
+
+  it.each(cases)('$kind', async (c) => {
+    await start({ faults: parseLinearFaults(c.faults) });
+    const lifts = T0 + 90_000;
+    const err = await failure(unit());
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(classifyError(err)).toBe('rate_limit');
+    expect((err as RateLimitError).liftsAt!.getTime()).toBe(lifts);
+    expect((err as RateLimitError).retryAfterMs).toBe(90_000);
+    expect(emu.requestLog.map((e) => e.status)).toEqual([c.status]); // not retried in place
+    expect((await readRateBudget(t.db, REQ_KEY))!.limitedUntil!.getTime()).toBe(lifts);
+
+    // Before the lift, another unit of the credential is deferred without calling.
+    clock.set(lifts - 1);
+    expect(((await failure(unit())) as RateLimitError).liftsAt!.getTime()).toBe(lifts);
+    expect(emu.requestLog).toHaveLength(1);
+
+    clock.set(lifts + 1);
+    expect(await unit()).toMatchObject({ work_items: 60 });
+    expect((await readRateBudget(t.db, REQ_KEY))!.limitedUntil).toBeNull();
+  });
+
+  it('a spent complexity budget: RATELIMITED lifting at the complexity reset', async () => {
+    await start({
+      rateLimit: { complexity: { limit: 9_000, windowSeconds: 120 }, maxQueryComplexity: 10_000 },
+    });
+    const err = await failure(unit());
+    expect(err).toBeInstanceOf(RateLimitError);
+    const limited = emu.requestLog.find((e) => e.errorCode === 'RATELIMITED');
+    expect(limited?.status).toBe(400); // 9 000 points: some pages fit, a later one does not
+    const cx = await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET });
+    expect(cx!.resetAt!.getTime()).toBe(T0 + 120_000);
+    expect((err as RateLimitError).liftsAt!.getTime()).toBe(T0 + 120_000);
+    clock.set(T0 + 120_001);
+    const calls = emu.requestLog.length;
+    await failure(unit()); // the next window is spent too, after some pages
+    expect(emu.requestLog.length).toBeGreaterThan(calls);
+  });
+});
+
+describe('shared budget per credential', () => {
+  it('records both budgets from the response headers', async () => {
+    await start({
+      rateLimit: { requests: { limit: 500, windowSeconds: 60 }, complexity: { limit: 90_000, windowSeconds: 60 } },
+    });
+    await unit();
+    const last = emu.requestLog[emu.requestLog.length - 1]!;
+    const req = (await readRateBudget(t.db, REQ_KEY))!;
+    expect(req).toMatchObject({ remaining: last.requests!.remaining, limit: 500 });
+    expect(req.resetAt!.getTime()).toBe(T0 + 60_000);
+    const cx = (await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET }))!;
+    expect(cx.limit).toBe(90_000);
+    expect(cx.remaining).toBe(90_000 - emu.stats().complexity);
+  });
+
+  it('a spent request budget defers the other units to the reset without calling', async () => {
+    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    // Reserve for a limit of 40 is 10 requests: the first unit spends 30 and is deferred.
+    const first = await failure(unit({}, { ...FAST, nestedPageSize: 1, budget: { flushEvery: 1 } }));
+    expect(first).toBeInstanceOf(RateLimitError);
+    const calls = emu.requestLog.length;
+    expect(calls).toBeLessThanOrEqual(30);
+    expect(emu.stats().limited).toBe(0);
+    const reset = T0 + 600_000;
+    expect((first as RateLimitError).liftsAt!.getTime()).toBe(reset);
+
+    const others = await Promise.allSettled(
+      ['00000000-0000-4000-8000-0000000000b2', '00000000-0000-4000-8000-0000000000b3'].map((integrationId) =>
+        unit({ integrationId }),
+      ),
+    );
+    for (const r of others) {
+      expect(r.status).toBe('rejected');
+      const e = (r as PromiseRejectedResult).reason as RateLimitError;
+      expect(e).toBeInstanceOf(RateLimitError);
+      expect(e.liftsAt!.getTime()).toBe(reset);
+      expect(e.message).toMatch(/not called/);
+    }
+    expect(emu.requestLog.length).toBe(calls); // the log proves nobody called
+
+    clock.set(reset + 1);
+    expect(await unit({}, FAST)).toMatchObject({ work_items: 60 });
+  });
+});
+
+describe('recorded complexity budget', () => {
+  it('a spent complexity budget defers a unit to its reset without calling', async () => {
+    await start();
+    const resetAt = new Date(T0 + 300_000);
+    await recordRateBudget(
+      t.db,
+      { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET },
+      { remaining: 10, limit: 250_000, resetAt, limitedUntil: null, observedAt: clock.now() },
+      'seed',
+    );
+    const err = (await failure(unit())) as RateLimitError;
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect(err.liftsAt).toEqual(resetAt);
+    expect(emu.requestLog).toHaveLength(0);
+  });
+});
+
+describe('failures', () => {
+  it('a refused key → failed `auth`, naming the integration, never the key', async () => {
+    await start();
+    const secret = 'lin_api_THISISASECRETKEY0123456789abcdefABCDEF';
+    const err = await failure(unit({ token: secret }));
+    expect(err).toBeInstanceOf(NonRetryableError);
+    expect(classifyError(err)).toBe('auth');
+    expect(err.message).toContain('linear integration "acme-linear"');
+    expect(JSON.stringify({ m: err.message, c: String((err as { cause?: unknown }).cause) })).not.toContain(secret);
+    expect(emu.requestLog).toHaveLength(1);
+
+    emu.setFaults(parseLinearFaults('unauthenticated:count=1'));
+    const injected = await failure(unit());
+    expect(classifyError(injected)).toBe('auth');
+    expect(injected.message).not.toContain(emu.token);
+  });
+
+  it('an OAuth token is sent as a bearer; a personal key as is', async () => {
+    await start();
+    expect(authorizationHeader('lin_api_abc')).toBe('lin_api_abc');
+    expect(authorizationHeader('Bearer xyz')).toBe('Bearer xyz');
+    expect(authorizationHeader('lin_oauth_xyz')).toBe('Bearer lin_oauth_xyz');
+    expect(await unit({ token: emu.oauthToken })).toMatchObject({ work_items: 60 });
+  });
+
+  it('a query-complexity error is non-retryable and names the query', async () => {
+    await start({ faults: parseLinearFaults('complexity:count=1') });
+    const err = await failure(unit());
+    expect(err).toBeInstanceOf(NonRetryableError);
+    expect(classifyError(err)).toBe('provider_error');
+    expect(err.message).toMatch(/query SyncIssuesCommentsHistoryLabels is too complex/);
+    expect(emu.requestLog).toHaveLength(1);
+  });
+
+  it('no server at the address: retried in place, then provider_error', async () => {
+    await start();
+    const url = emu.url;
+    await emu.close();
+    const err = await failure(
+      runLinearUnit(
+        linearContext({ db: t.db, clock, apiUrl: url, token: 'lin_api_x', datasetKey: 'teams', tier: 'reference' }),
+        FAST,
+      ),
+    );
+    expect(classifyError(err)).toBe('provider_error');
+    expect(err.message).toMatch(/query SyncTeams: provider unavailable after retries/);
+  });
+
+  it('5xx is retried in place, then succeeds; 5xx every time → provider_error', async () => {
+    await start({ faults: parseLinearFaults('server-error:count=2:status=503') });
+    expect(await unit()).toMatchObject({ work_items: 60 });
+    expect(emu.requestLog.slice(0, 3).map((e) => e.status)).toEqual([503, 503, 200]);
+    emu.setFaults(parseLinearFaults('server-error:status=502'));
+    const err = await failure(unit());
+    expect(classifyError(err)).toBe('provider_error');
+    expect(err.message).toMatch(/unavailable after retries/);
+    expect(await countOf(t.db, 'work_items')).toBe(60);
+  });
+});
