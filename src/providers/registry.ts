@@ -3,6 +3,7 @@ import { SyncRelayError } from '../errors.js';
 import type { Db } from '../db/types.js';
 import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from './types.js';
 import { createGithubProvider } from './github/index.js';
+import { createLinearProvider } from './linear/index.js';
 import { createSyntheticProvider, syntheticSink } from './synthetic.js';
 import { normalizedSink, workItemMetricsHandler } from '../sinks/normalized/index.js';
 
@@ -84,11 +85,14 @@ export class ProviderRegistry {
 }
 
 /**
- * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub writing the
- * normalized surfaces, with the `work-item-metrics` handler after each of its syncs.
+ * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub and Linear
+ * writing the normalized surfaces, with the `work-item-metrics` handler after each of their syncs.
  */
 export function defaultRegistry(db: Db): ProviderRegistry {
+  const postSyncHandlers = [workItemMetricsHandler];
+  const normalized = normalizedSink(db);
   return new ProviderRegistry()
     .register(createSyntheticProvider(), syntheticSink(db))
-    .register(createGithubProvider({ postSyncHandlers: [workItemMetricsHandler] }), normalizedSink(db));
+    .register(createGithubProvider({ postSyncHandlers }), normalized)
+    .register(createLinearProvider({ postSyncHandlers }), normalized);
 }

@@ -646,6 +646,8 @@ describe('ProviderRegistry', () => {
     expect(sink.retrySafeSurfaces).toEqual(['synthetic_items']);
     expect(registry.postSyncHandlersFor(info('synthetic')).map((h) => h.name)).toEqual(['metrics-rollup']);
     expect(registry.postSyncHandlersFor(info('github')).map((h) => h.name)).toEqual(['work-item-metrics']);
+    expect(registry.postSyncHandlersFor(info('linear')).map((h) => h.name)).toEqual(['work-item-metrics']);
+    expect(registry.sinkFor('linear')).toBe(registry.sinkFor('github'));
     const github = registry.sinkFor('github');
     expect(github.surfaces).toEqual(expect.arrayContaining(['work_items', 'pull_requests', 'commits']));
     expect(github.retrySafeSurfaces).toEqual(github.surfaces);
@@ -655,14 +657,14 @@ describe('ProviderRegistry', () => {
     const registry = defaultRegistry(t.db);
     const err = (() => {
       try {
-        registry.get('linear');
+        registry.get('asana');
       } catch (e) {
         return e;
       }
     })();
     expect(err).toBeInstanceOf(UnknownProviderError);
     expect((err as SyncRelayError).code).toBe('unknown_provider');
-    expect(() => registry.sinkFor('linear')).toThrow(UnknownProviderError);
+    expect(() => registry.sinkFor('asana')).toThrow(UnknownProviderError);
     expect(() => registry.register(createSyntheticProvider())).toThrow(SyncRelayError);
   });
 

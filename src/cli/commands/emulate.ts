@@ -1,6 +1,7 @@
 /**
  * `syncrelay emulate github`: a local GitHub REST API emulator (seeded organisation, GitHub's
- * pagination, authentication, primary rate limit and injectable faults) until SIGTERM / SIGINT.
+ * pagination, authentication, primary rate limit and injectable faults) until SIGTERM / SIGINT;
+ * `emulate linear` (./emulateLinear.ts) beside it.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
@@ -14,6 +15,7 @@ import {
   type RateLimitSpec,
 } from '../../providers/github/emulator/index.js';
 import { intInRange, isoTime } from '../args.js';
+import { registerEmulateLinear } from './emulateLinear.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
@@ -72,6 +74,7 @@ forbidden, not-found, server-error (status=500|502|503|504), slow (delay=ms); ea
 count=<n>, and path=<text> to match only some paths. See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
+  registerEmulateLinear(emulate);
 }
 
 async function serveGithub(flags: EmulateFlags): Promise<void> {

@@ -1,0 +1,64 @@
+/**
+ * `syncrelay emulate linear`: a local Linear GraphQL API emulator (seeded workspace, Relay
+ * pagination, request and complexity budgets, injectable faults) until SIGTERM / SIGINT.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { ValidationError } from '../../errors.js';
+import {
+  parseLinearEmulatorArgs,
+  startLinearEmulator,
+  type LinearEmulatorFlags,
+} from '../../providers/linear/emulator/index.js';
+import { printLine } from '../output.js';
+import { cliLogger } from '../session.js';
+import { Shutdown } from '../signals.js';
+
+export function registerEmulateLinear(emulate: Command): void {
+  emulate
+    .command('linear')
+    .description('serve a seeded Linear workspace over a GraphQL API of Linear’s shapes until SIGTERM / SIGINT')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '0')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated workspace and of fault draws', '1')
+    .option('--now <time>', 'where the generated history ends (default: now)')
+    .option('--scale <spec>', 'small | medium | bench | issues=20000,teams=4,…')
+    .option('--rate-limit <N/WINDOW>', 'requests per key per window, e.g. 1500/3600s')
+    .option('--complexity-limit <N/WINDOW>', 'complexity points per key per window')
+    .option('--max-complexity <n>', 'the most complexity one query may have')
+    .option('--limit-status <code>', 'HTTP status of a RATELIMITED answer: 200, 400 or 429')
+    .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05')
+    .addHelpText(
+      'after',
+      `
+Prints the GraphQL endpoint (use it as the integration's config.apiUrl), a personal API key (sent
+as "Authorization: <key>") and an OAuth token (sent as "Bearer <token>"). See docs/emulators.md.`,
+    )
+    .action(async (flags: LinearEmulatorFlags) => serveLinear(flags));
+}
+
+async function serveLinear(flags: LinearEmulatorFlags): Promise<void> {
+  let options;
+  try {
+    options = parseLinearEmulatorArgs(flags);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
+    throw err;
+  }
+  const logger = cliLogger(true);
+  const shutdown = new Shutdown(logger);
+  const emulator = await startLinearEmulator(options);
+  try {
+    printLine(
+      `Linear emulator: ${emulator.url}  ·  teams: ${emulator.data.teams.map((t) => t.key).join(', ')}  ·  ` +
+        `issues: ${emulator.data.issues.length}`,
+    );
+    printLine(`API key: ${emulator.token}`);
+    printLine(`OAuth token: ${emulator.oauthToken}`);
+    logger.info({ url: emulator.url, pid: process.pid }, 'linear emulator started');
+    await shutdown.wait();
+  } finally {
+    await emulator.close();
+  }
+  logger.info('linear emulator stopped');
+  logger.flush();
+}
