@@ -5,8 +5,9 @@
  *
  * Jira Cloud's rate-limit rules (developer.atlassian.com/cloud/jira/platform/rate-limiting): a 429
  * carries `Retry-After` (seconds) and/or `X-RateLimit-Reset` (ISO-8601, e.g. `2026-03-02T12:31Z`);
- * the limit lifts at the later of the two (60 s when neither is sent). A 403 with either header is
- * a limit too; any other 403, and every 401, is `auth`. Responses may carry `X-RateLimit-Limit`,
+ * the limit lifts at the later of the two (60 s when neither is sent). A 403 with `Retry-After`, or
+ * with `X-RateLimit-Reset` and no requests remaining, is a limit too; any other 403, and every 401,
+ * is `auth`. Responses may carry `X-RateLimit-Limit`,
  * `X-RateLimit-Remaining` and `X-RateLimit-Reset`, which feed the shared budget. 5xx and network
  * failures are retried in place, then end as `provider_error`. Errors name the integration and the
  * request (method and path), never the credential.
@@ -63,7 +64,10 @@ export function jiraLimitSignal(status: number, headers: Headers, now: Date): Li
   if (status !== 429 && status !== 403) return null;
   const retryAfter = numberHeader(headers, 'retry-after');
   const reset = timeHeader(headers, 'x-ratelimit-reset');
-  if (status === 403 && retryAfter === null && reset === null) return null;
+  // Some ordinary answers carry X-RateLimit-Reset too: on a 403 it signals a limit only with nothing left.
+  const remaining = numberHeader(headers, 'x-ratelimit-remaining');
+  const spent = reset !== null && (remaining === null || remaining <= 0);
+  if (status === 403 && retryAfter === null && !spent) return null;
   const t = now.getTime();
   const after = retryAfter === null ? null : t + Math.max(0, retryAfter) * 1000;
   const lifts = after === null && reset === null ? t + LIMIT_FALLBACK_MS : Math.max(after ?? 0, reset?.getTime() ?? 0);
