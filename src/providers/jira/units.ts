@@ -69,7 +69,10 @@ export async function projects(job: Job): Promise<UnitResult> {
 
 const USERS_PAGE = 100;
 
-/** Members: the users issues of the project can be assigned to. */
+/**
+ * Members: the users issues of the project can be assigned to. Jira may return fewer than asked
+ * for before the end (it drops users it hides), so the list ends with an empty page.
+ */
 export async function members(job: Job): Promise<UnitResult> {
   let items = 0;
   for (let startAt = 0; ; startAt += USERS_PAGE) {
@@ -83,7 +86,7 @@ export async function members(job: Job): Promise<UnitResult> {
       'members',
       users.map((u) => memberRow(job.scope, u, 'assignable')),
     );
-    if (users.length < USERS_PAGE) break;
+    if (users.length === 0) break;
   }
   return done('members', items);
 }

@@ -78,11 +78,14 @@ export function generateSite(seed: number, site: string, scale: JiraScale, now: 
     );
     data.sprints.push(...sprintsOf(data, p * 2 + 1, key, scale.sprints, now));
   }
-  const longEvery = scale.longLists > 0 ? Math.max(1, Math.floor(scale.issues / scale.longLists)) : 0;
+  // Long lists spread evenly over the issues and the projects.
+  const long = new Set<number>();
+  for (let k = 0; k < Math.min(scale.longLists, scale.issues); k++) {
+    long.add(Math.min(scale.issues - 1, Math.floor((k * scale.issues) / scale.longLists) + (k % scale.projects)));
+  }
   for (let n = 0; n < scale.issues; n++) {
     const project = data.projects[n % data.projects.length]!;
-    const long = longEvery > 0 && n % longEvery === longEvery - 1 && n / longEvery < scale.longLists;
-    addIssue(data, project, new Rng(seed, `issue:${n}`), scale, now, long);
+    addIssue(data, project, new Rng(seed, `issue:${n}`), scale, now, long.has(n));
   }
   for (const p of data.projects) p.issues.sort(compareIssues);
   return data;

@@ -55,8 +55,16 @@ export function user(site: Site, u: UserRec): Record<string, unknown> {
   };
 }
 
+const usersOf = new WeakMap<SiteData, { size: number; byId: Map<string, UserRec> }>();
+
 export function userById(site: Site, accountId: string | null): Record<string, unknown> | null {
-  const u = accountId === null ? undefined : site.data.users.find((x) => x.accountId === accountId);
+  if (accountId === null) return null;
+  let index = usersOf.get(site.data);
+  if (!index || index.size !== site.data.users.length) {
+    index = { size: site.data.users.length, byId: new Map(site.data.users.map((u) => [u.accountId, u])) };
+    usersOf.set(site.data, index);
+  }
+  const u = index.byId.get(accountId);
   return u ? user(site, u) : null;
 }
 
