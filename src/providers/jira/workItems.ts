@@ -99,7 +99,9 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
     token = page.nextPageToken;
     if (page.isLast !== false || !token) return result(job, counts);
     if (!job.backfill && pages >= job.maxPages) {
-      return { ...result(job, counts), ...(latest !== null ? { watermark: new Date(latest) } : {}) };
+      // Only what was read: the latest `updated` kept (or the window's start when none was kept).
+      const watermark = latest !== null ? new Date(latest) : job.since;
+      return { ...result(job, counts), ...(watermark ? { watermark } : {}) };
     }
   }
 }

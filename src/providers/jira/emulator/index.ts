@@ -166,3 +166,50 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       })),
   };
 }
+
+/** The datasets a demo integration enables (the work-item family is fetched in one unit per project). */
+export const JIRA_DEMO_DATASETS = [
+  'projects',
+  'members',
+  'sprints',
+  'work-items',
+  'work-item-comments',
+  'work-item-history',
+] as const;
+
+/** The normalized tables a Jira sync writes, in the order a summary lists them. */
+export const JIRA_TABLES = [
+  'projects',
+  'members',
+  'sprints',
+  'work_items',
+  'work_item_comments',
+  'work_item_events',
+] as const;
+
+/** What an integration pointed at this emulator needs (`engine.createIntegration` fields). */
+export function jiraDemoIntegration(emu: JiraEmulator): {
+  provider: 'jira';
+  sources: string[];
+  datasets: string[];
+  config: { siteUrl: string };
+  credential: string;
+} {
+  return {
+    provider: 'jira',
+    sources: emu.data.projects.map((p) => p.key),
+    datasets: [...JIRA_DEMO_DATASETS],
+    config: { siteUrl: emu.url },
+    credential: emu.token,
+  };
+}
+
+/** One line for a CLI: the URL and what the site holds (never the credential). */
+export function describeJiraEmulator(emu: JiraEmulator): string {
+  const issues = emu.data.projects.reduce((n, p) => n + p.issues.length, 0);
+  return (
+    `Jira emulator: ${emu.url}  ·  projects: ${emu.data.projects.map((p) => p.key).join(', ')}  ·  ` +
+    `issues: ${issues}  ·  users: ${emu.data.users.length}  ·  sprints: ${emu.data.sprints.length}  ·  ` +
+    `budget: ${emu.rateLimit.limit}/${emu.rateLimit.windowSeconds}s  ·  time zone: ${emu.timeZone}`
+  );
+}

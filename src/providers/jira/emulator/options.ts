@@ -241,14 +241,15 @@ const FLAGS: Record<string, keyof JiraEmulatorOptions> = {
   '--faults': 'faults',
   '--time-zone': 'timeZone',
   '--log-limit': 'logLimit',
+  '--now': 'now',
 };
 
 const NUMERIC = new Set<keyof JiraEmulatorOptions>(['port', 'seed', 'logLimit']);
 
 /**
  * CLI-style arguments (`--port 8080 --scale bench --rate-limit 100/60s --faults … --seed 7
- * --time-zone Europe/Berlin --site acme --log-limit 1000`, also `--flag=value`) → options, each
- * value validated (a ValidationError names the flag's option).
+ * --time-zone Europe/Berlin --site acme --log-limit 1000 --now 2026-03-02T12:00Z`, also
+ * `--flag=value`) → options, each value validated (a ValidationError names the flag's option).
  */
 export function parseJiraEmulatorArgs(argv: readonly string[]): JiraEmulatorOptions {
   const out: JiraEmulatorOptions = {};
@@ -277,7 +278,13 @@ function setOption(out: JiraEmulatorOptions, key: keyof JiraEmulatorOptions, val
   else if (key === 'rateLimit') out.rateLimit = parseRateLimit(value);
   else if (key === 'faults') out.faults = parseFaults(value);
   else if (key === 'timeZone') out.timeZone = validateTimeZone(value);
-  else if (key === 'site') {
+  else if (key === 'now') {
+    const ms = Date.parse(value);
+    if (!Number.isFinite(ms) || !/(Z|[+-]\d{2}:?\d{2})$/.test(value)) {
+      throw new ValidationError('now', `expected an ISO-8601 time with a zone, got "${value}"`);
+    }
+    out.now = new Date(ms);
+  } else if (key === 'site') {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(value))
       throw new ValidationError('site', 'expected a site name (a-z, 0-9, -)');
     out.site = value;

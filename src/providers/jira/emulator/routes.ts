@@ -60,6 +60,9 @@ export function route(ctx: RouteContext): Answer | null {
   if (get && p === '/rest/api/3/user/assignable/search') return assignable(ctx);
   if (p === '/rest/api/3/search/jql' && (get || ctx.method === 'POST')) return search(ctx);
   if (get && p === '/rest/agile/1.0/board') return boards(ctx);
+  if (p === '/rest/api/3/search' || p === '/rest/api/2/search') {
+    return jiraError(410, 'The requested API has been removed. Please migrate to the /rest/api/3/search/jql API.');
+  }
   let m = /^\/rest\/api\/3\/project\/([^/]+)$/.exec(p);
   if (get && m) {
     const project = projectByKey(ctx, decodeURIComponent(m[1]!));

@@ -48,7 +48,7 @@ export function createHandler(parts: ServerParts): (req: IncomingMessage, res: S
   return (req, res) => {
     const n = ++seq;
     handle(parts, n, req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, jiraError(500, 'Internal server error'), {});
+      if (!res.headersSent) send(res, jiraError(500, 'Internal server error'), { 'x-arequestid': requestId(n) });
       res.destroy(err instanceof Error ? err : undefined);
     });
   };
@@ -87,7 +87,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   }
   const auth = authOf(parts, req.headers.authorization);
   const finish = (answer: Answer, rate: RateState | null, fault: FaultKind | null) => {
-    send(res, answer, rateHeaders(rate));
+    send(res, answer, { ...rateHeaders(rate), 'x-arequestid': requestId(seq) });
     const jql = typeof body?.jql === 'string' ? body.jql : url.searchParams.get('jql');
     record(parts, {
       seq,
@@ -176,12 +176,16 @@ function rateHeaders(rate: RateState | null): Record<string, string> {
   };
 }
 
+/** Jira's `X-AREQUESTID`: unique per request of this emulator. */
+function requestId(seq: number): string {
+  return `${(seq * 2654435761) % 4294967296}`.padStart(10, '0').replace(/^(\d{3})(\d{3})/, '$1x$2x');
+}
+
 function send(res: ServerResponse, answer: Answer, base: Record<string, string>): void {
   const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
   res.writeHead(answer.status, {
     ...base,
     'content-type': answer.contentType ?? 'application/json;charset=UTF-8',
-    'x-arequestid': Math.random().toString(16).slice(2, 10),
     ...answer.headers,
     'content-length': Buffer.byteLength(text),
   });
