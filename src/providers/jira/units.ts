@@ -99,7 +99,8 @@ async function* agilePages<T>(job: Job, path: string, query: Record<string, stri
     const page = await job.jira.get<AgilePage<T>>(path, { ...query, startAt, maxResults: AGILE_PAGE });
     yield page.values;
     startAt += page.values.length;
-    if (page.isLast !== false || page.values.length === 0) return;
+    if (page.values.length === 0 || page.isLast === true) return;
+    if (page.isLast === undefined && (page.total === undefined || startAt >= page.total)) return;
   }
 }
 

@@ -97,7 +97,8 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
     await writePage(job, issues, wants, categories, counts);
     for (const i of issues) latest = Math.max(latest ?? -Infinity, parseJiraTime(i.fields.updated));
     token = page.nextPageToken;
-    if (page.isLast !== false || !token) return result(job, counts);
+    // The last page says `isLast: true`; without the flag, a page with no token is the last.
+    if (page.isLast === true || !token) return result(job, counts);
     if (!job.backfill && pages >= job.maxPages) {
       // Only what was read: the latest `updated` kept (or the window's start when none was kept).
       const watermark = latest !== null ? new Date(latest) : job.since;
@@ -186,7 +187,7 @@ async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
     if (!page) return embedded;
     all.push(...page.values);
     startAt += page.values.length;
-    if (page.isLast !== false || page.values.length === 0) return all;
+    if (lastPage(page.isLast, page.values.length, startAt, page.total)) return all;
   }
 }
 
@@ -204,6 +205,13 @@ async function commentsOf(job: Job, issue: JiraIssue): Promise<JiraComment[]> {
     startAt += page.comments.length;
     if (page.comments.length === 0 || startAt >= page.total) return all;
   }
+}
+
+/** Whether a `startAt` page was the last: `isLast` when sent, else an empty page or `total` reached. */
+function lastPage(isLast: boolean | undefined, got: number, next: number, total: number | undefined): boolean {
+  if (got === 0) return true;
+  if (isLast !== undefined) return isLast;
+  return total !== undefined && next >= total;
 }
 
 /** One page of an issue's list; null when the issue is gone (deleted since the search). */
