@@ -101,6 +101,19 @@ describe('Jira provider: the work-item family', () => {
     expect(body.rows[0]!.body).toBe(long[0]!.comments.at(-1)!.text);
   });
 
+  it('the family in one unit costs fewer requests than one unit per dataset, and writes the same rows', async () => {
+    await start();
+    await runJiraUnit(unit({ datasetKey: 'work-items', datasets: FAMILY }), FAST);
+    const together = emu.requestLog.length;
+    const written = { items: await count(t.db, 'work_items'), events: await count(t.db, 'work_item_events') };
+    await truncate(t.db);
+    emu.requestLog.length = 0;
+    for (const d of FAMILY) await runJiraUnit(unit({ datasetKey: d }), FAST);
+    const apart = emu.requestLog.length;
+    expect(together * 2).toBeLessThan(apart);
+    expect({ items: await count(t.db, 'work_items'), events: await count(t.db, 'work_item_events') }).toEqual(written);
+  });
+
   it('maps status, started_at (first move into In Progress) and completed_at (the move into Done)', async () => {
     await start();
     await runJiraUnit(unit({ datasetKey: 'work-items', datasets: ['work-items'] }), FAST);
