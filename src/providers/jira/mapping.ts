@@ -3,8 +3,9 @@
  *
  * Ids: a work item's `external_id` is the issue id (stable when an issue moves to another project;
  * its key goes to `number`), a comment's is the comment id, an event's `<issue id>:<history id>:<n>`
- * (the n-th changed field of a changelog entry), a member's the account id (also what `assignees`
- * and event actors hold), a project's the project id, a sprint's the sprint id.
+ * (the n-th changed field of a changelog entry; `:+label` / `:-label` for each label change), a
+ * member's the account id (also what `assignees` and event actors hold), a project's the project
+ * id, a sprint's the sprint id.
  *
  * Status: `normalizeStatus` over the status category key and the resolution. `started_at` is the
  * first changelog transition into a status of the `indeterminate` category; `completed_at` the last
@@ -276,23 +277,53 @@ const EVENT_KINDS: Readonly<Record<string, 'state' | 'assignee' | 'label'>> = {
   labels: 'label',
 };
 
-/** The status, assignee and label changes of an issue's changelog (other fields are left out). */
+interface Change {
+  /** Distinguishes the changes of one changelog item (a label's name). */
+  part: string;
+  from: string | null;
+  to: string | null;
+}
+
+/** A labels item (`fromString`/`toString` list labels separated by spaces) as one change per label. */
+function labelChanges(item: JiraChangeItem): Change[] {
+  const words = (s: string | null) => new Set((s ?? '').split(/\s+/).filter((w) => w !== ''));
+  const before = words(item.fromString);
+  const after = words(item.toString);
+  return [
+    ...[...after].filter((l) => !before.has(l)).map((l) => ({ part: `+${l}`, from: null, to: l })),
+    ...[...before].filter((l) => !after.has(l)).map((l) => ({ part: `-${l}`, from: l, to: null })),
+  ];
+}
+
+function changesOf(kind: 'state' | 'assignee' | 'label', item: JiraChangeItem): Change[] {
+  if (kind === 'label') return labelChanges(item);
+  if (kind === 'assignee') return [{ part: '', from: item.from, to: item.to }];
+  return [{ part: '', from: item.fromString, to: item.toString }];
+}
+
+/**
+ * The status, assignee and label changes of an issue's changelog (other fields are left out): a
+ * status change by status names, an assignee change by account ids, a label change one event per
+ * label added (`to`) or removed (`from`), as GitHub's label events.
+ */
 export function eventRows(s: RowScope, issueId: string, histories: readonly JiraHistory[]): Row[] {
   const rows: Row[] = [];
   for (const h of histories) {
     h.items.forEach((item, n) => {
       const kind = EVENT_KINDS[item.fieldId ?? item.field] ?? EVENT_KINDS[item.field];
       if (!kind) return;
-      const byId = kind === 'assignee';
-      rows.push({
-        ...base(s, `${issueId}:${h.id}:${n}`, { history: h.id, created: h.created, author: h.author, item }),
-        work_item_external_id: issueId,
-        kind,
-        actor: h.author?.accountId ?? null,
-        from_value: byId ? item.from : item.fromString,
-        to_value: byId ? item.to : item.toString,
-        occurred_at: jiraDate(h.created),
-      });
+      for (const c of changesOf(kind, item)) {
+        const id = `${issueId}:${h.id}:${n}${c.part ? `:${c.part}` : ''}`;
+        rows.push({
+          ...base(s, id, { history: h.id, created: h.created, author: h.author, item }),
+          work_item_external_id: issueId,
+          kind,
+          actor: h.author?.accountId ?? null,
+          from_value: c.from,
+          to_value: c.to,
+          occurred_at: jiraDate(h.created),
+        });
+      }
     });
   }
   return rows;

@@ -84,7 +84,7 @@ export async function members(job: Job): Promise<UnitResult> {
     items += await write(
       job,
       'members',
-      users.map((u) => memberRow(job.scope, u, 'assignable')),
+      users.map((u) => memberRow(job.scope, u, 'assignee')),
     );
     if (users.length === 0) break;
   }
