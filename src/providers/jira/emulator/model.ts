@@ -1,0 +1,125 @@
+/** The emulated site's records (times in epoch ms); rendered into Jira's JSON by render.ts. */
+
+export interface UserRec {
+  accountId: string;
+  displayName: string;
+  email: string;
+  timeZone: string;
+}
+
+export interface StatusRec {
+  id: string;
+  name: string;
+  /** Status category: 2 new (To Do), 4 indeterminate (In Progress), 3 done. */
+  category: 'new' | 'indeterminate' | 'done';
+}
+
+export interface ProjectRec {
+  id: string;
+  key: string;
+  name: string;
+  description: string;
+  lead: string;
+  /** Issues of this project, kept ordered by (updated, id). */
+  issues: IssueRec[];
+}
+
+export interface BoardRec {
+  id: number;
+  name: string;
+  type: 'scrum' | 'kanban';
+  projectKey: string;
+}
+
+export interface SprintRec {
+  id: number;
+  boardId: number;
+  name: string;
+  state: 'closed' | 'active' | 'future';
+  startDate: number | null;
+  endDate: number | null;
+  completeDate: number | null;
+  createdDate: number;
+  goal: string;
+}
+
+export interface CommentRec {
+  id: string;
+  author: string;
+  text: string;
+  created: number;
+  updated: number;
+}
+
+export interface ChangeItemRec {
+  field: 'status' | 'assignee' | 'labels' | 'summary' | 'resolution';
+  from: string | null;
+  fromString: string | null;
+  to: string | null;
+  toString: string | null;
+}
+
+export interface HistoryRec {
+  id: string;
+  author: string;
+  created: number;
+  items: ChangeItemRec[];
+}
+
+export interface IssueRec {
+  id: string;
+  key: string;
+  projectKey: string;
+  summary: string;
+  type: 'Story' | 'Bug' | 'Task' | 'Epic';
+  statusId: string;
+  resolution: string | null;
+  assignee: string | null;
+  reporter: string;
+  labels: string[];
+  created: number;
+  updated: number;
+  resolutiondate: number | null;
+  parentId: string | null;
+  sprintIds: number[];
+  comments: CommentRec[];
+  histories: HistoryRec[];
+}
+
+export interface SiteData {
+  site: string;
+  users: UserRec[];
+  statuses: StatusRec[];
+  projects: ProjectRec[];
+  boards: BoardRec[];
+  sprints: SprintRec[];
+  issuesById: Map<string, IssueRec>;
+  /** Next ids handed out (mutations). */
+  next: { issue: number; comment: number; history: number };
+}
+
+export const STATUSES: readonly StatusRec[] = [
+  { id: '10000', name: 'To Do', category: 'new' },
+  { id: '3', name: 'In Progress', category: 'indeterminate' },
+  { id: '10001', name: 'In Review', category: 'indeterminate' },
+  { id: '10002', name: 'Done', category: 'done' },
+];
+
+export const RESOLUTIONS: Readonly<Record<string, string>> = {
+  Done: '10000',
+  "Won't Do": '10001',
+  Duplicate: '10002',
+  'Cannot Reproduce': '10003',
+};
+
+export const ISSUE_TYPES: Readonly<Record<IssueRec['type'], string>> = {
+  Epic: '10000',
+  Story: '10001',
+  Task: '10002',
+  Bug: '10004',
+};
+
+/** Keeps a project's issues ordered by (updated, numeric id). */
+export function compareIssues(a: IssueRec, b: IssueRec): number {
+  return a.updated - b.updated || Number(a.id) - Number(b.id);
+}

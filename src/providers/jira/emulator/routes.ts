@@ -1,0 +1,261 @@
+/**
+ * The endpoints the emulator serves, each answering in Jira Cloud's shapes:
+ * REST v3 `myself`, `status`, `project/search`, `project/{key}`, `user/assignable/search`,
+ * `search/jql` (GET and POST), `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and
+ * `board/{id}/sprint`. Errors are Jira's `{errorMessages, errors}`.
+ */
+import { JqlError, matchesUpdated, parseJql } from './jql.js';
+import type { IssueRec, ProjectRec, UserRec } from './model.js';
+import * as render from './render.js';
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+export interface RouteContext {
+  site: render.Site;
+  method: string;
+  path: string;
+  q: URLSearchParams;
+  /** A POST's parsed JSON body (null otherwise). */
+  body: Record<string, unknown> | null;
+  viewer: UserRec;
+  /** The custom field holding sprints. */
+  sprintField: string;
+}
+
+export function jiraError(status: number, ...messages: string[]): Answer {
+  return { status, body: { errorMessages: messages, errors: {} } };
+}
+
+const ok = (body: unknown): Answer => ({ status: 200, body });
+
+function intParam(raw: unknown, fallback: number, max: number): number {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw !== '' ? Number(raw) : fallback;
+  return Number.isInteger(n) && n >= 0 ? Math.min(n, max) : fallback;
+}
+
+function projectByKey(ctx: RouteContext, keyOrId: string): ProjectRec | undefined {
+  return ctx.site.data.projects.find((p) => p.key === keyOrId || p.id === keyOrId);
+}
+
+function issueByIdOrKey(ctx: RouteContext, idOrKey: string): IssueRec | undefined {
+  const byId = ctx.site.data.issuesById.get(idOrKey);
+  if (byId) return byId;
+  const key = idOrKey.toUpperCase();
+  const project = projectByKey(ctx, key.split('-')[0] ?? '');
+  return project?.issues.find((i) => i.key === key);
+}
+
+/** The answer for a request, or null when no route matches. */
+export function route(ctx: RouteContext): Answer | null {
+  const p = ctx.path.replace(/\/+$/, '');
+  const get = ctx.method === 'GET';
+  if (get && p === '/rest/api/3/myself') return ok(render.user(ctx.site, ctx.viewer));
+  if (get && p === '/rest/api/3/status') return ok(ctx.site.data.statuses.map((s) => render.status(ctx.site, s)));
+  if (get && p === '/rest/api/3/project/search') return projectSearch(ctx);
+  if (get && p === '/rest/api/3/user/assignable/search') return assignable(ctx);
+  if (p === '/rest/api/3/search/jql' && (get || ctx.method === 'POST')) return search(ctx);
+  if (get && p === '/rest/agile/1.0/board') return boards(ctx);
+  if (p === '/rest/api/3/search' || p === '/rest/api/2/search') {
+    return jiraError(410, 'The requested API has been removed. Please migrate to the /rest/api/3/search/jql API.');
+  }
+  let m = /^\/rest\/api\/3\/project\/([^/]+)$/.exec(p);
+  if (get && m) {
+    const project = projectByKey(ctx, decodeURIComponent(m[1]!));
+    if (!project) return jiraError(404, `No project could be found with key '${decodeURIComponent(m[1]!)}'.`);
+    return ok(render.project(ctx.site, project));
+  }
+  m = /^\/rest\/api\/3\/issue\/([^/]+)\/(comment|changelog)$/.exec(p);
+  if (get && m) {
+    const issue = issueByIdOrKey(ctx, decodeURIComponent(m[1]!));
+    if (!issue) return jiraError(404, 'Issue does not exist or you do not have permission to see it.');
+    return m[2] === 'comment' ? comments(ctx, issue) : changelog(ctx, issue);
+  }
+  m = /^\/rest\/agile\/1\.0\/board\/(\d+)\/sprint$/.exec(p);
+  if (get && m) return sprints(ctx, Number(m[1]));
+  return null;
+}
+
+function projectSearch(ctx: RouteContext): Answer {
+  const keys = ctx.q.getAll('keys');
+  const list = ctx.site.data.projects.filter((p) => keys.length === 0 || keys.includes(p.key));
+  const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
+  const maxResults = intParam(ctx.q.get('maxResults'), 50, 100);
+  const values = list.slice(startAt, startAt + maxResults).map((p) => render.project(ctx.site, p));
+  const isLast = startAt + maxResults >= list.length;
+  const self = `${ctx.site.url}/rest/api/3/project/search?startAt=${startAt}&maxResults=${maxResults}`;
+  return ok({
+    self,
+    ...(isLast ? {} : { nextPage: self.replace(`startAt=${startAt}`, `startAt=${startAt + maxResults}`) }),
+    maxResults,
+    startAt,
+    total: list.length,
+    isLast,
+    values,
+  });
+}
+
+function assignable(ctx: RouteContext): Answer {
+  const key = ctx.q.get('project') ?? ctx.q.get('projectKeys');
+  if (!key) return jiraError(400, 'The project key or issue key must be specified.');
+  if (!projectByKey(ctx, key)) return jiraError(404, `No project could be found with key '${key}'.`);
+  const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
+  const maxResults = intParam(ctx.q.get('maxResults'), 50, 1000);
+  return ok(ctx.site.data.users.slice(startAt, startAt + maxResults).map((u) => render.user(ctx.site, u)));
+}
+
+interface PageToken {
+  o: number;
+  j: string;
+}
+
+function encodeToken(t: PageToken): string {
+  return Buffer.from(JSON.stringify(t)).toString('base64url');
+}
+
+function decodeToken(raw: string): PageToken | null {
+  try {
+    const t = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as PageToken;
+    return Number.isInteger(t.o) && t.o >= 0 && typeof t.j === 'string' ? t : null;
+  } catch {
+    return null;
+  }
+}
+
+function listParam(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.filter((x): x is string => typeof x === 'string');
+  if (typeof raw === 'string') return raw.split(',').map((s) => s.trim());
+  return [];
+}
+
+function searchParams(ctx: RouteContext) {
+  if (ctx.method === 'POST') {
+    const b = ctx.body ?? {};
+    return { jql: b.jql, token: b.nextPageToken, max: b.maxResults, fields: listParam(b.fields), expand: b.expand };
+  }
+  const q = ctx.q;
+  return {
+    jql: q.get('jql'),
+    token: q.get('nextPageToken') ?? undefined,
+    max: q.get('maxResults') ?? undefined,
+    fields: q.getAll('fields').flatMap(listParam),
+    expand: q.get('expand') ?? undefined,
+  };
+}
+
+/** `/rest/api/3/search/jql`: issues matching the JQL, `maxResults` a page, `nextPageToken` onward. */
+function search(ctx: RouteContext): Answer {
+  const s = searchParams(ctx);
+  if (typeof s.jql !== 'string' || s.jql.trim() === '') {
+    return jiraError(400, 'Unbounded JQL queries are not allowed here. Please add a search restriction to your query.');
+  }
+  let parsed;
+  try {
+    parsed = parseJql(s.jql, ctx.viewer.timeZone);
+  } catch (err) {
+    if (err instanceof JqlError) return jiraError(400, err.message);
+    throw err;
+  }
+  const project = projectByKey(ctx, parsed.project);
+  if (!project) return jiraError(400, `The value '${parsed.project}' does not exist for the field 'project'.`);
+  const raw = s.token === undefined || s.token === null ? null : s.token;
+  const token = raw === null ? { o: 0, j: s.jql } : decodeToken(typeof raw === 'string' ? raw : '');
+  if (!token || token.j !== s.jql) return jiraError(400, 'The provided next page token is invalid or expired.');
+  const max = Math.max(1, intParam(s.max, 50, 100));
+  let list = project.issues.filter((i) => matchesUpdated(parsed, i.updated));
+  if (parsed.order === 'DESC') list = [...list].reverse();
+  const page = list.slice(token.o, token.o + max);
+  const wanted = fieldFilter(s.fields);
+  const changelog = typeof s.expand === 'string' && s.expand.split(',').includes('changelog');
+  const isLast = token.o + max >= list.length;
+  return ok({
+    issues: page.map((i) => render.issue(ctx.site, i, wanted, changelog, ctx.sprintField)),
+    ...(isLast ? {} : { nextPageToken: encodeToken({ o: token.o + max, j: s.jql }) }),
+    isLast,
+  });
+}
+
+/** Which fields to render: none by default (ids and keys only), `*all`/`*navigable`, or those named. */
+function fieldFilter(fields: string[]): (f: string) => boolean {
+  if (fields.includes('*all') || fields.includes('*navigable')) {
+    const minus = new Set(fields.filter((f) => f.startsWith('-')).map((f) => f.slice(1)));
+    return (f) => !minus.has(f);
+  }
+  const set = new Set(fields);
+  return (f) => set.has(f);
+}
+
+function comments(ctx: RouteContext, issue: IssueRec): Answer {
+  const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
+  const maxResults = intParam(ctx.q.get('maxResults'), 5000, 5000);
+  return ok({
+    startAt,
+    maxResults,
+    total: issue.comments.length,
+    comments: issue.comments.slice(startAt, startAt + maxResults).map((c) => render.comment(ctx.site, issue, c)),
+  });
+}
+
+function changelog(ctx: RouteContext, issue: IssueRec): Answer {
+  const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
+  const maxResults = intParam(ctx.q.get('maxResults'), 100, 100);
+  const isLast = startAt + maxResults >= issue.histories.length;
+  const self = `${ctx.site.url}/rest/api/3/issue/${issue.id}/changelog?maxResults=${maxResults}&startAt=${startAt}`;
+  return ok({
+    self,
+    ...(isLast
+      ? {}
+      : {
+          nextPage: `${ctx.site.url}/rest/api/3/issue/${issue.id}/changelog?maxResults=${maxResults}&startAt=${
+            startAt + maxResults
+          }`,
+        }),
+    maxResults,
+    startAt,
+    total: issue.histories.length,
+    isLast,
+    values: issue.histories.slice(startAt, startAt + maxResults).map((h) => render.history(ctx.site, h)),
+  });
+}
+
+function agilePage(ctx: RouteContext, list: readonly unknown[], withTotal: boolean): Answer {
+  const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
+  const maxResults = intParam(ctx.q.get('maxResults'), 50, 50);
+  const values = list.slice(startAt, startAt + maxResults);
+  return ok({
+    maxResults,
+    startAt,
+    ...(withTotal ? { total: list.length } : {}),
+    isLast: startAt + values.length >= list.length,
+    values,
+  });
+}
+
+function boards(ctx: RouteContext): Answer {
+  const key = ctx.q.get('projectKeyOrId');
+  if (key !== null && !projectByKey(ctx, key)) return jiraError(400, `No project could be found with key '${key}'.`);
+  const project = key === null ? null : projectByKey(ctx, key)!;
+  const list = ctx.site.data.boards.filter((b) => project === null || b.projectKey === project.key);
+  return agilePage(
+    ctx,
+    list.map((b) => render.board(ctx.site, b)),
+    true,
+  );
+}
+
+function sprints(ctx: RouteContext, boardId: number): Answer {
+  const b = ctx.site.data.boards.find((x) => x.id === boardId);
+  if (!b) return jiraError(404, `Board does not exist or you do not have permission to see it.`);
+  if (b.type !== 'scrum') return jiraError(400, 'The board does not support sprints');
+  const states = ctx.q.get('state')?.split(',');
+  const list = ctx.site.data.sprints.filter((s) => s.boardId === boardId && (!states || states.includes(s.state)));
+  return agilePage(
+    ctx,
+    list.map((s) => render.sprint(ctx.site, s)),
+    false,
+  );
+}

@@ -1,0 +1,205 @@
+/**
+ * The Jira Cloud provider (`jira`): one project (its key) per source, read through the REST API v3
+ * and the Jira Software Agile API with plain `fetch`, and written onto the normalized surfaces.
+ *
+ * Datasets (cross-provider keys): reference `projects`, `members` (assignable users), `sprints`
+ * (of the project's scrum boards) and `boards` (fetched with `sprints`: boards have no surface of
+ * their own, their sprints carry them); work-item family `work-items` (the anchor: issues with
+ * status, type, assignee, labels, parent, project and sprint), `work-item-comments`,
+ * `work-item-history` (status, assignee and label changes from the changelog) and
+ * `work-item-labels` (labels arrive on the issues: nothing of its own to call), all fetched with
+ * `work-items` in one unit per (project, window).
+ */
+import { NonRetryableError } from '../../errors.js';
+import { listSources } from '../../store/integrations.js';
+import { BudgetLedger, RateBudget } from '../http/budget.js';
+import type { RetryOptions } from '../http/retry.js';
+import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import { createJiraClient } from './client.js';
+import { authorizationFor, parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
+import * as units from './units.js';
+import { workItemFamily } from './workItems.js';
+
+export const JIRA_PROVIDER = 'jira';
+
+const LONG_WINDOW_DAYS = 36_500;
+
+type Runner = (job: units.Job) => Promise<UnitResult>;
+
+interface DatasetDef {
+  spec: DatasetSpec;
+  /** null: the dataset's data arrives with another dataset's calls (nothing to call). */
+  run: Runner | null;
+}
+
+function work(key: string, surfaces: string[], run: Runner | null, fetchedWith?: string): DatasetDef {
+  const spec: DatasetSpec = {
+    key,
+    tier: 'work_item',
+    costClass: 'rest',
+    keepsWatermark: run !== null,
+    surfaces,
+    ...(fetchedWith ? { fetchedWith } : {}),
+  };
+  return { spec, run };
+}
+
+function reference(key: string, surfaces: string[], run: Runner | null, fetchedWith?: string): DatasetDef {
+  const spec: DatasetSpec = {
+    key,
+    tier: 'reference',
+    costClass: 'rest',
+    keepsWatermark: false,
+    windowDays: LONG_WINDOW_DAYS,
+    surfaces,
+    ...(fetchedWith ? { fetchedWith } : {}),
+  };
+  return { spec, run };
+}
+
+const FAMILY_SURFACES = ['work_items', 'work_item_comments', 'work_item_events'];
+
+const DATASETS: readonly DatasetDef[] = [
+  reference('projects', ['projects'], units.projects),
+  reference('members', ['members'], units.members),
+  reference('sprints', ['sprints'], units.sprints),
+  reference('boards', [], null, 'sprints'),
+  work('work-items', FAMILY_SURFACES, workItemFamily),
+  work('work-item-comments', ['work_item_comments'], workItemFamily, 'work-items'),
+  work('work-item-history', ['work_item_events'], workItemFamily, 'work-items'),
+  work('work-item-labels', [], null, 'work-items'),
+];
+
+export const JIRA_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
+
+export interface JiraProviderOptions {
+  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
+  postSyncHandlers?: readonly PostSyncHandler[];
+  /** Search pages an incremental unit reads before it stops. @default 200 */
+  maxPages?: number;
+  /** Issues per search page. @default 100 */
+  pageSize?: number;
+  /** Per-issue requests (long comment lists, changelogs) in flight at once within a unit. @default 4 */
+  detailConcurrency?: number;
+  /** In-place retries of 5xx and network failures. */
+  retry?: RetryOptions;
+  /** Shared-budget tuning (tests). */
+  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+export function createJiraProvider(opts: JiraProviderOptions = {}): Provider {
+  // The units this provider instance runs share what they know of each credential's budget.
+  const ledger = new BudgetLedger();
+  return {
+    name: JIRA_PROVIDER,
+    datasets: JIRA_DATASETS,
+    windowDays: 7,
+    initialDepthDays: 30,
+    validateConfig: (config) => void parseJiraConfig(config),
+    validateSource: (source, field) => validateSource(source, field),
+    runUnit: (ctx) => runJiraUnit(ctx, opts, ledger),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+  };
+}
+
+/** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */
+export async function runJiraUnit(
+  ctx: UnitContext,
+  opts: JiraProviderOptions = {},
+  ledger?: BudgetLedger,
+): Promise<UnitResult> {
+  const subject = `jira integration "${ctx.integration.name}"`;
+  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
+  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const config = parseJiraConfig(ctx.integration.config);
+  const projects = await projectsOf(ctx, def.spec, subject);
+  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.spec.fetchedWith };
+  const credential = ctx.credential;
+  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
+  const budget = new RateBudget({
+    db: ctx.db,
+    key: { orgId: ctx.unit.orgId, provider: JIRA_PROVIDER, credentialId: credential.id },
+    owner: ctx.unit.id,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    subject,
+    share: config.budgetShare,
+    ...(ledger ? { ledger } : {}),
+    ...opts.budget,
+  });
+  const jira = createJiraClient({
+    siteUrl: config.siteUrl,
+    authorization: authorizationFor(credential.reveal(), subject),
+    subject,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    logger: ctx.logger,
+    budget,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const run = def.run;
+  const datasets = ctx.unit.datasets.includes(ctx.unit.datasetKey)
+    ? ctx.unit.datasets
+    : [ctx.unit.datasetKey, ...ctx.unit.datasets];
+  try {
+    const results: UnitResult[] = [];
+    for (const project of projects) results.push(await run(job(project)));
+    return combine(results);
+  } finally {
+    await recordQuietly(ctx, budget);
+  }
+
+  function job(project: string): units.Job {
+    return {
+      ctx,
+      jira,
+      project,
+      config,
+      scope: {
+        orgId: ctx.unit.orgId,
+        integrationId: ctx.unit.integrationId,
+        provider: JIRA_PROVIDER,
+        siteUrl: config.siteUrl,
+        syncedAt: ctx.clock.now(),
+      },
+      since: ctx.unit.since,
+      before: ctx.unit.before,
+      backfill: ctx.unit.mode === 'backfill',
+      datasets,
+      maxPages: opts.maxPages ?? 200,
+      pageSize: opts.pageSize ?? 100,
+      detailConcurrency: opts.detailConcurrency ?? 4,
+    };
+  }
+}
+
+/**
+ * The projects a unit reads: its source; or, for a reference dataset (planned once per run,
+ * without a source), every enabled source of the integration, in order.
+ */
+async function projectsOf(ctx: UnitContext, spec: DatasetSpec, subject: string): Promise<string[]> {
+  if (ctx.unit.sourceKey !== null || spec.tier !== 'reference') return [projectOf(ctx.unit.sourceKey, subject)];
+  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
+  return sources.map((s) => projectOf(s.external_key, subject));
+}
+
+/** One result for the projects a unit read (a single one is returned as is). */
+function combine(results: UnitResult[]): UnitResult {
+  if (results.length === 1) return results[0]!;
+  const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
+  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
+}
+
+/** What the unit saw of the budget is recorded; a failure to record never masks the unit's outcome. */
+async function recordQuietly(ctx: UnitContext, budget: RateBudget): Promise<void> {
+  try {
+    await budget.flush();
+  } catch (err) {
+    ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
+  }
+}
+
+export type { JiraConfig };

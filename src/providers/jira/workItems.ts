@@ -1,0 +1,232 @@
+/**
+ * The work-item family in one unit: issues of one project updated in the unit's window, read from
+ * `POST /rest/api/3/search/jql` (`nextPageToken` / `isLast`), with `expand=changelog` when history
+ * or work items are wanted and the `comment` field when comments are. Search results embed only
+ * the first page of an issue's comments and changelog; longer ones are read through
+ * `/rest/api/3/issue/{id}/comment` and `/rest/api/3/issue/{id}/changelog`.
+ *
+ * Only the datasets the unit carries (`UnitInfo.datasets`) are written: `work-items` → work_items,
+ * `work-item-comments` → work_item_comments, `work-item-history` → work_item_events; each search
+ * page's rows are written (fenced) before the next page is asked for.
+ *
+ * Windows: the JQL asks for whole minutes around `[since, before)` (./jql.ts) and each issue's
+ * `fields.updated` decides exactly. An incremental unit that stops after `maxPages` pages moves
+ * its watermark only to the latest `updated` it read.
+ */
+import { NonRetryableError } from '../../errors.js';
+import type { UnitResult } from '../types.js';
+import { inWindow, issuesJql } from './jql.js';
+import {
+  commentRow,
+  eventRows,
+  workItemRow,
+  type JiraComment,
+  type JiraHistory,
+  type JiraIssue,
+  type JiraStatus,
+  type JiraUser,
+  type StatusCategories,
+} from './mapping.js';
+import { parseJiraTime, isTimeZone } from './timeZone.js';
+import { write, type Job } from './units.js';
+
+/** The work-item family's datasets and the surface each writes. */
+export const FAMILY: Readonly<Record<string, string>> = {
+  'work-items': 'work_items',
+  'work-item-comments': 'work_item_comments',
+  'work-item-history': 'work_item_events',
+};
+
+const ITEM_FIELDS = [
+  'summary',
+  'status',
+  'resolution',
+  'issuetype',
+  'assignee',
+  'labels',
+  'created',
+  'updated',
+  'resolutiondate',
+  'parent',
+  'project',
+];
+const DETAIL_PAGE = 100;
+
+interface SearchPage {
+  issues: JiraIssue[];
+  nextPageToken?: string;
+  isLast?: boolean;
+}
+
+interface ChangelogPage {
+  values: JiraHistory[];
+  startAt: number;
+  maxResults: number;
+  total?: number;
+  isLast?: boolean;
+}
+
+interface CommentPage {
+  comments: JiraComment[];
+  startAt: number;
+  maxResults: number;
+  total: number;
+}
+
+interface Wants {
+  items: boolean;
+  comments: boolean;
+  history: boolean;
+}
+
+export async function workItemFamily(job: Job): Promise<UnitResult> {
+  const wants: Wants = {
+    items: job.datasets.includes('work-items'),
+    comments: job.datasets.includes('work-item-comments'),
+    history: job.datasets.includes('work-item-history'),
+  };
+  const timeZone = await callerTimeZone(job);
+  const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
+  const counts: Record<string, number> = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
+  const jql = issuesJql({ project: job.project, since: job.since, before: job.before, timeZone });
+  let latest: number | null = null;
+  let token: string | undefined;
+  for (let pages = 1; ; pages++) {
+    const page = await search(job, jql, wants, token, pages === 1);
+    const issues = page.issues.filter((i) => inWindow(parseJiraTime(i.fields.updated), job.since, job.before));
+    await writePage(job, issues, wants, categories, counts);
+    for (const i of issues) latest = Math.max(latest ?? -Infinity, parseJiraTime(i.fields.updated));
+    token = page.nextPageToken;
+    // The last page says `isLast: true`; without the flag, a page with no token is the last.
+    if (page.isLast === true || !token) return result(job, counts);
+    if (!job.backfill && pages >= job.maxPages) {
+      // Only what was read: the latest `updated` kept (or the window's start when none was kept).
+      const watermark = latest !== null ? new Date(latest) : job.since;
+      return { ...result(job, counts), ...(watermark ? { watermark } : {}) };
+    }
+  }
+}
+
+function result(job: Job, counts: Record<string, number>): UnitResult {
+  const surfaces = job.datasets.map((d) => FAMILY[d]).filter((s): s is string => s !== undefined);
+  return {
+    items: surfaces.reduce((n, s) => n + (counts[s] ?? 0), 0),
+    touchedSurfaces: surfaces.filter((s) => (counts[s] ?? 0) > 0),
+    written: counts,
+  };
+}
+
+/** The caller's time zone, in which Jira reads JQL dates (UTC when Jira does not say). */
+async function callerTimeZone(job: Job): Promise<string> {
+  const me = await job.jira.get<JiraUser>('/rest/api/3/myself');
+  return typeof me.timeZone === 'string' && isTimeZone(me.timeZone) ? me.timeZone : 'UTC';
+}
+
+/** Status id → category key, for the changelog's transitions. */
+async function statusCategories(job: Job): Promise<StatusCategories> {
+  const statuses = await job.jira.get<JiraStatus[]>('/rest/api/3/status');
+  const map = new Map<string, string>();
+  for (const s of statuses) if (s.statusCategory?.key) map.set(String(s.id), s.statusCategory.key);
+  return map;
+}
+
+async function search(job: Job, jql: string, wants: Wants, token: string | undefined, first: boolean) {
+  const fields = wants.items ? [...ITEM_FIELDS, job.config.sprintField] : ['updated', 'project'];
+  if (wants.comments) fields.push('comment');
+  const body = {
+    jql,
+    fields,
+    maxResults: job.pageSize,
+    ...(wants.items || wants.history ? { expand: 'changelog' } : {}),
+    ...(token ? { nextPageToken: token } : {}),
+  };
+  try {
+    return await job.jira.post<SearchPage>('/rest/api/3/search/jql', body);
+  } catch (err) {
+    // Jira answers a search naming an unknown project with 400: ask for the project (404 → not_found).
+    if (first && err instanceof NonRetryableError && err.category === 'provider_error') {
+      await job.jira.get(`/rest/api/3/project/${encodeURIComponent(job.project)}`);
+    }
+    throw err;
+  }
+}
+
+async function writePage(
+  job: Job,
+  issues: JiraIssue[],
+  wants: Wants,
+  categories: StatusCategories,
+  counts: Record<string, number>,
+): Promise<void> {
+  const details = await mapLimited(issues, job.detailConcurrency, async (i) => ({
+    issue: i,
+    histories: wants.items || wants.history ? await changelogOf(job, i) : [],
+    comments: wants.comments ? await commentsOf(job, i) : [],
+  }));
+  if (wants.items) {
+    const rows = details.map((d) => workItemRow(job.scope, d.issue, d.histories, categories, job.config.sprintField));
+    counts.work_items! += await write(job, 'work_items', rows);
+  }
+  if (wants.comments) {
+    const rows = details.flatMap((d) => d.comments.map((c) => commentRow(job.scope, d.issue.id, c)));
+    counts.work_item_comments! += await write(job, 'work_item_comments', rows);
+  }
+  if (wants.history) {
+    const rows = details.flatMap((d) => eventRows(job.scope, d.issue.id, d.histories));
+    counts.work_item_events! += await write(job, 'work_item_events', rows);
+  }
+}
+
+/** The issue's whole changelog: the embedded page when it holds every entry, else every page. */
+async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
+  const embedded = issue.changelog?.histories ?? [];
+  if ((issue.changelog?.total ?? embedded.length) <= embedded.length) return embedded;
+  const all: JiraHistory[] = [];
+  for (let startAt = 0; ;) {
+    const page = await detail<ChangelogPage>(job, `/rest/api/3/issue/${issue.id}/changelog`, startAt);
+    if (!page) return embedded;
+    all.push(...page.values);
+    startAt += page.values.length;
+    if (lastPage(page.isLast, page.values.length, startAt, page.total)) return all;
+  }
+}
+
+/** The issue's comments: the embedded page when it holds them all, else every page. */
+async function commentsOf(job: Job, issue: JiraIssue): Promise<JiraComment[]> {
+  const embedded = issue.fields.comment;
+  if (!embedded || embedded.total === undefined || embedded.total <= embedded.comments.length) {
+    return embedded?.comments ?? [];
+  }
+  const all: JiraComment[] = [];
+  for (let startAt = 0; ;) {
+    const page = await detail<CommentPage>(job, `/rest/api/3/issue/${issue.id}/comment`, startAt);
+    if (!page) return embedded.comments;
+    all.push(...page.comments);
+    startAt += page.comments.length;
+    if (page.comments.length === 0 || startAt >= page.total) return all;
+  }
+}
+
+/** Whether a `startAt` page was the last: `isLast` when sent, else an empty page or `total` reached. */
+function lastPage(isLast: boolean | undefined, got: number, next: number, total: number | undefined): boolean {
+  if (got === 0) return true;
+  if (isLast !== undefined) return isLast;
+  return total !== undefined && next >= total;
+}
+
+/** One page of an issue's list; null when the issue is gone (deleted since the search). */
+async function detail<T>(job: Job, path: string, startAt: number): Promise<T | null> {
+  try {
+    return await job.jira.get<T>(path, { startAt, maxResults: DETAIL_PAGE });
+  } catch (err) {
+    if (err instanceof NonRetryableError && err.category === 'not_found') return null;
+    throw err;
+  }
+}
+
+/** Runs `fn` over `items`, at most `n` at a time, keeping their order. */
+async function mapLimited<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += n) out.push(...(await Promise.all(items.slice(i, i + n).map(fn))));
+  return out;
+}
