@@ -3,6 +3,7 @@ import { SyncRelayError } from '../errors.js';
 import type { Db } from '../db/types.js';
 import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from './types.js';
 import { createGithubProvider } from './github/index.js';
+import { createJiraProvider } from './jira/index.js';
 import { createLinearProvider } from './linear/index.js';
 import { createSyntheticProvider, syntheticSink } from './synthetic.js';
 import { normalizedSink, workItemMetricsHandler } from '../sinks/normalized/index.js';
@@ -85,7 +86,7 @@ export class ProviderRegistry {
 }
 
 /**
- * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub and Linear
+ * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub, Linear and Jira
  * writing the normalized surfaces, with the `work-item-metrics` handler after each of their syncs.
  */
 export function defaultRegistry(db: Db): ProviderRegistry {
@@ -94,5 +95,6 @@ export function defaultRegistry(db: Db): ProviderRegistry {
   return new ProviderRegistry()
     .register(createSyntheticProvider(), syntheticSink(db))
     .register(createGithubProvider({ postSyncHandlers }), normalized)
-    .register(createLinearProvider({ postSyncHandlers }), normalized);
+    .register(createLinearProvider({ postSyncHandlers }), normalized)
+    .register(createJiraProvider({ postSyncHandlers }), normalized);
 }

@@ -637,9 +637,9 @@ describe('ProviderRegistry', () => {
 
   const info = (provider: string): IntegrationInfo => ({ id: 'i', orgId: ORG, provider, name: 'n', config: {} });
 
-  it('holds synthetic and GitHub, each with its retry-safe sink and its post-sync handler, by default', () => {
+  it('holds synthetic, GitHub, Linear and Jira, each with its retry-safe sink and post-sync handler, by default', () => {
     const registry = defaultRegistry(t.db);
-    expect(registry.list().map((p) => p.name)).toEqual(['synthetic', 'github']);
+    expect(registry.list().map((p) => p.name)).toEqual(['synthetic', 'github', 'linear', 'jira']);
     expect(registry.get('synthetic').name).toBe('synthetic');
     const sink = registry.sinkFor('synthetic');
     expect(sink.surfaces).toEqual(['synthetic_items']);
@@ -648,6 +648,7 @@ describe('ProviderRegistry', () => {
     expect(registry.postSyncHandlersFor(info('github')).map((h) => h.name)).toEqual(['work-item-metrics']);
     expect(registry.postSyncHandlersFor(info('linear')).map((h) => h.name)).toEqual(['work-item-metrics']);
     expect(registry.sinkFor('linear')).toBe(registry.sinkFor('github'));
+    expect(registry.sinkFor('jira')).toBe(registry.sinkFor('github'));
     const github = registry.sinkFor('github');
     expect(github.surfaces).toEqual(expect.arrayContaining(['work_items', 'pull_requests', 'commits']));
     expect(github.retrySafeSurfaces).toEqual(github.surfaces);

@@ -1,7 +1,7 @@
 /**
  * `syncrelay emulate github`: a local GitHub REST API emulator (seeded organisation, GitHub's
  * pagination, authentication, primary rate limit and injectable faults) until SIGTERM / SIGINT;
- * `emulate linear` (./emulateLinear.ts) beside it.
+ * `emulate linear` (./emulateLinear.ts) and `emulate jira` (./emulateJira.ts) beside it.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
@@ -15,6 +15,7 @@ import {
   type RateLimitSpec,
 } from '../../providers/github/emulator/index.js';
 import { intInRange, isoTime } from '../args.js';
+import { registerEmulateJira } from './emulateJira.js';
 import { registerEmulateLinear } from './emulateLinear.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
@@ -75,6 +76,7 @@ count=<n>, and path=<text> to match only some paths. See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
   registerEmulateLinear(emulate);
+  registerEmulateJira(emulate);
 }
 
 async function serveGithub(flags: EmulateFlags): Promise<void> {
