@@ -184,7 +184,7 @@ describe('query strings', () => {
 describe('integration bodies', () => {
   const path = '/api/v1/integrations';
   it.each([
-    ['an unknown provider', 'provider', { ...SYNTHETIC, provider: 'jira' }],
+    ['an unknown provider', 'provider', { ...SYNTHETIC, provider: 'asana' }],
     ['an unknown dataset', 'datasets', { ...SYNTHETIC, datasets: ['teams', 'prs'] }],
     ['no datasets', 'datasets', { ...SYNTHETIC, datasets: [] }],
     ['duplicate datasets', 'datasets', { ...SYNTHETIC, datasets: ['teams', 'teams'] }],

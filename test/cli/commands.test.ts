@@ -214,7 +214,7 @@ describe('bad input exits non-zero with one line and writes nothing', () => {
         '--org',
         'x',
         '--provider',
-        'jira',
+        'asana',
         '--name',
         'n',
         '--sources',
@@ -222,7 +222,7 @@ describe('bad input exits non-zero with one line and writes nothing', () => {
         '--datasets',
         'teams',
       ],
-      /^syncrelay: provider: unknown provider "jira"/,
+      /^syncrelay: provider: unknown provider "asana"/,
     ],
     [
       'since ≥ before',
