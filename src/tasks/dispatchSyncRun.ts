@@ -31,6 +31,8 @@ const PUBLISH_CHUNK = 256;
  * units remain wakes the run's dispatch row again.
  */
 export const FIRST_SLICE = 64;
+/** Units each later dispatch transaction claims: a 100,000-unit run is claimed and published in slices. */
+export const NEXT_SLICE = 5000;
 
 export type DispatchOutcome =
   | { kind: 'skipped'; reason: 'missing' | 'terminal' }
@@ -38,14 +40,15 @@ export type DispatchOutcome =
   | { kind: 'dispatched'; units: number; published: boolean };
 
 /**
- * Claims and publishes up to FIRST_SLICE of the run's dispatchable units, then, if that slice came
- * back full, everything else the caps allow; the transaction that ends short re-arms what is left.
+ * Claims and publishes up to FIRST_SLICE of the run's dispatchable units, then, while a slice comes
+ * back full, the rest the caps allow NEXT_SLICE at a time; the transaction that ends short re-arms
+ * what is left.
  * A crash between the two leaves planned units and no pending dispatch row: the materializer's
  * next pass arms it (its last message went out, and the bucket has room).
  */
 export async function dispatchSyncRun(ctx: EngineContext, runId: string): Promise<DispatchOutcome> {
   let units = 0;
-  for (let slice = FIRST_SLICE; ; slice = Infinity) {
+  for (let slice = FIRST_SLICE; ; slice = NEXT_SLICE) {
     const now = ctx.clock.now();
     const result = await ctx.db.transaction((tx) => dispatchInTx(ctx, tx, runId, now, slice));
     if (result.kind !== 'claimed') return units > 0 ? { kind: 'dispatched', units, published: true } : result.outcome;
