@@ -8,7 +8,12 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('run a worker (consumes tasks from Redis) until SIGTERM / SIGINT')
-    .option('--concurrency <n>', 'messages handled at once', intInRange(1, 1000), 4)
+    .option(
+      '--concurrency <n>',
+      'messages handled at once (a run_sync_unit message carries up to SYNC_UNITS_PER_MESSAGE units)',
+      intInRange(1, 1000),
+      4,
+    )
     .option(
       '--grace <seconds>',
       'on shutdown, how long in-flight units may finish before they are abandoned',
