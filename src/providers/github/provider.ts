@@ -12,14 +12,21 @@
  * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
  * them (`UnitInfo.datasets`) reads each page once for all.
  */
-import { NonRetryableError } from '../../errors.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
-import { BudgetLedger, RateBudget } from '../http/budget.js';
+import { BudgetLedger } from '../http/budget.js';
 import type { RetryOptions } from '../http/retry.js';
 import { createGithubClient } from './client.js';
-import { listSources } from '../../store/integrations.js';
 import { parseGithubConfig, repoOf, validateSource, type RepoRef } from './config.js';
 import * as units from './units.js';
+import {
+  combineResults,
+  credentialOf,
+  datasetOf,
+  recordBudgetsQuietly,
+  sourcesOf,
+  subjectOf,
+  unitBudget,
+} from '../http/unitScaffold.js';
 
 export const GITHUB_PROVIDER = 'github';
 
@@ -107,25 +114,17 @@ export async function runGithubUnit(
   opts: GithubProviderOptions = {},
   ledger?: BudgetLedger,
 ): Promise<UnitResult> {
-  const subject = `github integration "${ctx.integration.name}"`;
-  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
-  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const subject = subjectOf(ctx, GITHUB_PROVIDER);
+  const def = datasetOf(DATASETS, ctx, subject);
   const config = parseGithubConfig(ctx.integration.config);
-  const repos = await reposOf(ctx, def.spec, subject);
+  const repos = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => repoOf(key, subject));
   if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: 'work-items' };
-  const credential = ctx.credential;
-  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
-  const budget = new RateBudget({
-    db: ctx.db,
-    key: { orgId: ctx.unit.orgId, provider: GITHUB_PROVIDER, credentialId: credential.id },
-    owner: ctx.unit.id,
-    clock: ctx.clock,
-    signal: ctx.signal,
-    subject,
-    share: config.budgetShare,
-    ...(ledger ? { ledger } : {}),
-    ...opts.budget,
-  });
+  const credential = credentialOf(ctx, subject);
+  const budget = unitBudget(
+    ctx,
+    { budgetName: GITHUB_PROVIDER, credentialId: credential.id, subject, share: config.budgetShare, ledger },
+    opts.budget,
+  );
   const gh = createGithubClient({
     baseUrl: config.baseUrl,
     token: credential.reveal(),
@@ -142,9 +141,9 @@ export async function runGithubUnit(
   try {
     const results: UnitResult[] = [];
     for (const repo of repos) results.push(await runOne(repo));
-    return combine(results);
+    return combineResults(results);
   } finally {
-    await recordQuietly(ctx, budget);
+    await recordBudgetsQuietly(ctx, [budget]);
   }
 
   function runOne(repo: RepoRef): Promise<UnitResult> {
@@ -165,31 +164,5 @@ export async function runGithubUnit(
       maxPages: opts.maxPages ?? 200,
       detailConcurrency: opts.detailConcurrency ?? 4,
     });
-  }
-}
-
-/**
- * The repositories a unit reads: its source; or, for a reference dataset (planned once per run,
- * without a source), every enabled source of the integration, in order.
- */
-async function reposOf(ctx: UnitContext, spec: DatasetSpec, subject: string): Promise<RepoRef[]> {
-  if (ctx.unit.sourceKey !== null || spec.tier !== 'reference') return [repoOf(ctx.unit.sourceKey, subject)];
-  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
-  return sources.map((s) => repoOf(s.external_key, subject));
-}
-
-/** One result for the repositories a unit read (a single one is returned as is). */
-function combine(results: UnitResult[]): UnitResult {
-  if (results.length === 1) return results[0]!;
-  const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
-  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
-}
-
-/** What the unit saw of the budget is recorded; a failure to record never masks the unit's outcome. */
-async function recordQuietly(ctx: UnitContext, budget: RateBudget): Promise<void> {
-  try {
-    await budget.flush();
-  } catch (err) {
-    ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
   }
 }

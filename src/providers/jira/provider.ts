@@ -10,15 +10,22 @@
  * `work-item-labels` (labels arrive on the issues: nothing of its own to call), all fetched with
  * `work-items` in one unit per (project, window).
  */
-import { NonRetryableError } from '../../errors.js';
-import { listSources } from '../../store/integrations.js';
-import { BudgetLedger, RateBudget } from '../http/budget.js';
+import { BudgetLedger } from '../http/budget.js';
 import type { RetryOptions } from '../http/retry.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
 import { createJiraClient } from './client.js';
-import { authorizationFor, parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
+import { authorizationFor, parseJiraConfig, projectOf, validateSource } from './config.js';
 import * as units from './units.js';
 import { workItemFamily } from './workItems.js';
+import {
+  combineResults,
+  credentialOf,
+  datasetOf,
+  recordBudgetsQuietly,
+  sourcesOf,
+  subjectOf,
+  unitBudget,
+} from '../http/unitScaffold.js';
 
 export const JIRA_PROVIDER = 'jira';
 
@@ -110,25 +117,17 @@ export async function runJiraUnit(
   opts: JiraProviderOptions = {},
   ledger?: BudgetLedger,
 ): Promise<UnitResult> {
-  const subject = `jira integration "${ctx.integration.name}"`;
-  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
-  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const subject = subjectOf(ctx, JIRA_PROVIDER);
+  const def = datasetOf(DATASETS, ctx, subject);
   const config = parseJiraConfig(ctx.integration.config);
-  const projects = await projectsOf(ctx, def.spec, subject);
+  const projects = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => projectOf(key, subject));
   if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.spec.fetchedWith };
-  const credential = ctx.credential;
-  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
-  const budget = new RateBudget({
-    db: ctx.db,
-    key: { orgId: ctx.unit.orgId, provider: JIRA_PROVIDER, credentialId: credential.id },
-    owner: ctx.unit.id,
-    clock: ctx.clock,
-    signal: ctx.signal,
-    subject,
-    share: config.budgetShare,
-    ...(ledger ? { ledger } : {}),
-    ...opts.budget,
-  });
+  const credential = credentialOf(ctx, subject);
+  const budget = unitBudget(
+    ctx,
+    { budgetName: JIRA_PROVIDER, credentialId: credential.id, subject, share: config.budgetShare, ledger },
+    opts.budget,
+  );
   const jira = createJiraClient({
     siteUrl: config.siteUrl,
     authorization: authorizationFor(credential.reveal(), subject),
@@ -147,9 +146,9 @@ export async function runJiraUnit(
   try {
     const results: UnitResult[] = [];
     for (const project of projects) results.push(await run(job(project)));
-    return combine(results);
+    return combineResults(results);
   } finally {
-    await recordQuietly(ctx, budget);
+    await recordBudgetsQuietly(ctx, [budget]);
   }
 
   function job(project: string): units.Job {
@@ -175,31 +174,3 @@ export async function runJiraUnit(
     };
   }
 }
-
-/**
- * The projects a unit reads: its source; or, for a reference dataset (planned once per run,
- * without a source), every enabled source of the integration, in order.
- */
-async function projectsOf(ctx: UnitContext, spec: DatasetSpec, subject: string): Promise<string[]> {
-  if (ctx.unit.sourceKey !== null || spec.tier !== 'reference') return [projectOf(ctx.unit.sourceKey, subject)];
-  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
-  return sources.map((s) => projectOf(s.external_key, subject));
-}
-
-/** One result for the projects a unit read (a single one is returned as is). */
-function combine(results: UnitResult[]): UnitResult {
-  if (results.length === 1) return results[0]!;
-  const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
-  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
-}
-
-/** What the unit saw of the budget is recorded; a failure to record never masks the unit's outcome. */
-async function recordQuietly(ctx: UnitContext, budget: RateBudget): Promise<void> {
-  try {
-    await budget.flush();
-  } catch (err) {
-    ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
-  }
-}
-
-export type { JiraConfig };

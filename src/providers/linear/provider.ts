@@ -11,14 +11,20 @@
  * connection. Every surface is a normalized upsert table, so an expired lease on a backfill unit of
  * the family is retried (the `linearBackfillEligibility` policy).
  */
-import { NonRetryableError } from '../../errors.js';
-import { listSources } from '../../store/integrations.js';
-import { BudgetLedger, RateBudget } from '../http/budget.js';
+import { BudgetLedger } from '../http/budget.js';
 import type { RetryOptions } from '../http/retry.js';
 import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
 import { createLinearClient, type LinearBudgets } from './client.js';
-import { parseLinearConfig, teamKeyOf, validateSource, type LinearConfig } from './config.js';
+import { parseLinearConfig, teamKeyOf, validateSource } from './config.js';
 import * as units from './units.js';
+import {
+  credentialOf,
+  datasetOf,
+  recordBudgetsQuietly,
+  sourcesOf,
+  subjectOf,
+  unitBudget,
+} from '../http/unitScaffold.js';
 
 export const LINEAR_PROVIDER = 'linear';
 /** The complexity budget's row in rate_budgets (the request budget's is `linear`). */
@@ -114,15 +120,19 @@ export async function runLinearUnit(
   opts: LinearProviderOptions = {},
   ledger?: BudgetLedger,
 ): Promise<UnitResult> {
-  const subject = `linear integration "${ctx.integration.name}"`;
-  const def = DATASETS.find((d) => d.spec.key === ctx.unit.datasetKey);
-  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  const subject = subjectOf(ctx, LINEAR_PROVIDER);
+  const def = datasetOf(DATASETS, ctx, subject);
   const config = parseLinearConfig(ctx.integration.config);
-  const teams = await teamsOf(ctx, def, subject);
+  const teams = await sourcesOf(ctx, def.allTeams === true, (key) => teamKeyOf(key, subject));
   if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: ANCHOR };
-  const credential = ctx.credential;
-  if (!credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
-  const budgets = linearBudgets(ctx, config, subject, credential.id, opts, ledger);
+  const credential = credentialOf(ctx, subject);
+  const budget = (budgetName: string) =>
+    unitBudget(
+      ctx,
+      { budgetName, credentialId: credential.id, subject, share: config.budgetShare, ledger },
+      opts.budget,
+    );
+  const budgets: LinearBudgets = { requests: budget(LINEAR_PROVIDER), complexity: budget(LINEAR_COMPLEXITY_BUDGET) };
   const client = createLinearClient({
     apiUrl: config.apiUrl,
     credential: credential.reveal(),
@@ -155,50 +165,6 @@ export async function runLinearUnit(
       maxPages: opts.maxPages ?? 200,
     });
   } finally {
-    await recordQuietly(ctx, budgets);
-  }
-}
-
-function linearBudgets(
-  ctx: UnitContext,
-  config: LinearConfig,
-  subject: string,
-  credentialId: string,
-  opts: LinearProviderOptions,
-  ledger: BudgetLedger | undefined,
-): LinearBudgets {
-  const make = (provider: string) =>
-    new RateBudget({
-      db: ctx.db,
-      key: { orgId: ctx.unit.orgId, provider, credentialId },
-      owner: ctx.unit.id,
-      clock: ctx.clock,
-      signal: ctx.signal,
-      subject,
-      share: config.budgetShare,
-      ...(ledger ? { ledger } : {}),
-      ...opts.budget,
-    });
-  return { requests: make(LINEAR_PROVIDER), complexity: make(LINEAR_COMPLEXITY_BUDGET) };
-}
-
-/**
- * The teams a unit reads: its source; or, for a reference dataset (planned once per run, without
- * a source), every enabled source of the integration, in order.
- */
-async function teamsOf(ctx: UnitContext, def: DatasetDef, subject: string): Promise<string[]> {
-  if (ctx.unit.sourceKey !== null || !def.allTeams) return [teamKeyOf(ctx.unit.sourceKey, subject)];
-  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
-  return sources.map((s) => teamKeyOf(s.external_key, subject));
-}
-
-/** What the unit saw of the budgets is recorded; a failure to record never masks the unit's outcome. */
-async function recordQuietly(ctx: UnitContext, budgets: LinearBudgets): Promise<void> {
-  for (const b of [budgets.requests, budgets.complexity]) {
-    try {
-      await b.flush();
-    } catch (err) {
-      ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
-    }
+    await recordBudgetsQuietly(ctx, [budgets.requests, budgets.complexity]);
   }
 }
