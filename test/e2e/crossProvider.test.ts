@@ -260,11 +260,10 @@ describe('three providers in one store: comparable cycle times', () => {
     }
   });
 
-  // docs/normalized-store.md: completed_at is when the item closed, done or cancelled. Linear sets
-  // it for cancelled items (canceledAt); Jira leaves it null for a done-category status with a
-  // "Won't Do" resolution (src/providers/jira/mapping.ts, `completed_at: status === 'done' …`), as
-  // does GitHub for not_planned closes (src/providers/github/mapping.ts). Fails until they agree.
-  it.fails('cancelled items carry their close time on every provider (documented rule)', () => {
+  // docs/normalized-store.md: completed_at is when the item closed, done or cancelled — on every
+  // provider (Linear's canceledAt, Jira's move into a done-category status resolved "Won't Do",
+  // GitHub's not_planned close).
+  it('cancelled items carry their close time on every provider (documented rule)', () => {
     for (const p of PROVIDERS) {
       expect({ provider: p, cancelledClosed: stored(p).cancelled_closed }).toEqual({
         provider: p,

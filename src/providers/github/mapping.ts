@@ -168,7 +168,7 @@ export function workItemRow(s: RowScope, i: GhIssue): Row {
     created_at: at(i.created_at),
     updated_at: at(i.updated_at),
     started_at: null,
-    completed_at: status === 'done' ? at(i.closed_at) : null,
+    completed_at: status === 'done' || status === 'cancelled' ? at(i.closed_at) : null,
     parent_external_id: null,
     container: s.container,
     milestone: i.milestone?.title ?? null,

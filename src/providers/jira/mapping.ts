@@ -252,7 +252,7 @@ export function workItemRow(
     created_at: jiraDate(f.created),
     updated_at: jiraDate(f.updated),
     started_at: started ? new Date(started.at) : null,
-    completed_at: status === 'done' && Number.isFinite(doneAt) ? new Date(doneAt) : null,
+    completed_at: (status === 'done' || status === 'cancelled') && Number.isFinite(doneAt) ? new Date(doneAt) : null,
     parent_external_id: f.parent?.id ?? null,
     container: f.project?.key ?? null,
     milestone: sprintOf(f, sprintField),

@@ -82,7 +82,7 @@ describe('GitHub provider: reading and writing', () => {
       container: 'acme/app',
       provider: 'github',
     });
-    expect(byNumber.get('2')).toMatchObject({ status: 'cancelled', completed_at: null });
+    expect(byNumber.get('2')).toMatchObject({ status: 'cancelled', completed_at: new Date(T0) });
     expect(byNumber.get('3')).toMatchObject({ status: 'done', completed_at: new Date(T0 - DAY) });
     expect(byNumber.has('10')).toBe(false);
   });

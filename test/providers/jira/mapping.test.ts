@@ -88,7 +88,7 @@ describe('Jira mapping', () => {
       url: 'https://acme.atlassian.net/browse/ENG-1',
     });
     const wont = workItemRow(scope, issue('done', "Won't Do"), histories, CATEGORIES, 'customfield_10020');
-    expect(wont).toMatchObject({ status: 'cancelled', completed_at: null });
+    expect(wont).toMatchObject({ status: 'cancelled', completed_at: new Date(Date.UTC(2026, 2, 5, 10)) });
     const noLog = workItemRow(scope, issue('done', 'Done'), [], CATEGORIES, 'customfield_10020');
     expect(noLog).toMatchObject({ started_at: null, completed_at: new Date(Date.UTC(2026, 2, 6, 10)) });
     const odd = workItemRow(scope, issue('mystery', null), [], CATEGORIES, 'customfield_10020');

@@ -138,7 +138,7 @@ describe('Jira provider: the work-item family', () => {
         expect(row).toMatchObject({ status: 'done', status_raw: 'Done', completed_at: at(doneMove!.h.created) });
         checked.done++;
       } else if (i.statusId === '10002') {
-        expect(row).toMatchObject({ status: 'cancelled', completed_at: null });
+        expect(row).toMatchObject({ status: 'cancelled', completed_at: at(doneMove!.h.created) });
         checked.cancelled++;
       } else if (i.statusId === '10000') {
         expect(row).toMatchObject({ status: 'todo', status_raw: 'To Do', completed_at: null, started_at: null });
