@@ -54,6 +54,18 @@ export async function lockRun(tx: Tx, runId: string): Promise<RunRow | null> {
   return rows[0] ?? null;
 }
 
+/**
+ * lockRun, unless another transaction holds the run row (SKIP LOCKED): null then, as for a run that
+ * does not exist (tell them apart with getRun). Locks: the run row when it returns it.
+ */
+export async function lockRunUnlessBusy(tx: Tx, runId: string): Promise<RunRow | null> {
+  const { rows } = await tx.query<RunRow>(
+    `SELECT * FROM ${tx.schema.sync_runs} WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`,
+    [runId],
+  );
+  return rows[0] ?? null;
+}
+
 /** planned → dispatching (sets started_at). Locks: the run row. Returns whether it moved. */
 export async function markRunDispatching(tx: Tx, runId: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(

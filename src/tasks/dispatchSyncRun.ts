@@ -16,7 +16,7 @@ import { runTrace } from '../observability/trace.js';
 import { markJobRunRunning } from '../store/jobRuns.js';
 import { armOutbox, recordOutboxError } from '../store/outbox.js';
 import type { Bucket, RunRow, UnitRow } from '../store/rows.js';
-import { lockRun, markRunDispatching } from '../store/runs.js';
+import { getRun, lockRunUnlessBusy, markRunDispatching } from '../store/runs.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
 import { finalizeInTx } from './finalizeSyncRun.js';
@@ -34,8 +34,15 @@ export const FIRST_SLICE = 64;
 /** Units each later dispatch transaction claims: a 100,000-unit run is claimed and published in slices. */
 export const NEXT_SLICE = 5000;
 
+/**
+ * When another transaction holds the run (a dispatch slice of a large run, a finalize, a cancel),
+ * a dispatch task re-arms the run's dispatch this much later and returns instead of waiting: tasks
+ * queueing on one run's lock held worker slots for seconds behind a 100,000-unit run's slices.
+ */
+export const BUSY_RETRY_MS = 500;
+
 export type DispatchOutcome =
-  | { kind: 'skipped'; reason: 'missing' | 'terminal' }
+  | { kind: 'skipped'; reason: 'missing' | 'terminal' | 'busy' }
   | { kind: 'denied'; deniedUnits: number; runFailed: boolean }
   | { kind: 'dispatched'; units: number; published: boolean };
 
@@ -62,8 +69,8 @@ export async function dispatchSyncRun(ctx: EngineContext, runId: string): Promis
 type TxResult = { kind: 'done'; outcome: DispatchOutcome } | { kind: 'claimed'; run: RunRow; units: UnitRow[] };
 
 async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date, slice: number): Promise<TxResult> {
-  const run = await lockRun(tx, runId);
-  if (!run) return { kind: 'done', outcome: { kind: 'skipped', reason: 'missing' } };
+  const run = await lockRunUnlessBusy(tx, runId);
+  if (!run) return { kind: 'done', outcome: await busyOrMissing(tx, runId, now) };
   if (isTerminalRun(run.status)) return { kind: 'done', outcome: { kind: 'skipped', reason: 'terminal' } };
   const staleBefore = after(now, -ctx.settings.dispatchStaleMs);
   const before = await dispatchState(tx, runId, now, staleBefore);
@@ -74,6 +81,15 @@ async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date
   if (units.length > 0 && (await markRunDispatching(tx, runId, now))) await markJobRunRunning(tx, runId, now);
   if (units.length < slice) await rearm(ctx, tx, run, now, staleBefore);
   return { kind: 'claimed', run, units };
+}
+
+/** The run is held by another transaction (re-armed shortly: it still wants dispatching), or gone. */
+async function busyOrMissing(tx: Tx, runId: string, now: Date): Promise<DispatchOutcome> {
+  const run = await getRun(tx, runId);
+  if (!run) return { kind: 'skipped', reason: 'missing' };
+  const target = [{ orgId: run.org_id, runId }];
+  await armOutbox(tx, 'dispatch_sync_run', target, after(now, BUSY_RETRY_MS), now, runTrace(run));
+  return { kind: 'skipped', reason: 'busy' };
 }
 
 /**
