@@ -53,7 +53,7 @@ describe('syncrelay demo --provider jira (embedded)', () => {
   it('backfills the emulator and prints rows per normalized table and the metrics rows', async () => {
     const r = await runCli(['demo', '--provider', 'jira'], { env, cwd: dir, timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/Jira Cloud REST emulator on http:\/\/127\.0\.0\.1:\d+ \(in this process\)/);
+    expect(r.stderr).toMatch(/Jira emulator on http:\/\/127\.0\.0\.1:\d+ \(in this process\)/);
     expect(r.stderr).toContain('created integration "Demo Jira"');
     expect(r.stderr).toContain('triggered a 31-day backfill');
     expect(r.stdout).toMatch(/^\s+status\s+success\b/m);

@@ -55,7 +55,7 @@ describe('syncrelay demo --provider linear (embedded)', () => {
   it('backfills the emulator and prints rows per normalized table and the metrics rows', async () => {
     const r = await runCli(['demo', '--provider', 'linear'], { env, cwd: dir, timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/Linear GraphQL emulator on http:\/\/127\.0\.0\.1:\d+\/graphql \(in this process\)/);
+    expect(r.stderr).toMatch(/Linear emulator on http:\/\/127\.0\.0\.1:\d+\/graphql \(in this process\)/);
     expect(r.stderr).toContain('created integration "Demo Linear (emulator)"');
     expect(r.stderr).toContain('triggered a 31-day backfill');
     expect(r.stdout).toMatch(/^\s+status\s+success\b/m);

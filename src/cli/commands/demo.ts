@@ -148,7 +148,7 @@ async function demoTarget(session: Session, emulated: Emulated | null): Promise<
   if (emulated) {
     const { demo, emu } = emulated;
     const made = await recreateDemoIntegration(engine, demo, emu, cancelOrphans);
-    note(`  ${demo.emulatorName} on ${emu.url} (in this process)`);
+    note(`  ${demo.label} emulator on ${emu.url} (in this process)`);
     if (made.replaced) note(`  deleted the earlier "${demo.integrationName}" integration and its synced data`);
     note(`  created integration "${demo.integrationName}" ${made.id} in org "${DEMO_ORG}"`);
     return { id: made.id };

@@ -24,6 +24,8 @@ export interface RunningEmulator {
 /** One provider's demo. */
 export interface EmulatorDemo {
   provider: EmulatedProvider;
+  /** The provider's name in notes, e.g. "GitHub" ("GitHub emulator on …"). */
+  label: string;
   /** The integration's name in the demo org, e.g. "Demo GitHub". */
   integrationName: string;
   /** What the notes and the summary call the emulator, e.g. "GitHub REST emulator". */

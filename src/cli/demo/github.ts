@@ -29,6 +29,7 @@ export const GITHUB_TABLES = [
 
 export const GITHUB_DEMO: EmulatorDemo = {
   provider: 'github',
+  label: 'GitHub',
   integrationName: 'Demo GitHub',
   emulatorName: 'GitHub REST emulator',
   defaultDays: 31,

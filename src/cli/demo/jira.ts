@@ -7,6 +7,7 @@ import type { EmulatorDemo } from './emulated.js';
 
 export const JIRA_DEMO: EmulatorDemo = {
   provider: 'jira',
+  label: 'Jira',
   integrationName: 'Demo Jira',
   emulatorName: 'Jira Cloud REST emulator',
   defaultDays: 31,

@@ -7,6 +7,7 @@ import type { EmulatorDemo } from './emulated.js';
 
 export const LINEAR_DEMO: EmulatorDemo = {
   provider: 'linear',
+  label: 'Linear',
   integrationName: 'Demo Linear (emulator)',
   emulatorName: 'Linear GraphQL emulator',
   defaultDays: 31,
