@@ -175,7 +175,8 @@ async function runDemo(
   const integration = await demoTarget(session, emulated);
   engine.startWorker({ concurrency: DEMO_CONCURRENCY });
   await engine.startReconciler({ id: 'demo' });
-  const before = new Date(Math.floor(Date.now() / 1000) * 1000);
+  // The next whole second: an emulator's data (timestamps to the millisecond) ends before it.
+  const before = new Date(Math.ceil(Date.now() / 1000) * 1000);
   const since = new Date(before.getTime() - days * DAY_MS);
   const t = await engine.trigger({
     orgId: DEMO_ORG,
