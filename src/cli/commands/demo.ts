@@ -1,7 +1,8 @@
 /**
  * `syncrelay demo`: the whole engine in one process on a fresh machine — a demo org and a
  * synthetic Linear integration, a worker and the reconciler, a backfill with a progress bar, and
- * a summary once the run is terminal. `--provider github` syncs the GitHub emulator instead.
+ * a summary once the run is terminal. `--provider github|linear|jira` syncs that provider's
+ * emulator, started in this process, instead.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
@@ -9,7 +10,6 @@ import { isTerminalRun } from '../../domain/statuses.js';
 import { DAY_MS } from '../../domain/windows.js';
 import { getIntegration } from '../../store/integrations.js';
 import { getJobRunForRun } from '../../store/jobRuns.js';
-import type { GithubEmulator } from '../../providers/github/emulator/index.js';
 import { intInRange, seconds } from '../args.js';
 import { CliError, elapsedMs, note, printJson, printLine } from '../output.js';
 import { cliLogger, describeBroker, describeDatabase, openSession, resolveSettings, type Session } from '../session.js';
@@ -18,36 +18,55 @@ import { loadRunView } from './runs.js';
 import { followRun, ProgressView } from '../demo/progress.js';
 import {
   awaitPostSync,
+  EMULATED_PROVIDERS,
   failuresByCategory,
   formatSummary,
   itemsWritten,
   outboxState,
   unitTotals,
   type DemoSummary,
+  type EmulatedProvider,
 } from '../demo/report.js';
 import { cancelOrphanedRuns, DEMO_CONCURRENCY, DEMO_ORG, demoOverrides, ensureDemoIntegration } from '../demo/setup.js';
 import {
-  DEMO_GITHUB_INTEGRATION,
   normalizedRows,
-  recreateDemoGithubIntegration,
-  startDemoEmulator,
+  recreateDemoIntegration,
   workItemMetricsRows,
-} from '../demo/github.js';
+  type EmulatorDemo,
+  type RunningEmulator,
+} from '../demo/emulated.js';
+import { GITHUB_DEMO } from '../demo/github.js';
+import { JIRA_DEMO } from '../demo/jira.js';
+import { LINEAR_DEMO } from '../demo/linear.js';
+
+type DemoProvider = 'synthetic' | EmulatedProvider;
 
 interface DemoOptions {
   keep?: boolean;
   days?: number;
   timeout: number;
   json?: boolean;
-  provider: 'synthetic' | 'github';
+  provider: DemoProvider;
 }
 
-/** The backfill window without --days: 90 days, or the emulator's 30 days of activity and one more. */
-const DEFAULT_DAYS = { synthetic: 90, github: 31 } as const;
+const EMULATOR_DEMOS: Record<EmulatedProvider, EmulatorDemo> = {
+  github: GITHUB_DEMO,
+  linear: LINEAR_DEMO,
+  jira: JIRA_DEMO,
+};
 
-function demoProvider(value: string): DemoOptions['provider'] {
-  if (value === 'synthetic' || value === 'github') return value;
-  throw new InvalidArgumentError('expected synthetic or github');
+/** The synthetic demo's backfill window without --days. */
+const SYNTHETIC_DAYS = 90;
+
+/** The emulator a run of the demo syncs, once started. */
+interface Emulated {
+  demo: EmulatorDemo;
+  emu: RunningEmulator;
+}
+
+function demoProvider(value: string): DemoProvider {
+  if (value === 'synthetic' || (EMULATED_PROVIDERS as readonly string[]).includes(value)) return value as DemoProvider;
+  throw new InvalidArgumentError(`expected synthetic or ${EMULATED_PROVIDERS.join(' or ')}`);
 }
 
 export function registerDemo(program: Command): void {
@@ -56,12 +75,12 @@ export function registerDemo(program: Command): void {
     .description('run the engine end to end: a synthetic Linear backfill with a progress bar and a summary')
     .option(
       '--days <n>',
-      'length of the backfill window in days (default 90; 31 with --provider github)',
+      'length of the backfill window in days (default 90; 31 with --provider github, linear or jira)',
       intInRange(1, 3660),
     )
     .option(
       '--provider <name>',
-      'synthetic, or github: sync the GitHub emulator started in this process',
+      "synthetic, or github, linear or jira: sync that provider's emulator started in this process",
       demoProvider,
       'synthetic',
     )
@@ -87,17 +106,26 @@ With --provider github it starts the GitHub REST emulator in this process on 127
 port; 3 repositories, 30 days of issues, pull requests, comments, reviews and commits), makes the
 integration "Demo GitHub" read it with the emulator's local token as its credential (an earlier
 one is deleted with its data), backfills it, and adds the rows of each normalized table and the
-work-item-metrics rows to the summary. No GitHub token is needed.`,
+work-item-metrics rows to the summary. No GitHub token is needed.
+
+--provider linear does the same with the Linear GraphQL emulator (2 teams, 120 issues over 30
+days; every Linear dataset) as the integration "Demo Linear (emulator)", read with the
+emulator's local personal API key; --provider jira with the Jira Cloud REST emulator (2 projects,
+120 issues over 30 days; projects, members, sprints, work items, comments and history) as "Demo
+Jira", read with its local email:api_token. No Linear or Jira credential is needed.`,
     )
     .action(async (opts: DemoOptions) => {
       const base = resolveSettings();
       const logger = cliLogger(false);
       const shutdown = new Shutdown(logger);
       const session = await openSession({ overrides: demoOverrides(base), usesBroker: true, logger, poolSize: 10 });
-      let emulator: GithubEmulator | null = null;
+      let emulated: Emulated | null = null;
       try {
-        if (opts.provider === 'github') emulator = await startDemoEmulator();
-        const summary = await runDemo(session, opts, shutdown, emulator);
+        if (opts.provider !== 'synthetic') {
+          const demo = EMULATOR_DEMOS[opts.provider];
+          emulated = { demo, emu: await demo.start() };
+        }
+        const summary = await runDemo(session, opts, shutdown, emulated);
         if (opts.json) printJson(summary);
         else printLine(formatSummary(summary, lookAgain(session, summary.run.id)));
         if (opts.keep && !shutdown.signal.aborted) {
@@ -107,22 +135,23 @@ work-item-metrics rows to the summary. No GitHub token is needed.`,
         }
       } finally {
         await session.close();
-        await emulator?.close();
+        await emulated?.emu.close();
       }
     });
 }
 
 /** The integration the demo syncs (its notes on stderr). */
-async function demoTarget(session: Session, emulator: GithubEmulator | null): Promise<{ id: string }> {
+async function demoTarget(session: Session, emulated: Emulated | null): Promise<{ id: string }> {
   const { engine, settings } = session;
   // With the embedded database, runs left unfinished belong to an earlier demo that was killed.
   const cancelOrphans = (id: string) => (settings.databaseUrl ? Promise.resolve([]) : cancelOrphanedRuns(engine, id));
-  if (emulator) {
-    const gh = await recreateDemoGithubIntegration(engine, emulator, cancelOrphans);
-    note(`  GitHub emulator on ${emulator.url} (in this process)`);
-    if (gh.replaced) note(`  deleted the earlier "${DEMO_GITHUB_INTEGRATION}" integration and its synced data`);
-    note(`  created integration "${DEMO_GITHUB_INTEGRATION}" ${gh.id} in org "${DEMO_ORG}"`);
-    return { id: gh.id };
+  if (emulated) {
+    const { demo, emu } = emulated;
+    const made = await recreateDemoIntegration(engine, demo, emu, cancelOrphans);
+    note(`  ${demo.label} emulator on ${emu.url} (in this process)`);
+    if (made.replaced) note(`  deleted the earlier "${demo.integrationName}" integration and its synced data`);
+    note(`  created integration "${demo.integrationName}" ${made.id} in org "${DEMO_ORG}"`);
+    return { id: made.id };
   }
   const integration = await ensureDemoIntegration(engine);
   note(
@@ -137,16 +166,17 @@ async function runDemo(
   session: Session,
   opts: DemoOptions,
   shutdown: Shutdown,
-  emulator: GithubEmulator | null,
+  emulated: Emulated | null,
 ): Promise<DemoSummary> {
   const { engine, settings } = session;
-  const days = opts.days ?? DEFAULT_DAYS[opts.provider];
+  const days = opts.days ?? emulated?.demo.defaultDays ?? SYNTHETIC_DAYS;
   if (shutdown.signal.aborted) throw interrupted(shutdown, ' before it started');
   note(`syncrelay demo\n  database  ${describeDatabase(settings)}\n  broker    ${describeBroker(settings)}`);
-  const integration = await demoTarget(session, emulator);
+  const integration = await demoTarget(session, emulated);
   engine.startWorker({ concurrency: DEMO_CONCURRENCY });
   await engine.startReconciler({ id: 'demo' });
-  const before = new Date(Math.floor(Date.now() / 1000) * 1000);
+  // The next whole second: an emulator's data (timestamps to the millisecond) ends before it.
+  const before = new Date(Math.ceil(Date.now() / 1000) * 1000);
   const since = new Date(before.getTime() - days * DAY_MS);
   const t = await engine.trigger({
     orgId: DEMO_ORG,
@@ -169,23 +199,24 @@ async function runDemo(
     throw new CliError(`run ${t.syncRunId} is still ${last.run.status} after ${opts.timeout} s`);
   }
   const summary = await summarize(session, integration.id, t.syncRunId, days, shutdown.signal);
-  return emulator ? withGithub(session, summary, integration.id, emulator) : summary;
+  return emulated ? withEmulated(session, summary, integration.id, emulated) : summary;
 }
 
 /** The normalized tables' rows and the work-item metrics in place of the synthetic figures. */
-async function withGithub(
+async function withEmulated(
   session: Session,
   summary: DemoSummary,
   integrationId: string,
-  emulator: GithubEmulator,
+  { demo, emu }: Emulated,
 ): Promise<DemoSummary> {
-  const tables = await normalizedRows(session.engine.db, integrationId);
+  const tables = await normalizedRows(session.engine.db, integrationId, demo.tables);
   const metrics = await workItemMetricsRows(session.engine.db, integrationId);
   return {
     ...summary,
     items_written: Object.values(tables).reduce((a, b) => a + b, 0),
-    github: {
-      emulator: emulator.url,
+    [demo.provider]: {
+      emulator: emu.url,
+      emulator_name: demo.emulatorName,
       tables,
       metrics_rows: metrics.rows,
       metrics_generations: metrics.generations,

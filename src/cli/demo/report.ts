@@ -24,12 +24,21 @@ export interface DemoSummary {
   outbox: Record<string, string>;
   database: string;
   broker: string;
-  /** `demo --provider github`: the emulator's address and what landed in the normalized tables. */
-  github?: GithubDemoSummary;
+  /** `demo --provider github|linear|jira`: the emulator's address and what landed in the normalized tables. */
+  github?: EmulatorDemoSummary;
+  linear?: EmulatorDemoSummary;
+  jira?: EmulatorDemoSummary;
 }
 
-export interface GithubDemoSummary {
+/** The providers whose demo syncs an emulator, each with its part of the summary under its name. */
+export const EMULATED_PROVIDERS = ['github', 'linear', 'jira'] as const;
+export type EmulatedProvider = (typeof EMULATED_PROVIDERS)[number];
+
+export interface EmulatorDemoSummary {
+  /** The emulator's address. */
   emulator: string;
+  /** What it is, e.g. "GitHub REST emulator". */
+  emulator_name: string;
   /** Rows per normalized table for the integration. */
   tables: Record<string, number>;
   metrics_rows: number;
@@ -112,8 +121,15 @@ export async function outboxState(db: Db, runId: string): Promise<Record<string,
   return Object.fromEntries(rows.map((r) => [r.kind, r.status]));
 }
 
+/** The emulator part of a summary, if the demo synced an emulator. */
+export function emulatedPart(s: DemoSummary): EmulatorDemoSummary | undefined {
+  for (const p of EMULATED_PROVIDERS) if (s[p]) return s[p];
+  return undefined;
+}
+
 /** The summary table printed when the demo's run is terminal. */
 export function formatSummary(s: DemoSummary, lookAgain: string): string {
+  const emu = emulatedPart(s);
   const counts = UNIT_STATUSES.filter((st) => (s.units[st] ?? 0) > 0).map((status) => ({
     status,
     n: s.units[status]!,
@@ -133,8 +149,8 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
     '  ',
   );
   const ps = s.post_sync;
-  const metrics = s.github
-    ? { rows: s.github.metrics_rows, table: 'work_item_metrics_daily', generations: s.github.metrics_generations }
+  const metrics = emu
+    ? { rows: emu.metrics_rows, table: 'work_item_metrics_daily', generations: emu.metrics_generations }
     : { rows: ps.metrics_rows, table: 'synthetic_metrics_daily', generations: ps.metrics_generations };
   const postSync =
     ps.expected.length === 0
@@ -142,7 +158,7 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
       : `${ps.delivered.length}/${ps.expected.length} handlers delivered (${ps.delivered.join(', ') || 'none yet'})` +
         ` · ${metrics.rows} rows in ${metrics.table}` +
         ` · ${metrics.generations} computed_at generation${metrics.generations === 1 ? '' : 's'}`;
-  const items = s.github
+  const items = emu
     ? `${s.items_written} rows in the normalized tables for this integration`
     : `${s.items_written} rows in synthetic_items for this integration`;
   const pairs = formatPairs(
@@ -155,9 +171,7 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
       ['run duration', formatDuration(s.duration_ms)],
       ['post-sync', postSync],
       ['items', items],
-      ...(s.github
-        ? [['emulator', `${s.github.emulator} (GitHub REST emulator in this process)`] as [string, string]]
-        : []),
+      ...(emu ? [['emulator', `${emu.emulator} (${emu.emulator_name} in this process)`] as [string, string]] : []),
       [
         'outbox',
         Object.entries(s.outbox)
@@ -169,10 +183,10 @@ export function formatSummary(s: DemoSummary, lookAgain: string): string {
     ],
     '  ',
   );
-  const tables = s.github
+  const tables = emu
     ? '\n\n' +
       formatTable(
-        Object.entries(s.github.tables).map(([table, rows]) => ({ table, rows })),
+        Object.entries(emu.tables).map(([table, rows]) => ({ table, rows })),
         [
           { header: 'normalized table', value: (r) => r.table },
           { header: 'rows', value: (r) => r.rows, align: 'right' },
