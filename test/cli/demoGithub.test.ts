@@ -74,6 +74,6 @@ describe('syncrelay demo --provider github (embedded)', () => {
   it('refuses an unknown provider, naming the option', async () => {
     const r = await runCli(['demo', '--provider', 'gitlab'], { env, cwd: dir });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/--provider.*expected synthetic or github/);
+    expect(r.stderr).toMatch(/--provider.*expected one of synthetic, github, linear, jira/);
   });
 });

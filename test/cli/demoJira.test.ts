@@ -86,6 +86,6 @@ describe('syncrelay demo --provider jira (embedded)', () => {
   it('refuses an unknown provider, naming the choices', async () => {
     const r = await runCli(['demo', '--provider', 'gitlab'], { env, cwd: dir });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/--provider.*expected synthetic or github or linear or jira/);
+    expect(r.stderr).toMatch(/--provider.*expected one of synthetic, github, linear, jira/);
   });
 });

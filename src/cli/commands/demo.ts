@@ -66,7 +66,7 @@ interface Emulated {
 
 function demoProvider(value: string): DemoProvider {
   if (value === 'synthetic' || (EMULATED_PROVIDERS as readonly string[]).includes(value)) return value as DemoProvider;
-  throw new InvalidArgumentError(`expected synthetic or ${EMULATED_PROVIDERS.join(' or ')}`);
+  throw new InvalidArgumentError(`expected one of synthetic, ${EMULATED_PROVIDERS.join(', ')}`);
 }
 
 export function registerDemo(program: Command): void {
