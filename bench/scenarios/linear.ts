@@ -349,7 +349,12 @@ async function terminal(c: Ctx, runId: string, label: string): Promise<string> {
     if (performance.now() > deadline) throw new Error(`${c.bench.name}: run ${runId} still ${run.status} after 1800 s`);
     if (performance.now() - noted > 10_000) {
       noted = performance.now();
-      c.opts.note(`${c.bench.name}: ${label}: ${run.completed_units}/${run.total_units} units done`);
+      const units = await c.db.query<{ done: number; n: number }>(
+        `SELECT count(*) FILTER (WHERE status = 'success')::int AS done, count(*)::int AS n
+           FROM ${c.db.schema.sync_run_units} WHERE sync_run_id = $1`,
+        [runId],
+      );
+      c.opts.note(`${c.bench.name}: ${label}: ${units.rows[0]!.done}/${units.rows[0]!.n} units done`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
