@@ -20,6 +20,9 @@
  * most limit responses in one window (target ≤ 1), requests per issue with family fetching and per
  * dataset, and duplicates (per normalized table count(*) − count(DISTINCT external_id), over all
  * three integrations) with the stored work items and comments against the emulator's records.
+ * `requests_beyond_unthrottled` and `ratio_to_unthrottled_minimum` (wall ÷ the unthrottled family
+ * run's requests ÷ R × window) show what `ratio` hides: pages read again when a unit deferred by
+ * the budget part-way through its window starts that window over.
  */
 import { loadSettings } from '../../src/config.js';
 import type { Db } from '../../src/db/types.js';
@@ -260,6 +263,10 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       max_limit_responses_per_window: maxLimited,
       wall_s: round(budgeted.wallMs / 1000),
       minimum_s: round(minimumMs / 1000),
+      // Answered requests beyond what the unthrottled family run needed (that run has no reference
+      // units: a handful of these are theirs); the rest were read again after a unit was deferred.
+      requests_beyond_unthrottled: budgeted.requests - capacity.requests,
+      ratio_to_unthrottled_minimum: round(budgeted.wallMs / ((capacity.requests / limit) * w * 1000)),
       requests_per_s: round(budgeted.requests / (budgeted.wallMs / 1000)),
       cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / Math.max(1, budgeted.requests)),
       family_requests: capacity.requests,
