@@ -4,7 +4,7 @@
  *
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
- *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github
+ *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github, linear, jira
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,9 @@ import { backfillScenario } from './scenarios/backfill.js';
 import { e2eScenario } from './scenarios/e2e.js';
 import { githubScenario } from './scenarios/github.js';
 import { historyScenario } from './scenarios/history.js';
+import { jiraScenario } from './scenarios/jira.js';
 import { latencyScenario } from './scenarios/latency.js';
+import { linearScenario } from './scenarios/linear.js';
 import { recoveryScenario } from './scenarios/recovery.js';
 import { relayScenario } from './scenarios/relay.js';
 
@@ -32,6 +34,8 @@ const SCENARIOS: Record<string, Scenario> = {
   history: historyScenario,
   backfill: backfillScenario,
   github: githubScenario,
+  linear: linearScenario,
+  jira: jiraScenario,
 };
 
 function parse(argv: string[]) {

@@ -21,6 +21,8 @@ const SCENARIOS = [
   'history_scale',
   'backfill_large',
   'github_rate_limited_sync',
+  'linear_rate_limited_sync',
+  'jira_rate_limited_sync',
 ];
 
 interface Run {
@@ -58,7 +60,7 @@ describe('npm run bench -- --quick', () => {
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'syncrelay-bench-'));
     result = await run(['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], env);
-  }, 300_000); // the e2e sweep restarts processes per shape: minutes on a loaded 2-core machine
+  }, 480_000); // the e2e sweep restarts processes per shape, the provider scenarios run five backfills each
 
   afterAll(async () => {
     await rm(out, { recursive: true, force: true });
@@ -94,6 +96,28 @@ describe('npm run bench -- --quick', () => {
     expect(sweep.map((r) => r.shape)).toContain(e2e.peer_best_shape);
     expect(e2e.ratio).toBe(e2e.ratio_best_vs_best);
     expect(Object.keys(e2e.cpu_ms_per_unit as object)).toEqual(['workers', 'bench', 'postgres', 'redis', 'total']);
+  });
+
+  it('linear and jira: family units need fewer requests than one unit per dataset; no duplicate rows', () => {
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.scenario === 'linear_rate_limited_sync' || l.scenario === 'jira_rate_limited_sync');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      const name = String(line.scenario);
+      expect(line.status, name).toBe('success');
+      expect(line.units_carrying_family as number, name).toBeGreaterThan(0);
+      expect(line.family_requests as number, name).toBeGreaterThan(0);
+      expect(line.family_requests_per_issue as number, name).toBeLessThan(
+        line.per_dataset_requests_per_issue as number,
+      );
+      expect(line.duplicate_rows, name).toBe(0);
+      expect(line.rows_off_from_emulator, name).toBe(0);
+      expect(typeof line.unthrottled_requests_per_s, name).toBe('number');
+      expect(typeof line.budget_share_of_capacity, name).toBe('number');
+    }
   });
 
   it('writes the results file and the chart of the ratios', async () => {

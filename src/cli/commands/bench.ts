@@ -16,7 +16,10 @@ export function registerBench(program: Command): void {
     .description('run the benchmarks against real PostgreSQL and Redis: one JSON line per scenario')
     .option('--quick', 'small sizes: every scenario completes quickly (the CI smoke run)')
     .option('--reps <n>', 'repetitions of each measurement (default 5, quick 1)', intInRange(1, 100))
-    .option('--only <names>', 'comma-separated scenarios: relay, e2e, latency, recovery, history, backfill, github')
+    .option(
+      '--only <names>',
+      'comma-separated scenarios: relay, e2e, latency, recovery, history, backfill, github, linear, jira',
+    )
     .option('--out <dir>', 'where latest.json and ratios.svg go (default bench/results)')
     .addHelpText(
       'after',
