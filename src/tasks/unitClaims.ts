@@ -36,7 +36,7 @@ function claimerOf(ctx: EngineContext): Coalescer<Claim, ClaimedUnit | null> {
         leaseMs: settings.leaseMs,
         maxLifetimeMs: settings.maxLifetimeMs,
       });
-      const won = new Map(rows.map((r) => [`${r.id}/${r.lease_owner}`, r]));
+      const won = new Map(rows.map((r) => [`${r.id}/${r.lease_owner ?? ''}`, r]));
       return batch.map((c) => won.get(`${c.unitId}/${c.owner}`) ?? null);
     }, CLAIMS_IN_FLIGHT);
     claimers.set(ctx, claimer);

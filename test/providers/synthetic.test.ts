@@ -637,7 +637,7 @@ describe('ProviderRegistry', () => {
 
   const info = (provider: string): IntegrationInfo => ({ id: 'i', orgId: ORG, provider, name: 'n', config: {} });
 
-  it('holds synthetic, GitHub, Linear and Jira, each with its retry-safe sink and post-sync handler, by default', () => {
+  it('holds synthetic, GitHub, Linear and Jira, each with its retry-safe sink and handler, by default', () => {
     const registry = defaultRegistry(t.db);
     expect(registry.list().map((p) => p.name)).toEqual(['synthetic', 'github', 'linear', 'jira']);
     expect(registry.get('synthetic').name).toBe('synthetic');
