@@ -26,6 +26,8 @@ export { armOutbox } from './store/outbox.js';
 export { ProviderRegistry, defaultRegistry } from './providers/registry.js';
 export { createSyntheticProvider, syntheticSink } from './providers/synthetic.js';
 export { createGithubProvider, GITHUB_DATASETS, type GithubProviderOptions } from './providers/github/index.js';
+export { createLinearProvider, LINEAR_DATASETS, type LinearProviderOptions } from './providers/linear/index.js';
+export { createJiraProvider, JIRA_DATASETS, type JiraProviderOptions } from './providers/jira/index.js';
 export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
 export {
   normalizedSink,

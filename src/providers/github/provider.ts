@@ -12,9 +12,8 @@
  * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
  * them (`UnitInfo.datasets`) reads each page once for all.
  */
-import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
 import { BudgetLedger } from '../http/budget.js';
-import type { RetryOptions } from '../http/retry.js';
 import { createGithubClient } from './client.js';
 import { parseGithubConfig, repoOf, validateSource, type RepoRef } from './config.js';
 import * as units from './units.js';
@@ -26,6 +25,8 @@ import {
   sourcesOf,
   subjectOf,
   unitBudget,
+  httpProvider,
+  type HttpProviderOptions,
 } from '../http/unitScaffold.js';
 
 export const GITHUB_PROVIDER = 'github';
@@ -78,34 +79,18 @@ const DATASETS: readonly DatasetDef[] = [
 
 export const GITHUB_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
 
-export interface GithubProviderOptions {
-  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
-  postSyncHandlers?: readonly PostSyncHandler[];
-  /** Pages an incremental unit reads from an ascending list before it stops. @default 200 */
-  maxPages?: number;
+export interface GithubProviderOptions extends HttpProviderOptions {
   /** Detail requests in flight at once within a unit. @default 4 */
   detailConcurrency?: number;
-  /** In-place retries of 5xx and network failures. */
-  retry?: RetryOptions;
-  /** Shared-budget tuning (tests). */
-  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 export function createGithubProvider(opts: GithubProviderOptions = {}): Provider {
-  // The units this provider instance runs share what they know of each credential's budget.
-  const ledger = new BudgetLedger();
-  return {
-    name: GITHUB_PROVIDER,
-    datasets: GITHUB_DATASETS,
-    windowDays: 7,
-    initialDepthDays: 30,
-    validateConfig: (config) => void parseGithubConfig(config),
-    validateSource: (source, field) => validateSource(source, field),
-    runUnit: (ctx) => runGithubUnit(ctx, opts, ledger),
-    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
-  };
+  const validateConfig = (config: Record<string, unknown>) => void parseGithubConfig(config);
+  return httpProvider(
+    { name: GITHUB_PROVIDER, datasets: GITHUB_DATASETS, validateConfig, validateSource },
+    opts,
+    runGithubUnit,
+  );
 }
 
 /** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */

@@ -6,8 +6,9 @@
  */
 import { NonRetryableError } from '../../errors.js';
 import { listSources } from '../../store/integrations.js';
-import type { DatasetSpec, UnitContext, UnitCredential, UnitResult } from '../types.js';
-import { RateBudget, type BudgetLedger } from './budget.js';
+import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitCredential, UnitResult } from '../types.js';
+import { BudgetLedger, RateBudget } from './budget.js';
+import type { RetryOptions } from './retry.js';
 
 /** Shared-budget tuning a provider's options may carry (tests). */
 export interface BudgetTuning {
@@ -15,6 +16,39 @@ export interface BudgetTuning {
   flushEvery?: number;
   probePollMs?: number;
   probePolls?: number;
+}
+
+/** The options every provider on this HTTP layer takes. */
+export interface HttpProviderOptions {
+  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
+  postSyncHandlers?: readonly PostSyncHandler[];
+  /** Pages an incremental unit reads before it stops. @default 200 */
+  maxPages?: number;
+  /** In-place retries of 5xx and network failures. */
+  retry?: RetryOptions;
+  /** Shared-budget tuning (tests). */
+  budget?: BudgetTuning;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/**
+ * A provider on this HTTP layer (weekly backfill windows, 30 days of first incremental depth) whose
+ * units share one in-process ledger of what they know of each credential's budget.
+ */
+export function httpProvider<O extends HttpProviderOptions>(
+  p: Pick<Provider, 'name' | 'datasets' | 'validateConfig' | 'validateSource'>,
+  opts: O,
+  run: (ctx: UnitContext, opts: O, ledger: BudgetLedger) => Promise<UnitResult>,
+): Provider {
+  const ledger = new BudgetLedger();
+  return {
+    ...p,
+    windowDays: 7,
+    initialDepthDays: 30,
+    runUnit: (ctx) => run(ctx, opts, ledger),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+  };
 }
 
 /** `<provider> integration "<name>"`: how errors and logs name the integration (never the secret). */

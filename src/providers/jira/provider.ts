@@ -11,8 +11,7 @@
  * `work-items` in one unit per (project, window).
  */
 import { BudgetLedger } from '../http/budget.js';
-import type { RetryOptions } from '../http/retry.js';
-import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
 import { createJiraClient } from './client.js';
 import { authorizationFor, parseJiraConfig, projectOf, validateSource } from './config.js';
 import * as units from './units.js';
@@ -25,6 +24,8 @@ import {
   sourcesOf,
   subjectOf,
   unitBudget,
+  httpProvider,
+  type HttpProviderOptions,
 } from '../http/unitScaffold.js';
 
 export const JIRA_PROVIDER = 'jira';
@@ -79,36 +80,20 @@ const DATASETS: readonly DatasetDef[] = [
 
 export const JIRA_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
 
-export interface JiraProviderOptions {
-  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
-  postSyncHandlers?: readonly PostSyncHandler[];
-  /** Search pages an incremental unit reads before it stops. @default 200 */
-  maxPages?: number;
+export interface JiraProviderOptions extends HttpProviderOptions {
   /** Issues per search page. @default 100 */
   pageSize?: number;
   /** Per-issue requests (long comment lists, changelogs) in flight at once within a unit. @default 4 */
   detailConcurrency?: number;
-  /** In-place retries of 5xx and network failures. */
-  retry?: RetryOptions;
-  /** Shared-budget tuning (tests). */
-  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 export function createJiraProvider(opts: JiraProviderOptions = {}): Provider {
-  // The units this provider instance runs share what they know of each credential's budget.
-  const ledger = new BudgetLedger();
-  return {
-    name: JIRA_PROVIDER,
-    datasets: JIRA_DATASETS,
-    windowDays: 7,
-    initialDepthDays: 30,
-    validateConfig: (config) => void parseJiraConfig(config),
-    validateSource: (source, field) => validateSource(source, field),
-    runUnit: (ctx) => runJiraUnit(ctx, opts, ledger),
-    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
-  };
+  const validateConfig = (config: Record<string, unknown>) => void parseJiraConfig(config);
+  return httpProvider(
+    { name: JIRA_PROVIDER, datasets: JIRA_DATASETS, validateConfig, validateSource },
+    opts,
+    runJiraUnit,
+  );
 }
 
 /** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */

@@ -12,8 +12,7 @@
  * the family is retried (the `linearBackfillEligibility` policy).
  */
 import { BudgetLedger } from '../http/budget.js';
-import type { RetryOptions } from '../http/retry.js';
-import type { DatasetSpec, PostSyncHandler, Provider, UnitContext, UnitResult } from '../types.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
 import { createLinearClient, type LinearBudgets } from './client.js';
 import { parseLinearConfig, teamKeyOf, validateSource } from './config.js';
 import * as units from './units.js';
@@ -24,6 +23,8 @@ import {
   sourcesOf,
   subjectOf,
   unitBudget,
+  httpProvider,
+  type HttpProviderOptions,
 } from '../http/unitScaffold.js';
 
 export const LINEAR_PROVIDER = 'linear';
@@ -78,9 +79,7 @@ export const LINEAR_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spe
 /** Page sizes when the options give none (see LinearProviderOptions). */
 export const LINEAR_PAGE_DEFAULTS = { pageSize: 50, nestedPageSize: 10 } as const;
 
-export interface LinearProviderOptions {
-  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
-  postSyncHandlers?: readonly PostSyncHandler[];
+export interface LinearProviderOptions extends HttpProviderOptions {
   /** Issues (and reference objects) per page. @default 50 */
   pageSize?: number;
   /**
@@ -89,29 +88,15 @@ export interface LinearProviderOptions {
    * @default 10
    */
   nestedPageSize?: number;
-  /** Pages an incremental unit reads before it stops. @default 200 */
-  maxPages?: number;
-  /** In-place retries of 5xx and network failures. */
-  retry?: RetryOptions;
-  /** Shared-budget tuning (tests). */
-  budget?: { reserve?: number; flushEvery?: number; probePollMs?: number; probePolls?: number };
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 export function createLinearProvider(opts: LinearProviderOptions = {}): Provider {
-  // The units this provider instance runs share what they know of each credential's budgets.
-  const ledger = new BudgetLedger();
-  return {
-    name: LINEAR_PROVIDER,
-    datasets: LINEAR_DATASETS,
-    windowDays: 7,
-    initialDepthDays: 30,
-    validateConfig: (config) => void parseLinearConfig(config),
-    validateSource: (source, field) => validateSource(source, field),
-    runUnit: (ctx) => runLinearUnit(ctx, opts, ledger),
-    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
-  };
+  const validateConfig = (config: Record<string, unknown>) => void parseLinearConfig(config);
+  return httpProvider(
+    { name: LINEAR_PROVIDER, datasets: LINEAR_DATASETS, validateConfig, validateSource },
+    opts,
+    runLinearUnit,
+  );
 }
 
 /** Runs one unit: the budgets gate every call, and what they saw is recorded however the unit ends. */
