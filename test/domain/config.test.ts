@@ -25,6 +25,7 @@ const INTEGERS = [
   ['SYNC_RECONCILE_BATCH', 'reconcileBatch', 100, 1],
   ['SYNC_OUTBOX_RETENTION_DAYS', 'outboxRetentionDays', 30, 0],
   ['SYNC_RATE_LIMIT_MAX_DEFERRALS', 'rateLimitMaxDeferrals', 10, 0],
+  ['SYNC_UNITS_PER_MESSAGE', 'unitsPerMessage', 8, 1],
 ] as const;
 
 const NOT_NUMBERS = ['abc', 'NaN', 'Infinity', '-Infinity', '10s', '1,5', ' ', '\t', 'true', '[]', '{}'];
@@ -54,6 +55,7 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       softTimeoutMs: 3300 * S,
       dispatchStaleMs: 900 * S,
       concurrencyPerBucket: 8,
+      unitsPerMessage: 8,
       runMaxUnits: 1000,
       redispatchCountdownMs: 60 * S,
       claimTimeoutMs: 300 * S,
@@ -134,6 +136,11 @@ describe('loadSettings rejects bad values naming the setting', () => {
     '%s=%j',
     (name, value) => expectInvalid({ [name]: value }, name),
   );
+
+  it('SYNC_UNITS_PER_MESSAGE is bounded from above (64), naming the setting', () => {
+    expect(loadSettings({ SYNC_UNITS_PER_MESSAGE: '64' }).unitsPerMessage).toBe(64);
+    expectInvalid({ SYNC_UNITS_PER_MESSAGE: '65' }, 'SYNC_UNITS_PER_MESSAGE');
+  });
 
   it('any negative number is refused for every numeric setting', () => {
     fc.assert(
