@@ -5,50 +5,11 @@
  */
 import { ValidationError } from '../../../errors.js';
 import { FAULT_KINDS, type FaultKind, type FaultSpec } from './options.js';
-import { Rng } from './random.js';
+import { FaultDeck } from '../../emulators/faultDeck.js';
 
-interface Armed {
-  spec: FaultSpec;
-  left: number | null;
-}
-
-export class FaultInjector {
-  private armed: Armed[] = [];
-  private readonly rng: Rng;
-
+export class FaultInjector extends FaultDeck<FaultSpec> {
   constructor(seed: number, faults: readonly FaultSpec[] = []) {
-    this.rng = new Rng(seed, 'faults');
-    this.set(faults);
-  }
-
-  /** Replaces the faults (validated first: a bad one changes nothing). */
-  set(faults: readonly FaultSpec[]): void {
-    const checked = faults.map((f, i) => validateFault(f, `faults[${i}]`));
-    this.armed = checked.map((spec) => ({ spec, left: spec.count ?? null }));
-  }
-
-  /** The faults this request meets: at most one that answers for it, plus any `slow` one. */
-  draw(path: string): { answer: FaultSpec | null; delayMs: number } {
-    let answer: FaultSpec | null = null;
-    let delayMs = 0;
-    for (const a of this.armed) {
-      if (a.spec.path !== undefined && !path.includes(a.spec.path)) continue;
-      if (a.spec.kind !== 'slow' && answer) continue;
-      if (!this.fires(a)) continue;
-      if (a.spec.kind === 'slow') delayMs += a.spec.delayMs ?? 0;
-      else answer = a.spec;
-    }
-    this.armed = this.armed.filter((a) => a.left === null || a.left > 0);
-    return { answer, delayMs };
-  }
-
-  private fires(a: Armed): boolean {
-    if (a.left !== null) {
-      if (a.left <= 0) return false;
-      a.left--;
-      return true;
-    }
-    return a.spec.probability === undefined || this.rng.next() < a.spec.probability;
+    super(seed, validateFault, (f, target) => f.path === undefined || target.includes(f.path), faults);
   }
 }
 
