@@ -3,6 +3,7 @@
  * `--rate-limit 100/60s`, `--faults rate-limit:count=1:retryAfter=30`), and `parseJiraEmulatorArgs`
  * for a CLI's `emulate jira` arguments. A bad value is a ValidationError naming the option.
  */
+import { checkScaleBounds, parseScaleText } from '../../emulators/scale.js';
 import type { Clock } from '../../../clock.js';
 import { ValidationError } from '../../../errors.js';
 import { isTimeZone } from '../timeZone.js';
@@ -110,27 +111,11 @@ export interface JiraEmulatorOptions {
 
 /** `small`, `medium`, `bench` or `issues=20000,projects=4` (over the small preset). */
 export function parseScale(text: string): JiraScale {
-  if (text in SCALES) return { ...SCALES[text as ScaleName] };
-  const scale: JiraScale = { ...SCALES.small };
-  for (const part of text.split(',')) {
-    const [key, raw] = part.split('=').map((s) => s.trim());
-    if (!key || !(key in scale) || raw === undefined) {
-      throw new ValidationError('scale', `unknown entry "${part}" (keys: ${Object.keys(scale).join(', ')})`);
-    }
-    scale[key as keyof JiraScale] = Number(raw);
-  }
-  return validateScale(scale);
+  return parseScaleText(text, SCALES, validateScale);
 }
 
 export function validateScale(scale: JiraScale): JiraScale {
-  for (const key of Object.keys(SCALE_MAX) as (keyof JiraScale)[]) {
-    const v = scale[key];
-    const min = key === 'projects' || key === 'users' || key === 'days' ? 1 : 0;
-    if (!Number.isInteger(v) || v < min || v > SCALE_MAX[key]) {
-      throw new ValidationError(`scale.${key}`, `expected an integer from ${min} to ${SCALE_MAX[key]}, got ${v}`);
-    }
-  }
-  return scale;
+  return checkScaleBounds(scale, SCALE_MAX, ['projects', 'users', 'days']);
 }
 
 export function resolveScale(scale: JiraEmulatorOptions['scale']): JiraScale {

@@ -3,6 +3,7 @@
  * `--complexity-limit 250000/3600s`, `--scale bench`, `--faults ratelimited:count=2`), plus
  * `parseLinearEmulatorArgs` for a command line. A bad value is a ValidationError naming the option.
  */
+import { checkScaleBounds, parseScaleText } from '../../emulators/scale.js';
 import type { Clock } from '../../../clock.js';
 import { ValidationError } from '../../../errors.js';
 
@@ -146,27 +147,11 @@ const SCALE_MAX: LinearScale = {
 
 /** `small`, `medium`, `bench` or `issues=20000,teams=4` (over the small preset). */
 export function parseLinearScale(text: string): LinearScale {
-  if (text in LINEAR_SCALES) return { ...LINEAR_SCALES[text as LinearScaleName] };
-  const scale: LinearScale = { ...LINEAR_SCALES.small };
-  for (const part of text.split(',')) {
-    const [key, raw] = part.split('=').map((s) => s.trim());
-    if (!key || !(key in scale) || raw === undefined) {
-      throw new ValidationError('scale', `unknown entry "${part}" (keys: ${Object.keys(scale).join(', ')})`);
-    }
-    scale[key as keyof LinearScale] = Number(raw);
-  }
-  return validateLinearScale(scale);
+  return parseScaleText(text, LINEAR_SCALES, validateLinearScale);
 }
 
 export function validateLinearScale(scale: LinearScale): LinearScale {
-  for (const key of Object.keys(SCALE_MAX) as (keyof LinearScale)[]) {
-    const v = scale[key];
-    const min = key === 'teams' || key === 'users' || key === 'days' ? 1 : 0;
-    if (!Number.isInteger(v) || v < min || v > SCALE_MAX[key]) {
-      throw new ValidationError(`scale.${key}`, `expected an integer from ${min} to ${SCALE_MAX[key]}, got ${v}`);
-    }
-  }
-  return scale;
+  return checkScaleBounds(scale, SCALE_MAX, ['teams', 'users', 'days']);
 }
 
 export function resolveLinearScale(scale: LinearEmulatorOptions['scale']): LinearScale {
