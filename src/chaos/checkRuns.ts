@@ -181,12 +181,16 @@ export async function checkPostSync(db: Db, ctx: CheckContext): Promise<Invarian
   );
 }
 
-/** total = completed + failed + cancelled, each equal to the unit rows, and the status their aggregate. */
+/**
+ * total = completed + failed + cancelled, each equal to the unit rows, the status their aggregate,
+ * and the run's count of planned units (kept by planning and dispatch) back at zero.
+ */
 export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantResult> {
   const { rows } = await db.query<{
     id: string;
     status: RunStatus;
     total_units: number;
+    planned_units: number | null;
     completed_units: number;
     failed_units: number;
     cancelled_units: number;
@@ -196,7 +200,7 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
     cancelled: number;
     open: number;
   }>(
-    `SELECT r.id, r.status, r.total_units, r.completed_units, r.failed_units,
+    `SELECT r.id, r.status, r.total_units, r.planned_units, r.completed_units, r.failed_units,
             COALESCE((r.result ->> 'cancelled_units')::int, 0) AS cancelled_units,
             count(u.id)::int AS n,
             count(u.id) FILTER (WHERE u.status = 'success')::int AS success,
@@ -223,11 +227,14 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
     ) {
       examples.push(`run ${r.id}: ${stored}, but ${actual}`);
     }
+    if (r.planned_units !== null && r.planned_units !== 0)
+      examples.push(`run ${r.id} is ${r.status} but counts ${r.planned_units} planned units (${actual})`);
     const agg = aggregateRun({ success: r.success, failed: r.failed, cancelled: r.cancelled });
     if (r.status !== 'cancelled' && agg && agg.status !== r.status)
       examples.push(`run ${r.id} is ${r.status} but its units say ${agg.status} (${actual})`);
   }
-  return finding('unit_counts_match', 'total_units = completed + failed (+ cancelled), matching the unit rows', {
+  const what = 'total_units = completed + failed (+ cancelled), matching the unit rows; no planned unit counted';
+  return finding('unit_counts_match', what, {
     checked: `${rows.length} terminal runs`,
     examples,
   });

@@ -22,7 +22,7 @@ import {
 import { armOutbox } from '../store/outbox.js';
 import { familiesOf, familyWatermark } from './families.js';
 import type { RunRow } from '../store/rows.js';
-import { insertRun } from '../store/runs.js';
+import { insertRun, setPlannedUnits } from '../store/runs.js';
 import { insertUnits, type NewUnit } from '../store/units.js';
 import { loadWatermarks } from '../store/watermarks.js';
 
@@ -175,6 +175,7 @@ export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<
   };
   let units = 0;
   for (const slice of unitSlices(plan, INSERT_SLICE)) units += await insertUnits(tx, shared, slice, plan.now);
+  await setPlannedUnits(tx, run.id, units);
   await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], plan.now, plan.now, args.trace);
   return { run, units };
 }

@@ -66,22 +66,29 @@ export interface CandidateArgs {
 
 /**
  * Moves up to `limit` candidates (planned, stale dispatching, due retrying; reference tier first,
- * then by id) to dispatching. Locks: the claimed unit rows (SKIP LOCKED). Returns them.
+ * then by id) to dispatching, and takes the planned ones off the run's count. Locks: the claimed
+ * unit rows (SKIP LOCKED) and the run row (its dispatcher holds it already). Returns them.
  */
 export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise<UnitRow[]> {
   if (a.limit <= 0) return [];
   const s = tx.schema;
   const { rows } = await tx.query<UnitRow>(
-    `UPDATE ${s.sync_run_units} u SET status = ${DISPATCH_TO}, dispatched_at = $5, updated_at = $5
-       FROM (SELECT id FROM ${s.sync_run_units}
-              WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
-                AND ($8 OR tier = 'reference')
-                AND (status = ${DISPATCH.planned}
-                  OR (status = ${STALE.dispatching} AND (updated_at <= $6 OR dispatched_at IS NULL))
-                  OR (status = ${DISPATCH.retrying} AND available_at <= $5))
-              ORDER BY tier = 'reference' DESC, id
-              LIMIT $7
-              FOR UPDATE SKIP LOCKED) c
+    `WITH c AS (
+       SELECT id, status FROM ${s.sync_run_units}
+        WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
+          AND ($8 OR tier = 'reference')
+          AND (status = ${DISPATCH.planned}
+            OR (status = ${STALE.dispatching} AND (updated_at <= $6 OR dispatched_at IS NULL))
+            OR (status = ${DISPATCH.retrying} AND available_at <= $5))
+        ORDER BY tier = 'reference' DESC, id
+        LIMIT $7
+        FOR UPDATE SKIP LOCKED),
+     counted AS (
+       UPDATE ${s.sync_runs}
+          SET planned_units = planned_units - (SELECT count(*) FROM c WHERE c.status = ${DISPATCH.planned})
+        WHERE id = $1 AND planned_units IS NOT NULL)
+     UPDATE ${s.sync_run_units} u SET status = ${DISPATCH_TO}, dispatched_at = $5, updated_at = $5
+       FROM c
       WHERE u.id = c.id
       RETURNING u.*`,
     [
@@ -131,12 +138,14 @@ export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefor
 }
 
 /**
- * Total-cap denial: planned and stale dispatching units → failed (`dispatch_denied`).
- * Locks: those unit rows. Returns their ids.
+ * Total-cap denial: planned and stale dispatching units → failed (`dispatch_denied`); none is
+ * planned any more. Locks: those unit rows and the run row (its dispatcher holds it). Returns their ids.
  */
 export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
-    `UPDATE ${tx.schema.sync_run_units} SET status = ${DENY.to}, error = 'run exceeds SYNC_RUN_MAX_UNITS',
+    `WITH counted AS (
+       UPDATE ${tx.schema.sync_runs} SET planned_units = 0 WHERE id = $1 AND planned_units IS NOT NULL)
+     UPDATE ${tx.schema.sync_run_units} SET status = ${DENY.to}, error = 'run exceeds SYNC_RUN_MAX_UNITS',
             result = jsonb_build_object('error_category', 'dispatch_denied'), updated_at = $2
       WHERE sync_run_id = $1
         AND (status IN (${DENY.planned}, ${DENY.retrying})

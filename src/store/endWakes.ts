@@ -7,9 +7,9 @@
  * - **finalize** the unit's run when no other unit of it is open (the unit itself ended; a unit
  *   that went back to `retrying` is itself open) and the run is live. A unit that saw others open
  *   re-checks after its commit (of two "last" units racing, the later one arms it).
- * - **dispatch** the runs of the `limit` oldest planned units in the unit's concurrency bucket (the
- *   slot it freed goes to the run waiting longest), and its own run if it has planned units (work
- *   items waiting for the reference tier).
+ * - **dispatch** the `limit` oldest live runs with a planned unit in the unit's concurrency bucket
+ *   (the slot it freed goes to the run waiting longest), and, when the unit is of the reference
+ *   tier, its own run if it has planned units (work items waiting for the reference tier).
  *
  * Wake-ups of one (run, kind) merge: the earliest time, a trace over none.
  */
@@ -17,10 +17,12 @@ import type { DbSchema } from '../db/schema.js';
 import type { Tx } from '../db/types.js';
 import { OUTBOX_TRANSITIONS } from '../domain/statuses.js';
 import { armConflictSql, type Wake } from './outbox.js';
-import { DISPATCH, RUN_TERMINAL, sqlLit, UNIT_OPEN } from './sql.js';
+import { DISPATCH, RUN_OPEN, RUN_TERMINAL, sqlLit, UNIT_IN_FLIGHT, UNIT_OPEN } from './sql.js';
 
 const ARM_TO = sqlLit(OUTBOX_TRANSITIONS.arm.to);
 const WAITING = DISPATCH.planned;
+/** The tier whose end may let its run's work items go. */
+const REFERENCE = `'reference'`;
 
 /**
  * Runs woken per freed slot: the run of the oldest planned unit in the bucket (its dispatch
@@ -30,28 +32,75 @@ const WAITING = DISPATCH.planned;
 export const MAX_RUNS_WOKEN = 1;
 
 /**
- * The end facts of an ended unit `u` (a row with id, org_id, sync_run_id, provider, cost_class and
- * its status after the end) as two select-list columns: `others_open` and `waiting_runs`. `limit`
- * is the SQL text of the parameter holding the bucket's wake limit.
+ * Whether a run has a planned unit in the bucket (SQL texts of the run's id, provider and cost
+ * class), read from the run's newest planned unit backwards: dispatch takes the oldest first, so
+ * the newest is the last to go, where a forward probe walked the index entries every unit
+ * dispatched so far left behind (migration 0013).
+ */
+function hasPlannedInBucketSql(s: DbSchema, run: string, provider: string, costClass: string): string {
+  return `((SELECT p.id FROM ${s.sync_run_units} p
+             WHERE p.sync_run_id = ${run} AND p.status = ${WAITING} AND p.provider = ${provider}
+               AND p.cost_class = ${costClass}
+             ORDER BY p.id DESC LIMIT 1) IS NOT NULL)`;
+}
+
+/**
+ * Whether run `run` (SQL text of its id) has a planned unit: its count (sync_runs.planned_units),
+ * or, for a run not counted, its newest planned unit in the index.
+ */
+function hasPlannedSql(s: DbSchema, run: string): string {
+  return `COALESCE((SELECT pr.planned_units > 0 FROM ${s.sync_runs} pr WHERE pr.id = ${run}),
+                   (SELECT pp.id FROM ${s.sync_run_units} pp WHERE pp.sync_run_id = ${run} AND pp.status = ${WAITING}
+                     ORDER BY pp.provider DESC, pp.cost_class DESC, pp.id DESC LIMIT 1) IS NOT NULL)`;
+}
+
+/**
+ * Whether run `run` has a dispatching, running or retrying unit that `others` (SQL text of a
+ * predicate on `o.id`) accepts; newest first, for the same reason as hasPlannedSql.
+ */
+function hasInFlightSql(s: DbSchema, run: string, others: string): string {
+  return `((SELECT o.id FROM ${s.sync_run_units} o
+             WHERE o.sync_run_id = ${run} AND o.status IN ${UNIT_IN_FLIGHT} AND ${others}
+             ORDER BY o.id DESC LIMIT 1) IS NOT NULL)`;
+}
+
+/**
+ * The runs a freed slot in bucket (org, provider, cost class — SQL texts) wakes: the `limit` oldest
+ * live runs of the org with a planned unit in the bucket, as jsonb {org_id, sync_run_id}.
+ */
+function bucketWaitingSql(s: DbSchema, org: string, provider: string, costClass: string, limit: string): string {
+  return `ARRAY(SELECT jsonb_build_object('org_id', wr.org_id, 'sync_run_id', wr.id) FROM ${s.sync_runs} wr
+                 WHERE wr.org_id = ${org} AND wr.status IN ${RUN_OPEN} AND COALESCE(wr.planned_units > 0, true)
+                   AND ${hasPlannedInBucketSql(s, 'wr.id', provider, costClass)}
+                 ORDER BY wr.id LIMIT ${limit})`;
+}
+
+/**
+ * The run of an ended unit `u` as woken for its own sake: a reference-tier unit's end may let the
+ * run's work items go (they wait for the reference tier). Other planned units of the run wait for
+ * its own dispatch slices, or for a slot in their bucket (bucketWaitingSql).
+ */
+function ownWaitingSql(s: DbSchema, u: string): string {
+  return `ARRAY(SELECT jsonb_build_object('org_id', ${u}.org_id, 'sync_run_id', ${u}.sync_run_id)
+                 WHERE ${u}.tier = ${REFERENCE} AND ${hasPlannedSql(s, `${u}.sync_run_id`)})`;
+}
+
+/**
+ * The end facts of an ended unit `u` (a row with id, org_id, sync_run_id, provider, cost_class,
+ * tier and its status after the end) as two select-list columns: `others_open` and
+ * `waiting_runs`. `limit` is the SQL text of the parameter holding the bucket's wake limit.
  */
 export function endFactsSql(s: DbSchema, u: string, limit: string): string {
-  return `(${u}.status IN ${UNIT_OPEN}
-            OR EXISTS (SELECT 1 FROM ${s.sync_run_units} o
-                        WHERE o.sync_run_id = ${u}.sync_run_id AND o.status IN ${UNIT_OPEN} AND o.id <> ${u}.id))
-            AS others_open,
-          ARRAY(SELECT DISTINCT jsonb_build_object('org_id', w.org_id, 'sync_run_id', w.sync_run_id) FROM (
-            (SELECT p.org_id, p.sync_run_id FROM ${s.sync_run_units} p
-              WHERE p.org_id = ${u}.org_id AND p.provider = ${u}.provider AND p.cost_class = ${u}.cost_class
-                AND p.status = ${WAITING} ORDER BY p.id LIMIT ${limit})
-            UNION ALL
-            (SELECT p.org_id, p.sync_run_id FROM ${s.sync_run_units} p
-              WHERE p.sync_run_id = ${u}.sync_run_id AND p.status = ${WAITING} LIMIT 1)
-          ) w) AS waiting_runs`;
+  return `(${u}.status IN ${UNIT_OPEN} OR ${hasPlannedSql(s, `${u}.sync_run_id`)}
+            OR ${hasInFlightSql(s, `${u}.sync_run_id`, `o.id <> ${u}.id`)}) AS others_open,
+          ARRAY(SELECT DISTINCT x FROM unnest(
+            ${bucketWaitingSql(s, `${u}.org_id`, `${u}.provider`, `${u}.cost_class`, limit)}
+            || ${ownWaitingSql(s, u)}) AS x) AS waiting_runs`;
 }
 
 /**
  * The `ended` CTE over the CTE `changed` (the units one statement has just ended: id, org_id,
- * sync_run_id, provider, cost_class, status, lease_owner, trace), with the end facts of
+ * sync_run_id, provider, cost_class, tier, status, lease_owner, trace), with the end facts of
  * `endFactsSql` worked out once per run and once per bucket instead of once per unit. `others_open`
  * counts the units ended by the same statement as closed (its snapshot still shows them open), so
  * the statement that ends a run's last units arms its finalize itself.
@@ -59,26 +108,24 @@ export function endFactsSql(s: DbSchema, u: string, limit: string): string {
 export function batchEndFactsSql(s: DbSchema, limit: string): string {
   return `run_facts AS MATERIALIZED (
        SELECT r.sync_run_id,
-              EXISTS (SELECT 1 FROM ${s.sync_run_units} o
-                       WHERE o.sync_run_id = r.sync_run_id AND o.status IN ${UNIT_OPEN}
-                         AND o.id NOT IN (SELECT c.id FROM changed c)) AS others_open,
-              ARRAY(SELECT jsonb_build_object('org_id', p.org_id, 'sync_run_id', p.sync_run_id)
-                      FROM ${s.sync_run_units} p
-                     WHERE p.sync_run_id = r.sync_run_id AND p.status = ${WAITING} LIMIT 1) AS own_waiting
+              ${hasPlannedSql(s, 'r.sync_run_id')}
+                OR ${hasInFlightSql(s, 'r.sync_run_id', 'o.id NOT IN (SELECT c.id FROM changed c)')} AS others_open
          FROM (SELECT DISTINCT sync_run_id FROM changed) r),
      bucket_facts AS MATERIALIZED (
        SELECT b.org_id, b.provider, b.cost_class,
-              ARRAY(SELECT jsonb_build_object('org_id', p.org_id, 'sync_run_id', p.sync_run_id)
-                      FROM ${s.sync_run_units} p
-                     WHERE p.org_id = b.org_id AND p.provider = b.provider AND p.cost_class = b.cost_class
-                       AND p.status = ${WAITING} ORDER BY p.id LIMIT ${limit}) AS bucket_waiting
+              ${bucketWaitingSql(s, 'b.org_id', 'b.provider', 'b.cost_class', limit)} AS bucket_waiting
          FROM (SELECT DISTINCT org_id, provider, cost_class FROM changed) b),
+     own_waiting AS MATERIALIZED (
+       SELECT DISTINCT c.sync_run_id, ${ownWaitingSql(s, 'c')} AS own_waiting
+         FROM changed c WHERE c.tier = ${REFERENCE}),
      ended AS (
        SELECT c.*, true AS run_live, rf.others_open,
-              ARRAY(SELECT DISTINCT x FROM unnest(bf.bucket_waiting || rf.own_waiting) AS x) AS waiting_runs
+              ARRAY(SELECT DISTINCT x FROM unnest(bf.bucket_waiting || COALESCE(ow.own_waiting, '{}')) AS x)
+                AS waiting_runs
          FROM changed c
          JOIN run_facts rf ON rf.sync_run_id = c.sync_run_id
-         JOIN bucket_facts bf ON bf.org_id = c.org_id AND bf.provider = c.provider AND bf.cost_class = c.cost_class)`;
+         JOIN bucket_facts bf ON bf.org_id = c.org_id AND bf.provider = c.provider AND bf.cost_class = c.cost_class
+         LEFT JOIN own_waiting ow ON ow.sync_run_id = c.sync_run_id)`;
 }
 
 /**
@@ -141,7 +188,7 @@ export async function armEndWakes(
   const s = tx.schema;
   const { rows } = await tx.query<{ id: string | null; others_open: boolean | null }>(
     `WITH ended AS (
-       SELECT u.id, u.org_id, u.sync_run_id, t.trace,
+       SELECT u.id, u.org_id, u.sync_run_id, u.tier, t.trace,
               (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL} AS run_live,
               ${endFactsSql(s, 'u', '$3')}
          FROM unnest($1::uuid[], $2::jsonb[]) AS t(id, trace)

@@ -31,6 +31,11 @@ export interface RunRow {
   mode: SyncMode;
   status: RunStatus;
   total_units: number;
+  /**
+   * Its planned units, kept exact by planning, dispatch, denial and cancellation; null when not
+   * counted (a run planned before the count existed).
+   */
+  planned_units: number | null;
   completed_units: number;
   failed_units: number;
   started_at: Date | null;

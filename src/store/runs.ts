@@ -36,6 +36,11 @@ export async function insertRun(tx: Tx, r: NewRun, now: Date): Promise<RunRow> {
   return rows[0]!;
 }
 
+/** The run's planned units, counted once planning has written them. Locks: the run row. */
+export async function setPlannedUnits(tx: Tx, runId: string, n: number): Promise<void> {
+  await tx.query(`UPDATE ${tx.schema.sync_runs} SET planned_units = $2 WHERE id = $1`, [runId, n]);
+}
+
 export async function getRun(tx: Tx, runId: string): Promise<RunRow | null> {
   const { rows } = await tx.query<RunRow>(`SELECT * FROM ${tx.schema.sync_runs} WHERE id = $1`, [runId]);
   return rows[0] ?? null;
@@ -127,14 +132,17 @@ export async function countLiveRuns(tx: Tx, integrationId: string): Promise<numb
 }
 
 /**
- * Every non-terminal unit of the run → cancelled. Locks: those unit rows. Returns the ids of the
+ * Every non-terminal unit of the run → cancelled (none is planned any more). Locks: those unit
+ * rows and the run row. Returns the ids of the
  * units that held a slot of their bucket (dispatching or running): the capacity the cancel frees.
  */
 export async function cancelOpenUnits(tx: Tx, runId: string, now: Date): Promise<string[]> {
   const s = tx.schema;
   const { rows } = await tx.query<{ id: string; held_slot: boolean }>(
     `WITH open AS (
-       SELECT id, status FROM ${s.sync_run_units} WHERE sync_run_id = $1 AND status IN ${CANCEL_UNIT.from} FOR UPDATE)
+       SELECT id, status FROM ${s.sync_run_units} WHERE sync_run_id = $1 AND status IN ${CANCEL_UNIT.from} FOR UPDATE),
+     counted AS (
+       UPDATE ${s.sync_runs} SET planned_units = 0 WHERE id = $1 AND planned_units IS NOT NULL)
      UPDATE ${s.sync_run_units} u SET status = ${CANCEL_UNIT.to}, lease_expires_at = NULL,
             result = COALESCE(u.result, '{}'::jsonb) || '{"error_category":"cancelled"}'::jsonb, updated_at = $2
        FROM open

@@ -78,6 +78,11 @@ export const UNIT_TERMINAL = sqlList(TERMINAL_UNIT_STATUSES);
 /** Non-terminal units (the bucket indexes' predicate). */
 export const UNIT_OPEN = sqlList(OPEN_UNIT_STATUSES);
 
+/** Open units by name: the end probes read planned and in-flight ones through different indexes. */
+const OPEN = sqlEach(OPEN_UNIT_STATUSES, 'planned', 'dispatching', 'running', 'retrying');
+/** Open units past dispatch: dispatching, running, retrying (the in-flight partial index's predicate). */
+export const UNIT_IN_FLIGHT = `(${OPEN.dispatching}, ${OPEN.running}, ${OPEN.retrying})`;
+
 /** The units dispatch takes, each under its guard: planned at once, retrying once due. */
 export const DISPATCH = sqlEach(UNIT_TRANSITIONS.dispatch.from, 'planned', 'retrying');
 /** The dispatching units dispatch takes again: once stale (updated_at) or unpublished (dispatched_at NULL). */

@@ -253,7 +253,7 @@ export async function finishUnits(
         WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
           AND u.status IN ${END_FROM} AND u.lease_expires_at > $3
           AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
-        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.status, u.lease_owner, f.trace),
+        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.tier, u.status, u.lease_owner, f.trace),
      ${batchEndFactsSql(s, '$8')},
      ${armWakesSql(s, '$3', { extra: false })}
      SELECT e.id, e.org_id, e.sync_run_id, e.provider, e.cost_class, e.status, e.lease_owner, e.others_open,

@@ -104,11 +104,12 @@ describe('SYNC_RUN_MAX_UNITS, before anything is written', () => {
     expect(plan.units).toBe(31);
     const planned = await te.engine.trigger(args);
     expect(planned.units).toBe(plan.units);
-    const { rows } = await te.engine.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${te.engine.db.schema.sync_run_units} WHERE sync_run_id = $1`,
+    const { rows } = await te.engine.db.query<{ n: number; counted: number }>(
+      `SELECT count(*)::int AS n, (SELECT planned_units FROM ${te.engine.db.schema.sync_runs} WHERE id = $1) AS counted
+         FROM ${te.engine.db.schema.sync_run_units} WHERE sync_run_id = $1`,
       [planned.syncRunId],
     );
-    expect(rows[0]!.n).toBe(plan.units);
+    expect(rows[0]).toEqual({ n: plan.units, counted: plan.units });
 
     // The same request against a cap of exactly that many passes; one fewer is refused.
     te.engine.ctx.settings.runMaxUnits = plan.units;

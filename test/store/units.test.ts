@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/types.js';
 import type { UnitStatus } from '../../src/domain/statuses.js';
-import { claimDispatchCandidates, countActiveInBucket, lockBuckets } from '../../src/store/dispatch.js';
+import { claimDispatchCandidates, countActiveInBucket, denyUnits, lockBuckets } from '../../src/store/dispatch.js';
+import { cancelOpenUnits, getRun, setPlannedUnits } from '../../src/store/runs.js';
 import type { Bucket } from '../../src/store/rows.js';
 import {
   claimUnit,
@@ -230,24 +231,34 @@ describe('finishUnits: the terminal CAS arms what the ends wake, in the same sta
   });
 
   const wakesBucketOldest =
-    "wakes the run of its bucket's oldest planned unit and its own run; a batch's duplicate wake-ups arm each row once";
+    'wakes the oldest live run with a planned unit in its bucket, its own run only after a reference unit; ' +
+    "a batch's duplicate wake-ups arm each row once";
   it(wakesBucketOldest, async () => {
     const i = await seedIntegration(db, 'org-finish-wake');
+    const done = await seedRun(db, i, { status: 'success' });
+    await seedUnits(db, i, done, [{}]);
     const older = await seedRun(db, i, { status: 'dispatching' });
-    await seedUnits(db, i, older, [{}]);
+    await seedUnits(db, i, older, [{}, { set: { status: 'success' } }]);
     const own = await seedRun(db, i, { status: 'dispatching' });
-    const ids = await seedUnits(db, i, own, [running(NOW, at(NOW, LEASE)), running(NOW, at(NOW, LEASE)), {}]);
+    const live = () => running(NOW, at(NOW, LEASE));
+    const ids = await seedUnits(db, i, own, [live(), live(), { tier: 'reference', ...live() }, {}]);
     const rows = await finishUnits(db, [end(ids[0]!), end(ids[1]!)], now);
-    // Four wake-ups (two per unit), two rows; each saw the other (and the planned unit) open.
+    // Two work items: one wake-up each, of the older run only (a terminal run's planned unit is
+    // not waiting); each saw the other units open.
     expect(rows.map((r) => [r.others_open, r.armed])).toEqual([
-      [true, 2],
-      [true, 2],
+      [true, 1],
+      [true, 1],
     ]);
+    expect(await outboxOf(own)).toEqual([]);
+    // The reference unit's end lets the run's work items go: its own run is woken too.
+    await db.query('DELETE FROM syncrelay.sync_dispatch_outbox WHERE sync_run_id = $1', [older]);
+    expect((await finishUnits(db, [end(ids[2]!)], now)).map((r) => [r.others_open, r.armed])).toEqual([[true, 2]]);
     for (const runId of [older, own]) {
       expect(await outboxOf(runId)).toEqual([
         { kind: 'dispatch_sync_run', status: 'pending', available_at: now, trace_context: null },
       ]);
     }
+    expect(await outboxOf(done)).toEqual([]);
   });
 
   it('a lost lease writes and arms nothing', async () => {
@@ -447,6 +458,51 @@ describe('dispatch statements', () => {
     const next = await claimDispatchCandidates(db, { ...args, limit: 2, includeWorkItems: true });
     const workItems = [ids[0]!, ids[1]!, ids[3]!].sort();
     expect(next.map((u) => u.id).sort()).toEqual(workItems.slice(0, 2));
+  });
+
+  const plannedCountTitle =
+    "keeps the run's planned count: a claim takes off the planned units it moved (not stale or retrying " +
+    'ones), denial and cancellation leave none; a run not counted stays so';
+  it(plannedCountTitle, async () => {
+    const { orgId, runIn } = await scoped();
+    const stale = at(NOW, -STALE_MS);
+    const planned = { set: { status: 'planned' } } as const;
+    const specs = [
+      planned,
+      planned,
+      planned,
+      { set: { status: 'dispatching', dispatched_at: stale, updated_at: stale } },
+      { set: { status: 'retrying', available_at: NOW } },
+      { costClass: 'light', set: { status: 'planned' } },
+    ];
+    const counted = async (runId: string) => (await getRun(db, runId))!.planned_units;
+    const args = (runId: string, limit: number) => ({
+      runId,
+      bucket: bucketOf(orgId),
+      limit,
+      now: NOW,
+      staleBefore: STALE_BEFORE,
+      includeWorkItems: true,
+    });
+
+    const { runId } = await runIn(specs);
+    await setPlannedUnits(db, runId, 4);
+    expect(await claimDispatchCandidates(db, args(runId, 2))).toHaveLength(2);
+    expect(await counted(runId)).toBe(2);
+    expect(await claimDispatchCandidates(db, args(runId, 10))).toHaveLength(3); // 1 planned, stale, retrying
+    expect(await counted(runId)).toBe(1); // the other bucket's
+    await denyUnits(db, runId, NOW, STALE_BEFORE);
+    expect(await counted(runId)).toBe(0);
+
+    const cancelled = (await runIn(specs)).runId;
+    await setPlannedUnits(db, cancelled, 4);
+    await cancelOpenUnits(db, cancelled, NOW);
+    expect(await counted(cancelled)).toBe(0);
+
+    const uncounted = (await runIn(specs)).runId;
+    await claimDispatchCandidates(db, args(uncounted, 10));
+    await cancelOpenUnits(db, uncounted, NOW);
+    expect(await counted(uncounted)).toBeNull();
   });
 
   /** What dispatch_sync_run does per bucket inside its transaction: lock, count, claim cap − active. */
