@@ -3,7 +3,7 @@ import type { Tx } from '../db/types.js';
 import { UNIT_STATUSES, UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
 import type { Bucket, UnitRow } from './rows.js';
 import { bucketKey } from './rows.js';
-import { DISPATCH, sqlEach, sqlList, sqlLit, STALE, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
+import { DISPATCH, KEYED, sqlEach, sqlList, sqlLit, STALE, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
 
 const T = UNIT_TRANSITIONS;
 /** Where dispatch and redispatch_stale move units (one statement does both, so one status). */
@@ -169,7 +169,7 @@ export async function markUnitsUnpublished(
   const { rowCount } = await tx.query(
     `UPDATE ${tx.schema.sync_run_units} u SET dispatched_at = NULL
        FROM unnest($1::uuid[], $2::timestamptz[]) AS p(id, at)
-      WHERE u.id = p.id AND u.status = ${UNIT_PUBLISHED} AND u.dispatched_at = p.at`,
+      WHERE u.id = p.id AND u.status ${KEYED.published} AND u.dispatched_at = p.at`,
     [units.map((x) => x.id), units.map((x) => x.dispatched_at)],
   );
   return rowCount;

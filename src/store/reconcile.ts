@@ -9,7 +9,7 @@ import {
   RUN_OPEN,
   RUN_TERMINAL,
   sqlFrom,
-  sqlList,
+  sqlKeyedIn,
   sqlLit,
   STALE,
   UNIT_LEASED,
@@ -20,8 +20,9 @@ import {
 const T = UNIT_TRANSITIONS;
 /** The units lease expiry takes (whichever way each goes: retry or fail). */
 const EXPIRE_FROM = sqlFrom(T.expire_retry, T.expire_fail);
-const EXPIRE_RETRY = { from: sqlList(T.expire_retry.from), to: sqlLit(T.expire_retry.to) };
-const EXPIRE_FAIL = { from: sqlList(T.expire_fail.from), to: sqlLit(T.expire_fail.to) };
+// The expiries find their unit by id: its status is guarded through sqlKeyedIn (see there).
+const EXPIRE_RETRY = { from: sqlKeyedIn(T.expire_retry.from), to: sqlLit(T.expire_retry.to) };
+const EXPIRE_FAIL = { from: sqlKeyedIn(T.expire_fail.from), to: sqlLit(T.expire_fail.to) };
 
 /** Running units whose lease expired under a live run, oldest first. Locks nothing. */
 export async function findExpiredUnits(tx: Tx, now: Date, batch: number): Promise<UnitRow[]> {
@@ -54,7 +55,7 @@ export async function expireToRetrying(tx: Tx, a: ExpireArgs & { availableAt: Da
             expired_lease_retry_count = u.expired_lease_retry_count + 1,
             last_retry_reason = 'expired_lease', available_at = $4, updated_at = $3
        FROM ${s.sync_runs} r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status IN ${EXPIRE_RETRY.from} AND u.lease_expires_at <= $3
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${EXPIRE_RETRY.from} AND u.lease_expires_at <= $3
         AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.*`,
     [a.unitId, a.owner, a.now, a.availableAt],
@@ -79,7 +80,7 @@ export async function expireToFailed(
             duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
             updated_at = $3
        FROM ${s.sync_runs} r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status IN ${EXPIRE_FAIL.from} AND u.lease_expires_at <= $3
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${EXPIRE_FAIL.from} AND u.lease_expires_at <= $3
         AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.*`,
     [a.unitId, a.owner, a.now, a.category],

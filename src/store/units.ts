@@ -4,15 +4,26 @@ import type { UnitCounts } from '../domain/aggregate.js';
 import { UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
 import { armWakesSql, batchEndFactsSql, notifyArmedSql } from './endWakes.js';
 import type { UnitRow } from './rows.js';
-import { RUN_TERMINAL, sqlFrom, sqlList, sqlLit, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
+import {
+  commonFrom,
+  KEYED,
+  RUN_TERMINAL,
+  sqlKeyedIn,
+  sqlList,
+  sqlLit,
+  UNIT_LEASED,
+  UNIT_OPEN,
+  UNIT_PUBLISHED,
+} from './sql.js';
 
 const T = UNIT_TRANSITIONS;
+// Every statement here that finds units by id guards their status through sqlKeyedIn (see there).
 /** The claim CAS (dispatching → running). */
-const CLAIM = { from: sqlList(T.claim.from), to: sqlLit(T.claim.to) };
+const CLAIM = { from: sqlKeyedIn(T.claim.from), to: sqlLit(T.claim.to) };
 /** The lease holder's end: succeed or fail, chosen by its values (both move from running). */
-const END_FROM = sqlFrom(T.succeed, T.fail);
+const END_FROM = sqlKeyedIn(commonFrom(T.succeed, T.fail));
 /** The lease holder's deferral (running → retrying). */
-const DEFER = { from: sqlList(T.defer.from), to: sqlLit(T.defer.to) };
+const DEFER = { from: sqlKeyedIn(T.defer.from), to: sqlLit(T.defer.to) };
 /** Units in a broker's or a worker's hands: published (awaiting a claim) or leased. */
 const IN_FLIGHT = sqlList([T.dispatch.to, T.claim.to]);
 
@@ -135,7 +146,7 @@ export async function claimUnits(
             lease_expires_at = $3::timestamptz + make_interval(secs => LEAST($4::float8, $5::float8) / 1000),
             last_heartbeat_at = $3, updated_at = $3
        FROM unnest((SELECT $1::uuid[]), (SELECT $2::text[])) AS c(id, owner)
-      WHERE u.id = ANY (CAST((SELECT $1::uuid[]) AS uuid[])) AND u.id = c.id AND u.status IN ${CLAIM.from}
+      WHERE u.id = ANY (CAST((SELECT $1::uuid[]) AS uuid[])) AND u.id = c.id AND u.status ${CLAIM.from}
         AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
       RETURNING u.*,
         (SELECT jsonb_build_object('id', i.id, 'org_id', i.org_id, 'provider', i.provider, 'name', i.name,
@@ -164,7 +175,7 @@ export async function extendLease(tx: Tx, a: ClaimArgs): Promise<Date | null> {
                                      u.started_at + make_interval(secs => $5::float8 / 1000)),
             last_heartbeat_at = $3
        FROM ${s.sync_runs} r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = ${UNIT_LEASED} AND u.lease_expires_at > $3
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${KEYED.leased} AND u.lease_expires_at > $3
         AND u.started_at + make_interval(secs => $5::float8 / 1000) > $3
         AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.lease_expires_at`,
@@ -181,7 +192,7 @@ export async function lockLeaseIfHeld(tx: Tx, unitId: string, owner: string, now
   const s = tx.schema;
   const { rows } = await tx.query(
     `SELECT 1 FROM ${s.sync_run_units} u JOIN ${s.sync_runs} r ON r.id = u.sync_run_id
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status = ${UNIT_LEASED} AND u.lease_expires_at > $3
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${KEYED.leased} AND u.lease_expires_at > $3
         AND r.status NOT IN ${RUN_TERMINAL}
       FOR SHARE OF u`,
     [unitId, owner, now],
@@ -251,7 +262,7 @@ export async function finishUnits(
          FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $9::jsonb[])
               AS f(id, owner, status, result, error, surfaces, trace)
         WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
-          AND u.status IN ${END_FROM} AND u.lease_expires_at > $3
+          AND u.status ${END_FROM} AND u.lease_expires_at > $3
           AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
         RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.tier, u.status, u.lease_owner, f.trace),
      ${batchEndFactsSql(s, '$8')},
@@ -313,7 +324,7 @@ export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null
               THEN COALESCE(u.rate_limit_first_seen_at, $3) ELSE u.rate_limit_first_seen_at END,
             expired_lease_retry_count = u.expired_lease_retry_count + (CASE WHEN $5 = 'soft_timeout' THEN 1 ELSE 0 END)
        FROM ${s.sync_runs} r
-      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status IN ${DEFER.from} AND u.lease_expires_at > $3
+      WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${DEFER.from} AND u.lease_expires_at > $3
         AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.*`,
     [a.unitId, a.owner, a.now, a.availableAt, a.reason, a.error],
@@ -325,7 +336,7 @@ export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null
 export async function expireOwnLease(tx: Tx, unitId: string, owner: string, now: Date): Promise<boolean> {
   const { rowCount } = await tx.query(
     `UPDATE ${tx.schema.sync_run_units} SET lease_expires_at = $3, updated_at = $3
-      WHERE id = $1 AND lease_owner = $2 AND status = ${UNIT_LEASED} AND lease_expires_at > $3`,
+      WHERE id = $1 AND lease_owner = $2 AND status ${KEYED.leased} AND lease_expires_at > $3`,
     [unitId, owner, now],
   );
   return rowCount > 0;
