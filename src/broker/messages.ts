@@ -1,6 +1,6 @@
 /** Broker job ids and messages. */
 import type { TaskMessage } from './types.js';
-import type { OutboxRow, UnitRow } from '../store/rows.js';
+import type { DispatchedUnit, OutboxRow } from '../store/rows.js';
 
 /** Outbox kinds publish under (outbox id, claim token): a retried publish within one claim is de-duplicated. */
 export function outboxMessage(row: OutboxRow): TaskMessage {
@@ -20,7 +20,7 @@ export function outboxIdOf(msg: TaskMessage): string | null {
 }
 
 /** One run_sync_unit per dispatch of a unit (the dispatch time tells re-publishes apart). */
-export function unitMessage(unit: UnitRow, trace?: Record<string, string> | null): TaskMessage {
+export function unitMessage(unit: DispatchedUnit, trace?: Record<string, string> | null): TaskMessage {
   const at = (unit.dispatched_at ?? unit.updated_at).getTime();
   return {
     name: 'run_sync_unit',
@@ -39,7 +39,7 @@ export const MIN_UNIT_MESSAGES = 4;
  * that unit's dispatch time and the batch size (a retried publish of the same dispatch is the same job).
  */
 export function unitMessages(
-  units: readonly UnitRow[],
+  units: readonly DispatchedUnit[],
   perMessage: number,
   trace?: Record<string, string> | null,
 ): TaskMessage[] {

@@ -1,7 +1,7 @@
 /** The statements dispatch_sync_run runs inside its one transaction. */
 import type { Tx } from '../db/types.js';
 import { UNIT_STATUSES, UNIT_TRANSITIONS, type UnitStatus } from '../domain/statuses.js';
-import type { Bucket, UnitRow } from './rows.js';
+import type { Bucket, DispatchedUnit } from './rows.js';
 import { bucketKey } from './rows.js';
 import { DISPATCH, KEYED, sqlEach, sqlList, sqlLit, STALE, UNIT_LEASED, UNIT_OPEN, UNIT_PUBLISHED } from './sql.js';
 
@@ -67,12 +67,13 @@ export interface CandidateArgs {
 /**
  * Moves up to `limit` candidates (planned, stale dispatching, due retrying; reference tier first,
  * then by id) to dispatching, and takes the planned ones off the run's count. Locks: the claimed
- * unit rows (SKIP LOCKED) and the run row (its dispatcher holds it already). Returns them.
+ * unit rows (SKIP LOCKED) and the run row (its dispatcher holds it already). Returns what a
+ * dispatch needs of them (DispatchedUnit).
  */
-export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise<UnitRow[]> {
+export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise<DispatchedUnit[]> {
   if (a.limit <= 0) return [];
   const s = tx.schema;
-  const { rows } = await tx.query<UnitRow>(
+  const { rows } = await tx.query<DispatchedUnit>(
     `WITH c AS (
        SELECT id, status FROM ${s.sync_run_units}
         WHERE sync_run_id = $1 AND org_id = $2 AND provider = $3 AND cost_class = $4
@@ -90,7 +91,7 @@ export async function claimDispatchCandidates(tx: Tx, a: CandidateArgs): Promise
      UPDATE ${s.sync_run_units} u SET status = ${DISPATCH_TO}, dispatched_at = $5, updated_at = $5
        FROM c
       WHERE u.id = c.id
-      RETURNING u.*`,
+      RETURNING u.id, u.org_id, u.sync_run_id, u.status, u.tier, u.dispatched_at, u.updated_at`,
     [
       a.runId,
       a.bucket.org_id,

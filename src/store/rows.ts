@@ -82,6 +82,15 @@ export interface UnitRow {
   updated_at: Date;
 }
 
+/**
+ * What a dispatch needs of each unit it claims (to publish its message, or to mark it unpublished):
+ * a slice of 5,000 full rows cost its worker ~50 MB of row objects at once.
+ */
+export type DispatchedUnit = Pick<
+  UnitRow,
+  'id' | 'org_id' | 'sync_run_id' | 'status' | 'tier' | 'dispatched_at' | 'updated_at'
+>;
+
 export interface JobRunRow {
   id: string;
   org_id: string;

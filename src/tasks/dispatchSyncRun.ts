@@ -15,7 +15,7 @@ import {
 import { runTrace } from '../observability/trace.js';
 import { markJobRunRunning } from '../store/jobRuns.js';
 import { armOutbox, recordOutboxError } from '../store/outbox.js';
-import type { Bucket, RunRow, UnitRow } from '../store/rows.js';
+import type { Bucket, DispatchedUnit, RunRow } from '../store/rows.js';
 import { getRun, lockRunUnlessBusy, markRunDispatching } from '../store/runs.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
@@ -66,7 +66,7 @@ export async function dispatchSyncRun(ctx: EngineContext, runId: string): Promis
   }
 }
 
-type TxResult = { kind: 'done'; outcome: DispatchOutcome } | { kind: 'claimed'; run: RunRow; units: UnitRow[] };
+type TxResult = { kind: 'done'; outcome: DispatchOutcome } | { kind: 'claimed'; run: RunRow; units: DispatchedUnit[] };
 
 async function dispatchInTx(ctx: EngineContext, tx: Tx, runId: string, now: Date, slice: number): Promise<TxResult> {
   const run = await lockRunUnlessBusy(tx, runId);
@@ -107,14 +107,14 @@ async function claimWithinCaps(
   slice: number,
   now: Date,
   staleBefore: Date,
-): Promise<UnitRow[]> {
+): Promise<DispatchedUnit[]> {
   const cap = ctx.settings.concurrencyPerBucket;
   const buckets: Bucket[] = [];
   for (const bucket of await candidateBuckets(tx, runId)) {
     if ((await countActiveInBucket(tx, bucket, now, staleBefore)) < cap) buckets.push(bucket);
   }
   await lockBuckets(tx, buckets);
-  const claimed: UnitRow[] = [];
+  const claimed: DispatchedUnit[] = [];
   for (const bucket of buckets) {
     if (claimed.length >= slice) break;
     const active = await countActiveInBucket(tx, bucket, now, staleBefore);
@@ -165,7 +165,7 @@ async function denyRun(
  * Units of chunks already published are marked unpublished too: if still unclaimed they are
  * published again, and the claim CAS makes the duplicate harmless.
  */
-async function publishUnits(ctx: EngineContext, run: RunRow, units: UnitRow[]): Promise<boolean> {
+async function publishUnits(ctx: EngineContext, run: RunRow, units: DispatchedUnit[]): Promise<boolean> {
   if (units.length === 0) return true;
   const trace = runTrace(run);
   try {
