@@ -16,7 +16,8 @@ import {
   type GhIssueEvent,
   type RowScope,
 } from '../../src/providers/github/mapping.js';
-import { normalizedSink, NORMALIZED_SURFACES } from '../../src/sinks/normalized/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { computeWorkItemMetrics, normalizedSink, NORMALIZED_SURFACES } from '../../src/sinks/normalized/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { insertIntegration, insertRunningUnit, testGuard } from './normalizedHelpers.js';
 
@@ -197,6 +198,30 @@ function startsSuite(
         `SELECT started_at FROM ${db.schema.table('work_items')} WHERE provider = 'linear'`,
       );
       expect(rows).toEqual([{ started_at: linearStart }]);
+    });
+
+    it('the work-item-metrics handler measures cycle time from that start, not from creation', async () => {
+      await writeEvents(history());
+      await writeIssues([issue(1), issue(5)]);
+      const day = iso(T0 - HOUR).slice(0, 10);
+      const window = { from: `${day}T00:00:00Z`, to: `${day}T23:59:59Z` };
+      const payload = { orgId: ORG, runId: '00000000-0000-0000-0000-000000000001', integrationId, window };
+      await db.transaction((tx) =>
+        computeWorkItemMetrics(
+          { ...payload, provider: 'github', datasets: ['work-items', 'work-item-history'] },
+          { tx, idempotencyKey: 'k', clock, logger: silentLogger() },
+        ),
+      );
+      const { rows } = await db.query<{ done: number; p50: number; p90: number }>(
+        `SELECT items_completed AS done, cycle_time_p50_hours AS p50, cycle_time_p90_hours AS p90
+           FROM ${db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1`,
+        [integrationId],
+      );
+      // #1 started 50 h before its close 1 h before T0: 49 h; #5, never labelled, from creation: 99 h.
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.done).toBe(2);
+      expect(rows[0]!.p50).toBeCloseTo((49 + 99) / 2, 9);
+      expect(rows[0]!.p90).toBeCloseTo(49 + 0.9 * 50, 9);
     });
 
     if (!concurrent) return;
