@@ -23,6 +23,18 @@ export interface SurfaceSpec {
   retrySafe: boolean;
   /** jsonb columns: non-string values are sent as JSON text (arrays would otherwise bind as SQL arrays). */
   jsonColumns?: string[];
+  /** Statements that run with the batch in the write's own transaction (see SurfaceHooks). */
+  hooks?: SurfaceHooks;
+}
+
+/**
+ * What a surface does around its upserts, in the same transaction (so under the same lease check):
+ * `before` once the lease is proven and before any row is written (e.g. to take locks), `after`
+ * once every row is written (e.g. to derive columns of other rows). Each gets the checked batch.
+ */
+export interface SurfaceHooks {
+  before?(tx: Tx, rows: readonly Record<string, unknown>[]): Promise<void>;
+  after?(tx: Tx, rows: readonly Record<string, unknown>[]): Promise<void>;
 }
 
 /** PostgreSQL's limit on bound parameters per statement. */
@@ -44,8 +56,9 @@ export class PostgresSink implements Sink {
 
   /**
    * Upserts `rows` into `surface` in ONE transaction that first asserts the lease (locking the
-   * unit row FOR SHARE until commit). Throws `LeaseLostError` (nothing written) when fenced out,
-   * `ValidationError` (nothing written) for an unknown surface or column. Returns rows written.
+   * unit row FOR SHARE until commit), with the surface's hooks around the upserts. Throws
+   * `LeaseLostError` (nothing written) when fenced out, `ValidationError` (nothing written) for an
+   * unknown surface or column. Returns rows written.
    */
   async write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number> {
     const spec = Object.hasOwn(this.specs, surface) ? this.specs[surface] : undefined;
@@ -59,10 +72,12 @@ export class PostgresSink implements Sink {
     const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
     return this.db.transaction(async (tx) => {
       await guard.assertHeldIn(tx);
+      await spec.hooks?.before?.(tx, batch);
       let written = 0;
       for (let i = 0; i < batch.length; i += perStatement) {
         written += await upsert(tx, spec, columns, batch.slice(i, i + perStatement));
       }
+      await spec.hooks?.after?.(tx, batch);
       return written;
     });
   }

@@ -1,9 +1,11 @@
 /**
  * GitHub, Linear and Jira side by side: one engine (in-process broker, real PostgreSQL) with the
  * default providers backfills the three emulators' seeded data, then ONE query over work_items
- * gives each provider's cycle time (completed_at − started_at of done items), checked against the
- * emulators' own records (test/helpers/crossProviderExpected.ts); the work-item-metrics handler
- * wrote daily rows for each integration, and every status is one of the four normalized ones.
+ * gives each provider's cycle time (completed_at − started_at of done items; GitHub's start is its
+ * first "in progress" labeled event), checked against the emulators' own records
+ * (test/helpers/crossProviderExpected.ts); the work-item-metrics handler wrote daily rows for each
+ * integration whose cycle times follow the same starts, and every status is one of the four
+ * normalized ones.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,10 +22,12 @@ import {
 } from '../../src/providers/linear/emulator/index.js';
 import {
   cycleFigures,
+  dailyCycleTimes,
   githubItems,
   jiraItems,
   linearItems,
   type CycleFigures,
+  type ExpectedItem,
   type Status,
 } from '../helpers/crossProviderExpected.js';
 import { waitFor } from '../helpers/engine.js';
@@ -194,10 +198,14 @@ describe('three providers in one store: comparable cycle times', () => {
     expect(statuses).toEqual(['success', 'success', 'success']);
   }
 
+  function seeded(p: Provider): ExpectedItem[] {
+    if (p === 'github') return githubItems(github);
+    if (p === 'linear') return linearItems(linear);
+    return jiraItems(jira);
+  }
+
   function expected(p: Provider): CycleFigures {
-    if (p === 'github') return cycleFigures(githubItems(github));
-    if (p === 'linear') return cycleFigures(linearItems(linear));
-    return cycleFigures(jiraItems(jira));
+    return cycleFigures(seeded(p));
   }
 
   function stored(p: Provider): CycleRow {
@@ -231,7 +239,9 @@ describe('three providers in one store: comparable cycle times', () => {
       if (want.p50Hours === null) expect(got.p50_hours).toBeNull();
       else expect(got.p50_hours).toBeCloseTo(want.p50Hours, 6);
     }
-    // Linear and Jira seed started, done and cancelled items: their cycle times are measured.
+    // Every emulator seeds started, done and cancelled items: their cycle times are measured —
+    // GitHub's from the first "in progress" labeled event, not from the issue's creation.
+    expect(stored('github').measured).toBeGreaterThan(5);
     expect(stored('linear').measured).toBeGreaterThan(5);
     expect(stored('jira').measured).toBeGreaterThan(5);
     expect(stored('linear').cancelled + stored('jira').cancelled).toBeGreaterThan(0);
@@ -257,6 +267,32 @@ describe('three providers in one store: comparable cycle times', () => {
       const c = counts.find((x) => x.integration_id === integrations.get(p))!;
       expect(c.days, p).toBeGreaterThanOrEqual(DAYS);
       expect(c.completed, p).toBeGreaterThan(0);
+    }
+  });
+
+  it("the handler's daily cycle times follow each emulator's starts (GitHub's label events included)", async () => {
+    type Day = { day: string; p50: number | null; p90: number | null };
+    for (const p of PROVIDERS) {
+      const { rows: days } = await t.db.query<Day>(
+        `SELECT DISTINCT ON (day) to_char(day, 'YYYY-MM-DD') AS day,
+                cycle_time_p50_hours AS p50, cycle_time_p90_hours AS p90
+           FROM ${t.db.schema.table('work_item_metrics_daily')} WHERE org_id = $1 AND integration_id = $2
+          ORDER BY day, computed_at DESC`,
+        [ORG, integrations.get(p)],
+      );
+      const want = dailyCycleTimes(seeded(p));
+      expect(days.length, p).toBeGreaterThanOrEqual(DAYS);
+      expect(
+        [...want.keys()].every((d) => days.some((x) => x.day === d)),
+        `${p}: every completion day`,
+      ).toBe(true);
+      for (const d of days) {
+        const w = want.get(d.day);
+        expect({ p, day: d.day, measured: d.p50 !== null }).toEqual({ p, day: d.day, measured: w !== undefined });
+        if (!w) continue;
+        expect(d.p50, `${p} ${d.day} p50`).toBeCloseTo(w.p50, 6);
+        expect(d.p90, `${p} ${d.day} p90`).toBeCloseTo(w.p90, 6);
+      }
     }
   });
 

@@ -15,7 +15,7 @@ import { openApiStack, type ApiStack } from '../helpers/apiStack.js';
 import { waitFor } from '../helpers/engine.js';
 import { dumpDatabase, dumpRedis, findLeaks, processCommandLine } from '../helpers/leakScan.js';
 import { REDIS_URL, type TestDatabase } from '../helpers/pg.js';
-import { expectedRows, SURFACES, type Surface } from './githubExpected.js';
+import { expectedRows, expectedStarts, SURFACES, type Surface } from './githubExpected.js';
 
 const ORG = 'org-gh-e2e';
 const DAY = 86_400_000;
@@ -69,12 +69,17 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
 
   const send = (method: string, path: string, body?: unknown) => stack.send(method, path, body);
 
-  async function createIntegration(name: string, on: GithubEmulator, credential: string): Promise<string> {
+  async function createIntegration(
+    name: string,
+    on: GithubEmulator,
+    credential: string,
+    datasets = DATASETS,
+  ): Promise<string> {
     const res = await send('POST', '/api/v1/integrations', {
       provider: 'github',
       name,
       sources: on.data.repos.map((r) => `${on.data.org.login}/${r.name}`),
-      datasets: DATASETS,
+      datasets,
       config: { baseUrl: on.url },
       credential,
     });
@@ -99,12 +104,13 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
     return new Date(Math.floor((started - (on.scale.days + 1) * DAY) / DAY) * DAY);
   }
 
-  async function backfill(id: string, on: GithubEmulator): Promise<string> {
+  async function backfill(id: string, on: GithubEmulator, datasets?: string[]): Promise<string> {
     const now = Date.now();
     const since = windowStart(on);
     const res = await send('POST', `/api/v1/integrations/${id}/backfill`, {
       since: since.toISOString(),
       before: new Date(now + 60_000).toISOString(),
+      ...(datasets ? { datasets, force: true } : {}),
     });
     expect(res.status, res.text).toBe(202);
     return (res.json as { sync_run_id: string }).sync_run_id;
@@ -210,6 +216,32 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
       ).toEqual({ title: issue.title, at: issue.updatedAt, closed: issue.closedAt !== null });
     }
   }, 120_000);
+
+  /** Every stored issue's started_at (epoch ms or null), by key. */
+  async function storedStarts(id: string): Promise<Map<string, number | null>> {
+    const { rows } = await t.db.query<{ external_id: string; started_at: Date | null }>(
+      `SELECT external_id, started_at FROM ${t.db.schema.table('work_items')} WHERE integration_id = $1`,
+      [id],
+    );
+    return new Map(rows.map((r) => [r.external_id, r.started_at?.getTime() ?? null]));
+  }
+
+  it('(c) started_at is the first "in progress" labeled event, issues or events read first', async () => {
+    const want = expectedStarts(emu.data);
+    expect([...want.values()].filter((v) => v !== null).length).toBeGreaterThan(want.size / 4);
+    const sorted = (m: Map<string, number | null>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+    for (const first of ['work-items', 'work-item-history']) {
+      const second = first === 'work-items' ? 'work-item-history' : 'work-items';
+      const id = await createIntegration(`starts-${first}`, emu, emu.token, ['work-items', 'work-item-history']);
+      expect(await finished(await backfill(id, emu, [first]))).toBe('success');
+      expect(await finished(await backfill(id, emu, [second]))).toBe('success');
+      expect(sorted(await storedStarts(id)), `${first} first`).toEqual(sorted(want));
+      // Both again, side by side, and once more: nothing moves.
+      expect(await finished(await backfill(id, emu))).toBe('success');
+      expect(await finished(await backfill(id, emu, [first]))).toBe('success');
+      expect(sorted(await storedStarts(id)), `${first} first, re-synced`).toEqual(sorted(want));
+    }
+  }, 180_000);
 
   it('(d) a wrong token: units fail auth, naming the integration, never showing the token', async () => {
     const id = await createIntegration('wrong-token', emu, WRONG_TOKEN);

@@ -36,3 +36,23 @@ export function expectedRows(data: OrgData, since = 0): Record<Surface, Map<stri
   }
   return out;
 }
+
+const IN_PROGRESS = new Set(['in progress', 'in-progress', 'in_progress']);
+
+/**
+ * Each issue's expected `started_at` (`owner/repo#number` → epoch ms, or null): its first `labeled`
+ * event adding an in-progress label, however often the label came and went afterwards.
+ */
+export function expectedStarts(data: OrgData): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const repo of data.repos) {
+    for (const item of repo.items) {
+      if (item.pull) continue;
+      const starts = item.events
+        .filter((e) => e.event === 'labeled' && e.label && IN_PROGRESS.has(e.label.name.toLowerCase()))
+        .map((e) => e.createdAt);
+      out.set(`${data.org.login}/${repo.name}#${item.number}`, starts.length > 0 ? Math.min(...starts) : null);
+    }
+  }
+  return out;
+}

@@ -14,6 +14,7 @@ export type Status = 'todo' | 'in_progress' | 'done' | 'cancelled';
 
 export interface ExpectedItem {
   status: Status;
+  createdAt: number;
   startedAt: number | null;
   /** The close time of a done or cancelled item. */
   closedAt: number | null;
@@ -57,7 +58,8 @@ export function githubItems(emu: GithubEmulator): ExpectedItem[] {
       const starts = i.events
         .filter((e) => e.event === 'labeled' && e.label && GITHUB_IN_PROGRESS.has(e.label.name.toLowerCase()))
         .map((e) => e.createdAt);
-      return { status, startedAt: starts.length > 0 ? Math.min(...starts) : null, closedAt: i.closedAt };
+      const startedAt = starts.length > 0 ? Math.min(...starts) : null;
+      return { status, createdAt: i.createdAt, startedAt, closedAt: i.closedAt };
     });
 }
 
@@ -73,7 +75,7 @@ export function linearItems(emu: LinearEmulator): ExpectedItem[] {
     const started = moves.find((m) => m.type === 'started')?.at ?? i.startedAt;
     const closeType = status === 'done' ? 'completed' : status === 'cancelled' ? 'canceled' : null;
     const closedAt = closeType ? (moves.filter((m) => m.type === closeType).at(-1)?.at ?? null) : null;
-    return { status, startedAt: started ?? null, closedAt };
+    return { status, createdAt: i.createdAt, startedAt: started ?? null, closedAt };
   });
 }
 
@@ -92,7 +94,7 @@ export function jiraItems(emu: JiraEmulator): ExpectedItem[] {
         .flatMap((h) => h.items.filter((x) => x.field === 'status').map((x) => ({ at: h.created, to: x.to })));
       const started = moves.find((m) => m.to !== null && category.get(m.to) === 'indeterminate')?.at ?? null;
       const doneAt = moves.filter((m) => m.to !== null && category.get(m.to) === 'done').at(-1)?.at ?? i.resolutiondate;
-      return { status, startedAt: started, closedAt: cat === 'done' ? doneAt : null };
+      return { status, createdAt: i.created, startedAt: started, closedAt: cat === 'done' ? doneAt : null };
     });
 }
 
@@ -114,6 +116,26 @@ export function cycleFigures(items: readonly ExpectedItem[]): CycleFigures {
     p50Hours: cycles.length > 0 ? percentileCont(cycles, 0.5) / 3_600_000 : null,
     cancelledClosed: items.filter((i) => i.status === 'cancelled' && i.closedAt !== null).length,
   };
+}
+
+/**
+ * The work-item-metrics handler's cycle-time percentiles per UTC day (`YYYY-MM-DD`) for `items`:
+ * over the done items closed that day, closed − (started, else created), in hours, at least 0.
+ */
+export function dailyCycleTimes(items: readonly ExpectedItem[]): Map<string, { p50: number; p90: number }> {
+  const byDay = new Map<string, number[]>();
+  for (const i of items) {
+    if (i.status !== 'done' || i.closedAt === null) continue;
+    const day = new Date(i.closedAt).toISOString().slice(0, 10);
+    const hours = Math.max(0, i.closedAt - (i.startedAt ?? i.createdAt)) / 3_600_000;
+    byDay.set(day, [...(byDay.get(day) ?? []), hours]);
+  }
+  const out = new Map<string, { p50: number; p90: number }>();
+  for (const [day, hours] of byDay) {
+    const sorted = hours.sort((a, b) => a - b);
+    out.set(day, { p50: percentileCont(sorted, 0.5), p90: percentileCont(sorted, 0.9) });
+  }
+  return out;
 }
 
 /** PostgreSQL's percentile_cont over sorted values (linear interpolation). */

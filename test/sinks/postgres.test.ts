@@ -190,6 +190,50 @@ describe('PostgresSink', () => {
     expect(res.rows[0]!.n).toBe(14_000);
   });
 
+  it("a surface's hooks run in the write's transaction, around the upserts; a failing one writes nothing", async () => {
+    const seen: string[] = [];
+    const count = async (tx: Tx) =>
+      (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM syncrelay.sink_things')).rows[0]!.n;
+    let fail = false;
+    const hooked = new PostgresSink(t.db, {
+      things: {
+        table: 'sink_things',
+        conflictColumns: ['scope', 'key'],
+        columns: ['org_id', 'scope', 'key', 'label'],
+        retrySafe: true,
+        hooks: {
+          before: async (tx, batch) => void seen.push(`before ${batch.length} rows, ${await count(tx)} stored`),
+          after: async (tx, batch) => {
+            seen.push(`after ${batch.length} rows, ${await count(tx)} stored`);
+            if (fail) throw new Error('after failed');
+          },
+        },
+      },
+    });
+    const guard = testGuard(t.db, await unit(), 'owner-a', clock);
+    const batch = [...rows(2).map(({ doc: _doc, ...r }) => r), { org_id: ORG, scope: 's1', key: 'k0', label: 'v2' }];
+    expect(await hooked.write(guard, 'things', batch)).toBe(2);
+    // The hooks get the batch as written (the two rows for k0 are one), and see the upserts after them.
+    expect(seen).toEqual(['before 2 rows, 0 stored', 'after 2 rows, 2 stored']);
+    fail = true;
+    await expect(
+      hooked.write(
+        guard,
+        'things',
+        rows(4).map(({ doc: _doc, ...r }) => r),
+      ),
+    ).rejects.toThrow('after failed');
+    expect((await things()).map((r) => [r.key, r.label])).toEqual([
+      ['k0', 'v2'],
+      ['k1', 'v1'],
+    ]);
+    const fenced = testGuard(t.db, await unit({ owner: 'owner-b' }), 'owner-a', clock);
+    seen.length = 0;
+    const one = rows(1).map(({ doc: _doc, ...r }) => r);
+    await expect(hooked.write(fenced, 'things', one)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(seen).toEqual([]);
+  });
+
   it('rejects an unknown surface or column with a ValidationError naming it, writing nothing', async () => {
     const id = await unit();
     const guard = testGuard(t.db, id, 'owner-a', clock);

@@ -153,6 +153,10 @@ export function memberRow(s: RowScope, u: GhUser, role: string): Row {
   };
 }
 
+/**
+ * An issue as a work item. It carries no `started_at`: the normalized sink derives it from the
+ * issue's stored `labeled` events (src/sinks/normalized/starts.ts), which another unit reads.
+ */
 export function workItemRow(s: RowScope, i: GhIssue): Row {
   const labels = labelNames(i.labels);
   const status = normalizeStatus({ provider: 'github', state: i.state, stateReason: i.state_reason ?? null, labels });
@@ -167,7 +171,6 @@ export function workItemRow(s: RowScope, i: GhIssue): Row {
     labels,
     created_at: at(i.created_at),
     updated_at: at(i.updated_at),
-    started_at: null,
     completed_at: status === 'done' || status === 'cancelled' ? at(i.closed_at) : null,
     parent_external_id: null,
     container: s.container,

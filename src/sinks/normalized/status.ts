@@ -22,7 +22,15 @@ export type StatusInput =
   | { provider: 'linear'; stateType: string }
   | { provider: 'jira'; category: string; resolution?: string | null };
 
-const IN_PROGRESS_LABELS = new Set(['in progress', 'in-progress', 'in_progress']);
+/** The GitHub labels (lower case) that put an open issue in progress, and whose `labeled` event starts it. */
+export const GITHUB_IN_PROGRESS_LABELS: readonly string[] = ['in progress', 'in-progress', 'in_progress'];
+
+const IN_PROGRESS_LABELS = new Set(GITHUB_IN_PROGRESS_LABELS);
+
+/** Whether a GitHub label name is an in-progress label (ignoring case and surrounding spaces). */
+export function isGithubInProgressLabel(name: string): boolean {
+  return IN_PROGRESS_LABELS.has(key(name));
+}
 
 const LINEAR: Readonly<Record<string, WorkItemStatus>> = {
   backlog: 'todo',
@@ -55,7 +63,7 @@ export function normalizeStatus(input: StatusInput): WorkItemStatus {
 
 function github(state: string, stateReason: string | null, labels: readonly string[]): WorkItemStatus {
   const s = key(state);
-  if (s === 'open') return labels.some((l) => IN_PROGRESS_LABELS.has(key(l))) ? 'in_progress' : 'todo';
+  if (s === 'open') return labels.some(isGithubInProgressLabel) ? 'in_progress' : 'todo';
   if (s === 'closed') return stateReason !== null && key(stateReason) === 'not_planned' ? 'cancelled' : 'done';
   throw new ValidationError('status.state', `expected open or closed, got ${JSON.stringify(state)}`);
 }

@@ -7,7 +7,8 @@
  * `first_seen_at` is set by the table's DEFAULT on insert and is not a column a row may carry, so
  * an upsert never moves it.
  */
-import type { SurfaceSpec } from '../postgres.js';
+import type { SurfaceHooks, SurfaceSpec } from '../postgres.js';
+import { workItemEventStartHooks, workItemStartHooks } from './starts.js';
 
 /** How a column's values are checked and bound. */
 export type ColumnType = 'text' | 'text[]' | 'integer' | 'boolean' | 'timestamptz' | 'jsonb' | 'uuid';
@@ -82,7 +83,7 @@ export const NORMALIZED_COLUMNS = {
     labels: 'text[]',
     created_at: 'timestamptz',
     updated_at: 'timestamptz',
-    started_at: 'timestamptz', // first transition into in_progress when known, else null
+    started_at: 'timestamptz', // first transition into in_progress when known, else null (GitHub: starts.ts)
     completed_at: 'timestamptz', // when it closed (done or cancelled); null while open
     parent_external_id: 'text',
     container: 'text', // repository "owner/repo" or project key
@@ -153,6 +154,12 @@ export function columnTypes(surface: NormalizedSurface): ColumnTypes {
   return { ...COMMON, ...NORMALIZED_COLUMNS[surface] };
 }
 
+/** Surfaces whose writes derive other rows' columns: GitHub's started_at (starts.ts). */
+const HOOKS: Partial<Record<NormalizedSurface, SurfaceHooks>> = {
+  work_items: workItemStartHooks,
+  work_item_events: workItemEventStartHooks,
+};
+
 /** The PostgresSink specs: plain table names (in the install's schema), all retry-safe upserts. */
 export function normalizedSurfaceSpecs(): Record<NormalizedSurface, SurfaceSpec> {
   const specs = {} as Record<NormalizedSurface, SurfaceSpec>;
@@ -163,6 +170,7 @@ export function normalizedSurfaceSpecs(): Record<NormalizedSurface, SurfaceSpec>
       columns: Object.keys(columnTypes(surface)),
       retrySafe: true,
       jsonColumns: ['raw'],
+      ...(HOOKS[surface] ? { hooks: HOOKS[surface] } : {}),
     };
   }
   return specs;

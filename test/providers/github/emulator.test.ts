@@ -176,6 +176,63 @@ describe('filters and orderings', () => {
     expect(events.at(-1).commit_id).toBe(closedPull.pull!.mergeSha);
   });
 
+  it('"in progress" labeled and unlabeled events, in GitHub\'s shape; the label follows the last one', async () => {
+    const repo = e.data.repos[0]!;
+    const progress = (i: ItemRecord) => i.events.filter((x) => x.label?.name === 'in progress');
+    const started = repo.items.filter((i) => !i.pull && progress(i).length > 0);
+    expect(started.length).toBeGreaterThan(repo.items.length / 4);
+    expect(repo.items.filter((i) => i.pull && progress(i).length > 0)).toEqual([]);
+    // Some issues lose the label, some of them get it back: the first labeled event is the start.
+    const relabelled = started.find(
+      (i) =>
+        progress(i)
+          .map((x) => x.event)
+          .join() === 'labeled,unlabeled,labeled',
+    )!;
+    expect(relabelled).toBeDefined();
+    expect(
+      started.some(
+        (i) =>
+          progress(i)
+            .map((x) => x.event)
+            .join() === 'labeled,unlabeled',
+      ),
+    ).toBe(true);
+    for (const i of started) {
+      const events = progress(i);
+      const last = events.at(-1)!;
+      expect(
+        i.labels.some((l) => l.name === 'in progress'),
+        `#${i.number}`,
+      ).toBe(last.event === 'labeled');
+      const times = events.map((x) => x.createdAt);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+      expect(times[0]!).toBeGreaterThanOrEqual(i.createdAt);
+      if (i.closedAt !== null) expect(last.createdAt).toBeLessThanOrEqual(i.closedAt);
+    }
+    const served = (await get(e, `${repoPath()}/issues/${relabelled.number}/events`)).body as Json[];
+    const labeled = served.find((x) => x.event === 'labeled' && x.label?.name === 'in progress')!;
+    expect(Object.keys(labeled).sort()).toEqual(
+      [
+        'id',
+        'node_id',
+        'url',
+        'actor',
+        'event',
+        'commit_id',
+        'commit_url',
+        'created_at',
+        'label',
+        'performed_via_github_app',
+      ].sort(),
+    );
+    expect(labeled.label).toEqual({ name: 'in progress', color: 'fbca04' });
+    expect(labeled.created_at).toBe(new Date(progress(relabelled)[0]!.createdAt).toISOString().replace('.000', ''));
+    expect(served.find((x) => x.event === 'unlabeled')!.label).toEqual({ name: 'in progress', color: 'fbca04' });
+    const labels = (await get(e, `${repoPath()}/labels`)).body as Json[];
+    expect(labels.map((l) => l.name)).toContain('in progress');
+  });
+
   it('reviews, commits (since/until/sha) and one commit with stats', async () => {
     const repo = e.data.repos[0]!;
     const reviewed = repo.items.find((i) => (i.pull?.reviews.length ?? 0) > 1)!;

@@ -17,7 +17,15 @@ import type {
 import { DAY_MS } from './model.js';
 import { fakeSha, Rng } from './random.js';
 import { buildItem } from './items.js';
-import { CUSTOM_LABELS, DEFAULT_LABELS, FILE_PATHS, FIRST_NAMES, LANGUAGES, REPO_NAMES } from './words.js';
+import {
+  CUSTOM_LABELS,
+  DEFAULT_LABELS,
+  FILE_PATHS,
+  FIRST_NAMES,
+  IN_PROGRESS_LABEL,
+  LANGUAGES,
+  REPO_NAMES,
+} from './words.js';
 
 export interface OrgData {
   seed: number;
@@ -110,6 +118,8 @@ function makeLabels(r: number): LabelRecord[] {
   CUSTOM_LABELS.forEach(([name, color], i) =>
     all.push({ id: 7_000_000 + r * 100 + 50 + i, name, color, description: null, default: false }),
   );
+  const [name, color] = IN_PROGRESS_LABEL;
+  all.push({ id: 7_000_000 + r * 100 + 90, name, color, description: 'Work on this has started', default: false });
   return all;
 }
 

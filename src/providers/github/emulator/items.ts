@@ -2,8 +2,8 @@
 import type { EmulatorScale } from './options.js';
 import type { EventRecord, ItemRecord, PullDetails, RepoRecord, ReviewState, UserRecord } from './model.js';
 import type { OrgData } from './generate.js';
-import { fakeSha, type Rng } from './random.js';
-import { COMMENT_BODIES, OBJECTS, VERBS } from './words.js';
+import { fakeSha, Rng } from './random.js';
+import { COMMENT_BODIES, IN_PROGRESS_LABEL, OBJECTS, VERBS } from './words.js';
 
 export interface ItemDraft {
   number: number;
@@ -38,7 +38,7 @@ export function buildItem(
     updatedAt: draft.createdAt,
     closedAt: null,
     closedBy: null,
-    labels: rng.sample(repo.labels, rng.int(0, 2)),
+    labels: rng.sample(topicLabels(repo), rng.int(0, 2)),
     assignees: rng.sample(repo.collaborators, rng.int(0, 2)),
     milestone: rng.chance(0.3) ? rng.pick(repo.milestones) : null,
     comments: [],
@@ -49,6 +49,7 @@ export function buildItem(
   const activityEnd = item.closedAt ?? draft.end;
   addComments(item, data, scale, rng, activityEnd);
   addEvents(item, rng, activityEnd);
+  if (!item.pull) addProgress(item, new Rng(data.seed, `progress:${repo.index}:${item.number}`), activityEnd);
   if (item.pull) addReviews(item, item.pull, scale, rng, activityEnd);
   touch(item);
   return item;
@@ -121,6 +122,36 @@ function addEvents(item: ItemRecord, rng: Rng, end: number): void {
   const mergeSha = item.pull?.mergeSha ?? null;
   if (mergeSha) event({ event: 'merged', actor: item.closedBy, createdAt: item.closedAt, commitId: mergeSha });
   event({ event: 'closed', actor: item.closedBy, createdAt: item.closedAt, commitId: mergeSha });
+}
+
+/** The labels an item is created with: every one but the in-progress workflow label. */
+function topicLabels(repo: RepoRecord): RepoRecord['labels'] {
+  return repo.labels.filter((l) => l.name !== IN_PROGRESS_LABEL[0]);
+}
+
+/**
+ * Work starting on an issue: about half the issues are labelled "in progress" at some time before
+ * they close (or `end`); a third of those lose the label again, and half of these get it back
+ * later. An issue that still carries the label keeps it (closed ones too, as on GitHub). Drawn from
+ * the issue's own stream, so the rest of the seeded data does not depend on it.
+ */
+function addProgress(item: ItemRecord, rng: Rng, end: number): void {
+  const label = item.repo.labels.find((l) => l.name === IN_PROGRESS_LABEL[0]);
+  if (!label || !rng.chance(0.5)) return;
+  const actor = (): UserRecord => rng.pick(item.repo.collaborators);
+  const started = between(rng, item.createdAt, end);
+  item.events.push({ id: 0, item, actor: actor(), event: 'labeled', createdAt: started, label, commitId: null });
+  let labelled = true;
+  if (rng.chance(1 / 3)) {
+    const removed = between(rng, started, end);
+    item.events.push({ id: 0, item, actor: actor(), event: 'unlabeled', createdAt: removed, label, commitId: null });
+    labelled = rng.chance(0.5);
+    if (labelled) {
+      const again = between(rng, removed, end);
+      item.events.push({ id: 0, item, actor: actor(), event: 'labeled', createdAt: again, label, commitId: null });
+    }
+  }
+  if (labelled) item.labels.push(label);
 }
 
 function addReviews(item: ItemRecord, pull: PullDetails, scale: EmulatorScale, rng: Rng, end: number): void {

@@ -39,7 +39,8 @@ export interface CommentRecord {
   updatedAt: number;
 }
 
-export type IssueEventKind = 'labeled' | 'assigned' | 'milestoned' | 'closed' | 'merged' | 'review_requested';
+export type IssueEventKind =
+  'labeled' | 'unlabeled' | 'assigned' | 'milestoned' | 'closed' | 'merged' | 'review_requested';
 
 export interface EventRecord {
   id: number;
@@ -47,6 +48,7 @@ export interface EventRecord {
   actor: UserRecord;
   event: IssueEventKind;
   createdAt: number;
+  /** labeled, unlabeled: the label added or removed. */
   label?: LabelRecord;
   /** assigned: the assignee; review_requested: the requested reviewer. */
   subject?: UserRecord;

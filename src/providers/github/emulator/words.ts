@@ -62,6 +62,9 @@ export const CUSTOM_LABELS: readonly (readonly [string, string])[] = [
   ['area: ui', '1d76db'],
 ];
 
+/** The workflow label a team puts on an issue when work on it starts (name, colour). */
+export const IN_PROGRESS_LABEL: readonly [string, string] = ['in progress', 'fbca04'];
+
 export const VERBS = ['Fix', 'Add', 'Remove', 'Refactor', 'Document', 'Speed up', 'Handle', 'Support', 'Test'];
 export const OBJECTS = [
   'pagination of results',
