@@ -2,6 +2,7 @@
  * The error hierarchy. Every error carries a stable `code`; wrapping always sets `cause`.
  * `classifyError` maps anything thrown by a provider or adapter to an error category.
  */
+import type { UnitCheckpoint } from './domain/checkpoint.js';
 
 export type ErrorCategory =
   | 'rate_limit'
@@ -115,16 +116,25 @@ export class LeaseLostError extends SyncRelayError {
 /**
  * The provider asks to be called again after `retryAfterMs`. `liftsAt`, when known, is the absolute
  * time the limit lifts (e.g. a rate-limit reset); the unit's deferral then counts from it.
+ * `checkpoint`, when given, is where the unit stopped: its deferral stores it and the next attempt
+ * finds it in `UnitContext.checkpoint` (rules and bounds: src/domain/checkpoint.ts).
  */
 export class RateLimitError extends SyncRelayError {
   readonly liftsAt: Date | null;
+  readonly checkpoint: UnitCheckpoint | null;
   constructor(
     readonly retryAfterMs: number,
     message = 'rate limited',
-    options?: { cause?: unknown; liftsAt?: Date | null },
+    options?: { cause?: unknown; liftsAt?: Date | null; checkpoint?: UnitCheckpoint | null },
   ) {
     super('rate_limit', message, options);
     this.liftsAt = options?.liftsAt ?? null;
+    this.checkpoint = options?.checkpoint ?? null;
+  }
+
+  /** The same limit (same wait, lift time and message), carrying `checkpoint`; caused by this one. */
+  withCheckpoint(checkpoint: UnitCheckpoint | null): RateLimitError {
+    return new RateLimitError(this.retryAfterMs, this.message, { cause: this, liftsAt: this.liftsAt, checkpoint });
   }
 }
 

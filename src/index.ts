@@ -61,6 +61,7 @@ export {
   type ExpiredUnitFacts,
 } from './domain/retryPolicy.js';
 export * from './domain/statuses.js';
+export { MAX_CHECKPOINT_BYTES, type JsonValue, type UnitCheckpoint } from './domain/checkpoint.js';
 export {
   SyncRelayError,
   ValidationError,

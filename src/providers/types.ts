@@ -3,6 +3,7 @@ import type { Migration } from '../db/migrator.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
+import type { UnitCheckpoint } from '../domain/checkpoint.js';
 import type { SyncMode, Tier } from '../domain/statuses.js';
 
 export interface DatasetSpec {
@@ -81,6 +82,14 @@ export interface UnitContext {
   db: Tx;
   /** The integration's stored credential, decrypted on demand; null when none is set. */
   credential: UnitCredential | null;
+  /**
+   * Where an earlier attempt of this unit stopped: the checkpoint it handed its last rate-limit
+   * deferral (`RateLimitError.checkpoint`), to resume from. Null on a first attempt, when none was
+   * handed or it was refused (over 4 KiB, or holding the credential). A unit that resumes hands a
+   * deferral a checkpoint again (the one it started from, if it got no further): a deferral without
+   * one starts the next attempt over. Rules: src/domain/checkpoint.ts.
+   */
+  checkpoint: UnitCheckpoint | null;
 }
 
 /** A stored credential as a unit sees it: a stable non-secret id and the secret, revealed on demand. */

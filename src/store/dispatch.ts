@@ -139,15 +139,17 @@ export async function dispatchState(tx: Tx, runId: string, now: Date, staleBefor
 }
 
 /**
- * Total-cap denial: planned and stale dispatching units → failed (`dispatch_denied`); none is
- * planned any more. Locks: those unit rows and the run row (its dispatcher holds it). Returns their ids.
+ * Total-cap denial: planned and stale dispatching units → failed (`dispatch_denied`), checkpoints
+ * cleared; none is planned any more. Locks: those unit rows and the run row (its dispatcher holds
+ * it). Returns their ids.
  */
 export async function denyUnits(tx: Tx, runId: string, now: Date, staleBefore: Date): Promise<string[]> {
   const { rows } = await tx.query<{ id: string }>(
     `WITH counted AS (
        UPDATE ${tx.schema.sync_runs} SET planned_units = 0 WHERE id = $1 AND planned_units IS NOT NULL)
      UPDATE ${tx.schema.sync_run_units} SET status = ${DENY.to}, error = 'run exceeds SYNC_RUN_MAX_UNITS',
-            result = jsonb_build_object('error_category', 'dispatch_denied'), updated_at = $2
+            result = jsonb_build_object('error_category', 'dispatch_denied'), resume_checkpoint = NULL,
+            updated_at = $2
       WHERE sync_run_id = $1
         AND (status IN (${DENY.planned}, ${DENY.retrying})
           OR (status = ${DENY.dispatching} AND (updated_at <= $3 OR dispatched_at IS NULL)))

@@ -44,7 +44,8 @@ export interface ExpireArgs {
 }
 
 /**
- * Expired lease → retrying (eligible): lease cleared, count+1, reason expired_lease.
+ * Expired lease → retrying (eligible): lease cleared, count+1, reason expired_lease. The unit's
+ * resume checkpoint is kept: why it is still valid, src/domain/checkpoint.ts.
  * Locks: the unit row. Returns the unit, or null if it changed since the scan.
  */
 export async function expireToRetrying(tx: Tx, a: ExpireArgs & { availableAt: Date }): Promise<UnitRow | null> {
@@ -64,7 +65,7 @@ export async function expireToRetrying(tx: Tx, a: ExpireArgs & { availableAt: Da
 }
 
 /**
- * Expired lease → failed (`worker_lost` or `worker_lost_retry_exhausted`).
+ * Expired lease → failed (`worker_lost` or `worker_lost_retry_exhausted`); the checkpoint is cleared.
  * Locks: the unit row. Returns the unit, or null if it changed since the scan.
  */
 export async function expireToFailed(
@@ -74,7 +75,8 @@ export async function expireToFailed(
   const s = tx.schema;
   const { rows } = await tx.query<UnitRow>(
     `UPDATE ${s.sync_run_units} u
-        SET status = ${EXPIRE_FAIL.to}, lease_expires_at = NULL, error = 'lease expired: worker lost',
+        SET status = ${EXPIRE_FAIL.to}, lease_expires_at = NULL, resume_checkpoint = NULL,
+            error = 'lease expired: worker lost',
             result = COALESCE(u.result, '{}'::jsonb) || jsonb_build_object('error_category', $4::text),
             retry_exhausted_at = CASE WHEN $4 = 'worker_lost_retry_exhausted' THEN $3::timestamptz END,
             duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),

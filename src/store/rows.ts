@@ -1,4 +1,5 @@
 /** Row shapes as the database returns them (snake_case, as operators see them). */
+import type { UnitCheckpoint } from '../domain/checkpoint.js';
 import type { OutboxKind, OutboxStatus, RunStatus, SyncMode, Tier, UnitStatus } from '../domain/statuses.js';
 
 /** Status sets as SQL lists, rendered from the domain's (see ./sql.ts), for queries outside src/store. */
@@ -77,6 +78,11 @@ export interface UnitRow {
   duration_ms: number | null;
   error: string | null;
   result: Record<string, unknown> | null;
+  /**
+   * Where the unit's last rate-limit deferral said it stopped (see UnitContext.checkpoint); null
+   * when it handed none, on a first attempt, and once the unit ended.
+   */
+  resume_checkpoint: UnitCheckpoint | null;
   dispatched_at: Date | null;
   created_at: Date;
   updated_at: Date;

@@ -132,7 +132,7 @@ export async function countLiveRuns(tx: Tx, integrationId: string): Promise<numb
 }
 
 /**
- * Every non-terminal unit of the run → cancelled (none is planned any more). Locks: those unit
+ * Every non-terminal unit of the run → cancelled (none is planned any more; checkpoints cleared). Locks: those unit
  * rows and the run row. Returns the ids of the
  * units that held a slot of their bucket (dispatching or running): the capacity the cancel frees.
  */
@@ -143,7 +143,7 @@ export async function cancelOpenUnits(tx: Tx, runId: string, now: Date): Promise
        SELECT id, status FROM ${s.sync_run_units} WHERE sync_run_id = $1 AND status IN ${CANCEL_UNIT.from} FOR UPDATE),
      counted AS (
        UPDATE ${s.sync_runs} SET planned_units = 0 WHERE id = $1 AND planned_units IS NOT NULL)
-     UPDATE ${s.sync_run_units} u SET status = ${CANCEL_UNIT.to}, lease_expires_at = NULL,
+     UPDATE ${s.sync_run_units} u SET status = ${CANCEL_UNIT.to}, lease_expires_at = NULL, resume_checkpoint = NULL,
             result = COALESCE(u.result, '{}'::jsonb) || '{"error_category":"cancelled"}'::jsonb, updated_at = $2
        FROM open
       WHERE u.id = open.id

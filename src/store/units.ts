@@ -225,7 +225,8 @@ export type EndedUnit = Pick<
 >;
 
 /**
- * Terminal CAS by the lease holder, and what its end wakes, in one statement (see finishUnits).
+ * Terminal CAS by the lease holder (which clears the unit's checkpoint), and what its end wakes, in
+ * one statement (see finishUnits).
  * Returns the ended unit's keys and whether it saw other open units, or null if the lease was lost.
  */
 export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<(EndedUnit & EndFacts) | null> {
@@ -258,7 +259,7 @@ export async function finishUnits(
           SET status = f.status, result = f.result, error = f.error,
               touched_surfaces = ARRAY(SELECT jsonb_array_elements_text(f.surfaces)),
               duration_ms = GREATEST(0, (extract(epoch FROM ($3::timestamptz - u.started_at)) * 1000)::int),
-              lease_expires_at = NULL, updated_at = $3
+              lease_expires_at = NULL, resume_checkpoint = NULL, updated_at = $3
          FROM unnest($1::uuid[], $2::text[], $4::text[], $5::jsonb[], $6::text[], $7::jsonb[], $9::jsonb[])
               AS f(id, owner, status, result, error, surfaces, trace)
         WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
@@ -307,11 +308,17 @@ export interface RetryArgs {
   availableAt: Date;
   reason: 'rate_limit' | 'soft_timeout';
   error: string | null;
+  /**
+   * A rate-limit deferral's checkpoint, as JSON text already bounded (src/domain/checkpoint.ts):
+   * it replaces the stored one (null clears it). A soft timeout keeps the stored one and ignores this.
+   */
+  checkpoint?: string | null;
 }
 
 /**
  * running → retrying by the lease holder (rate-limit deferral or eligible soft timeout); clears the
- * lease and bumps the matching counter. Locks: the unit row. Returns the unit or null if lost.
+ * lease and bumps the matching counter; a rate-limit deferral stores its checkpoint (or clears it).
+ * Locks: the unit row. Returns the unit or null if lost (nothing stored then).
  */
 export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null> {
   const s = tx.schema;
@@ -322,12 +329,13 @@ export async function retryOwnUnit(tx: Tx, a: RetryArgs): Promise<UnitRow | null
             rate_limit_deferrals = u.rate_limit_deferrals + (CASE WHEN $5 = 'rate_limit' THEN 1 ELSE 0 END),
             rate_limit_first_seen_at = CASE WHEN $5 = 'rate_limit'
               THEN COALESCE(u.rate_limit_first_seen_at, $3) ELSE u.rate_limit_first_seen_at END,
-            expired_lease_retry_count = u.expired_lease_retry_count + (CASE WHEN $5 = 'soft_timeout' THEN 1 ELSE 0 END)
+            expired_lease_retry_count = u.expired_lease_retry_count + (CASE WHEN $5 = 'soft_timeout' THEN 1 ELSE 0 END),
+            resume_checkpoint = CASE WHEN $5 = 'rate_limit' THEN $7::jsonb ELSE u.resume_checkpoint END
        FROM ${s.sync_runs} r
       WHERE u.id = $1 AND u.lease_owner = $2 AND u.status ${DEFER.from} AND u.lease_expires_at > $3
         AND r.id = u.sync_run_id AND r.status NOT IN ${RUN_TERMINAL}
       RETURNING u.*`,
-    [a.unitId, a.owner, a.now, a.availableAt, a.reason, a.error],
+    [a.unitId, a.owner, a.now, a.availableAt, a.reason, a.error, a.checkpoint ?? null],
   );
   return rows[0] ?? null;
 }

@@ -3,13 +3,23 @@ import { randomUUID } from 'node:crypto';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
 import type { TaskPayload } from '../broker/types.js';
 import type { TraceCarrier } from '../observability/trace.js';
-import type { DatasetSpec, IntegrationInfo, Provider, Sink, UnitInfo, UnitResult } from '../providers/types.js';
+import type { Logger } from 'pino';
+import type {
+  DatasetSpec,
+  IntegrationInfo,
+  Provider,
+  Sink,
+  UnitCredential,
+  UnitInfo,
+  UnitResult,
+} from '../providers/types.js';
 import { declaredSurfaces, specsOf } from '../providers/datasets.js';
 import { claimedUnitCredential } from '../secrets/credentials.js';
 import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from '../context.js';
 import { UnitLease } from './lease.js';
+import { storableCheckpoint } from './checkpoint.js';
 import { claimForRun } from './unitClaims.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
 
@@ -102,6 +112,7 @@ async function runClaimed(
       clock,
       db: ctx.db,
       credential,
+      checkpoint: unit.resume_checkpoint,
     });
   } catch (err) {
     error = err;
@@ -109,18 +120,26 @@ async function runClaimed(
     lease.stop();
   }
   await ctx.faults.hit('unit.beforeComplete');
-  return settle(ctx, unit, owner, lease, plugin, result, error, opts.trace);
+  const attempt: Attempt = { unit, owner, plugin, credential, logger, trace: opts.trace };
+  return settle(ctx, attempt, lease, result, error);
+}
+
+/** One claimed attempt, as its end needs it. */
+interface Attempt {
+  unit: UnitRow;
+  owner: string;
+  plugin: Plugin;
+  credential: UnitCredential | null;
+  logger: Logger;
+  trace: TraceCarrier | null | undefined;
 }
 
 async function settle(
   ctx: EngineContext,
-  unit: UnitRow,
-  owner: string,
+  { unit, owner, plugin, credential, logger, trace }: Attempt,
   lease: UnitLease,
-  plugin: Plugin,
   result: UnitResult | undefined,
   error: unknown,
-  trace: TraceCarrier | null | undefined,
 ): Promise<UnitOutcome> {
   const dataset = plugin.dataset;
   switch (lease.outcome) {
@@ -144,7 +163,8 @@ async function settle(
   }
   if (error instanceof LeaseLostError) return 'lease_lost';
   if (error instanceof RateLimitError) {
-    return deferUnit(ctx, unit, owner, error.retryAfterMs, error, dataset, trace, error.liftsAt);
+    const checkpoint = storableCheckpoint(error, credential, logger);
+    return deferUnit(ctx, unit, owner, error, checkpoint, dataset, trace);
   }
   if (error !== undefined) {
     ctx.logger.info({ runId: unit.sync_run_id, unitId: unit.id, err: describeError(error) }, 'unit failed');

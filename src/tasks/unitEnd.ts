@@ -2,7 +2,7 @@
 import type { EngineContext } from '../context.js';
 import { rateLimitBudgetExceeded, rateLimitDelayMs } from '../domain/backoff.js';
 import { decideExpiry } from '../domain/retryPolicy.js';
-import type { ErrorCategory } from '../errors.js';
+import type { ErrorCategory, RateLimitError } from '../errors.js';
 import { describeError } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
 import type { DatasetSpec } from '../providers/types.js';
@@ -37,26 +37,27 @@ export function failure(category: ErrorCategory, err: unknown, extra: Record<str
  * A RateLimitError: `retrying` until the limit lifts plus 0–5 s of jitter, within the policy
  * (SYNC_RATE_LIMIT_MAX_DEFERRALS deferrals, SYNC_RATE_LIMIT_MAX_WAIT_SECONDS of wait); past
  * either it fails `rate_limit`. `liftsAt` (absolute) wins over `retryAfterMs` when given.
+ * `checkpoint` (JSON text, already bounded: ./checkpoint.ts) is stored for the next attempt.
  */
 export async function deferUnit(
   ctx: EngineContext,
   unit: UnitRow,
   owner: string,
-  retryAfterMs: number,
-  err: unknown,
+  err: RateLimitError,
+  checkpoint: string | null,
   dataset: DatasetSpec | undefined,
   trace?: TraceCarrier | null,
-  liftsAt: Date | null = null,
 ): Promise<EndOutcome> {
   const now = ctx.clock.now().getTime();
   const first = unit.rate_limit_first_seen_at?.getTime() ?? null;
-  const delayMs = rateLimitDelayMs(liftsAt ? liftsAt.getTime() - now : retryAfterMs, ctx.random);
+  const delayMs = rateLimitDelayMs(err.liftsAt ? err.liftsAt.getTime() - now : err.retryAfterMs, ctx.random);
   const policy = { maxDeferrals: ctx.settings.rateLimitMaxDeferrals, maxWaitMs: ctx.settings.rateLimitMaxWaitMs };
   if (rateLimitBudgetExceeded(unit.rate_limit_deferrals, first, now, policy, delayMs)) {
     const t = failure('rate_limit', err, { rate_limit_deferrals: unit.rate_limit_deferrals });
     return endUnit(ctx, unit, owner, t, dataset, trace);
   }
-  return ctx.unitEnds.retry(unit, owner, 'rate_limit', delayMs, describeError(err), trace);
+  const retry = { reason: 'rate_limit' as const, delayMs, error: describeError(err), checkpoint };
+  return ctx.unitEnds.retry(unit, owner, retry, trace);
 }
 
 /** Soft timeout: treated like an expired lease — eligible units retry, others fail (`timeout`). */
@@ -77,7 +78,12 @@ export async function softTimeoutUnit(
   );
   if (decision === 'retry') {
     const backoffMs = ctx.settings.expiredLeaseRetryBackoffMs;
-    return ctx.unitEnds.retry(unit, owner, 'soft_timeout', backoffMs, describeError(err), trace);
+    return ctx.unitEnds.retry(
+      unit,
+      owner,
+      { reason: 'soft_timeout', delayMs: backoffMs, error: describeError(err) },
+      trace,
+    );
   }
   return endUnit(ctx, unit, owner, failure('timeout', err), dataset, trace);
 }

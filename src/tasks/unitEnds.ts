@@ -31,6 +31,15 @@ export interface Terminal {
   watermark: Date | null;
 }
 
+/** A lease holder's retry: why, after how long, its error, and a rate-limit deferral's checkpoint. */
+export interface RetryRequest {
+  reason: 'rate_limit' | 'soft_timeout';
+  delayMs: number;
+  error: string;
+  /** JSON text, already bounded (./checkpoint.ts); a soft timeout keeps the stored one. */
+  checkpoint?: string | null;
+}
+
 export interface UnitEndsDeps {
   db: Db;
   clock: Clock;
@@ -107,20 +116,16 @@ export class UnitEnds {
 
   /**
    * running → retrying with a wake-up of the run's dispatch row at `availableAt` (earliest wins),
-   * plus what the end wakes (../store/endWakes.ts), in one transaction.
+   * plus what the end wakes (../store/endWakes.ts), in one transaction. A rate-limit deferral
+   * stores its checkpoint (see ../domain/checkpoint.ts).
    */
-  async retry(
-    unit: UnitRow,
-    owner: string,
-    reason: 'rate_limit' | 'soft_timeout',
-    delayMs: number,
-    error: string,
-    trace?: TraceCarrier | null,
-  ): Promise<EndOutcome> {
+  async retry(unit: UnitRow, owner: string, r: RetryRequest, trace?: TraceCarrier | null): Promise<EndOutcome> {
+    const { reason, error } = r;
     const outcome = await this.deps.db.transaction(async (tx) => {
       const now = this.deps.clock.now();
-      const availableAt = after(now, delayMs);
-      const row = await retryOwnUnit(tx, { unitId: unit.id, owner, now, availableAt, reason, error });
+      const availableAt = after(now, r.delayMs);
+      const args = { unitId: unit.id, owner, now, availableAt, reason, error, checkpoint: r.checkpoint ?? null };
+      const row = await retryOwnUnit(tx, args);
       if (!row) return 'lease_lost' as const;
       const own = {
         kind: 'dispatch_sync_run' as const,

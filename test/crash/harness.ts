@@ -96,6 +96,8 @@ export interface ProviderCall {
   owner: string;
   attempt: number;
   scripted: AttemptScript['kind'] | null;
+  /** The checkpoint the attempt was handed (UnitContext.checkpoint). */
+  checkpoint: UnitContext['checkpoint'];
 }
 
 /** The synthetic provider with per-attempt scripts (by unit id), registered under `name`. */
@@ -150,6 +152,7 @@ export class ScriptedProvider {
       owner: uctx.lease.owner,
       attempt: uctx.unit.attempt,
       scripted: script?.kind ?? null,
+      checkpoint: uctx.checkpoint,
     });
     if (!script) return runSyntheticUnit(uctx);
     switch (script.kind) {

@@ -302,6 +302,7 @@ describe('synthetic provider runUnit (PostgreSQL)', () => {
       clock,
       db: t.db,
       credential: null,
+      checkpoint: null,
     };
   }
 

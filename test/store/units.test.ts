@@ -1,11 +1,13 @@
 /**
  * The unit statements (SPEC §3, §5) against real PostgreSQL, on virtual time: the claim CAS, the
- * heartbeat, the terminal CAS, the fence (FOR SHARE), and the dispatch statements under the caps.
+ * heartbeat, the terminal CAS, the fence (FOR SHARE), the resume checkpoint of a deferral, and the
+ * dispatch statements under the caps.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/types.js';
 import type { UnitStatus } from '../../src/domain/statuses.js';
 import { claimDispatchCandidates, countActiveInBucket, denyUnits, lockBuckets } from '../../src/store/dispatch.js';
+import { expireToFailed, expireToRetrying } from '../../src/store/reconcile.js';
 import { cancelOpenUnits, getRun, setPlannedUnits } from '../../src/store/runs.js';
 import type { Bucket } from '../../src/store/rows.js';
 import {
@@ -14,10 +16,12 @@ import {
   finishUnit,
   finishUnits,
   lockLeaseIfHeld,
+  retryOwnUnit,
   type ClaimArgs,
+  type RetryArgs,
 } from '../../src/store/units.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { at, SEC, seedIntegration, seedRun, seedUnits, setRunStatus, unit, type UnitSpec } from './seed.js';
+import { at, SEC, seedIntegration, seedRun, seedUnits, setRunStatus, setUnit, unit, type UnitSpec } from './seed.js';
 
 const LEASE = 2 * SEC;
 const LIFETIME = 10 * SEC;
@@ -190,6 +194,77 @@ describe('finishUnit (running → success / failed)', () => {
     await setRunStatus(db, runId, 'cancelled', NOW);
     expect(await finish(ids[1]!, at(NOW, 500))).toBeNull();
     expect((await unit(db, ids[1]!)).status).toBe('running');
+  });
+});
+
+describe('the resume checkpoint: stored by the deferral CAS, kept or cleared by every other way out of running', () => {
+  const CP = { v: 1, after: 'cursor-3', pages: 3, counts: { work_items: 30 } };
+  const defer = (unitId: string, a: Partial<RetryArgs> = {}) =>
+    retryOwnUnit(db, {
+      unitId,
+      owner: OWNER,
+      now: at(NOW, 500),
+      availableAt: at(NOW, 60 * SEC),
+      reason: 'rate_limit',
+      error: 'RateLimitError: limited',
+      checkpoint: JSON.stringify(CP),
+      ...a,
+    });
+  const withCheckpoint = (expiresAt: Date = at(NOW, LEASE)): UnitSpec => ({
+    set: { ...running(NOW, expiresAt).set, resume_checkpoint: CP },
+  });
+
+  it('the lease holder’s deferral stores it, and the next claim returns it', async () => {
+    const { ids } = await runWith([running(NOW, at(NOW, LEASE))]);
+    const row = await defer(ids[0]!);
+    expect(row).toMatchObject({ status: 'retrying', lease_owner: null, resume_checkpoint: CP });
+    await setUnit(db, ids[0]!, { status: 'dispatching' });
+    const claimed = await claimUnit(db, claimArgs(ids[0]!, at(NOW, 61 * SEC), OTHER));
+    expect(claimed).toMatchObject({ attempts: 2, resume_checkpoint: CP });
+  });
+
+  it('stores nothing for another owner, a lapsed lease or a terminal run', async () => {
+    const { runId, ids } = await runWith([running(NOW, at(NOW, LEASE)), running(NOW, at(NOW, LEASE))]);
+    expect(await defer(ids[0]!, { owner: OTHER })).toBeNull();
+    expect(await defer(ids[0]!, { now: at(NOW, LEASE) })).toBeNull();
+    expect(await unit(db, ids[0]!)).toMatchObject({ status: 'running', resume_checkpoint: null });
+    await setRunStatus(db, runId, 'cancelled', NOW);
+    expect(await defer(ids[1]!)).toBeNull();
+    expect((await unit(db, ids[1]!)).resume_checkpoint).toBeNull();
+  });
+
+  it('a deferral without one clears it; a soft timeout keeps it', async () => {
+    const { ids } = await runWith([withCheckpoint(), withCheckpoint()]);
+    expect((await defer(ids[0]!, { checkpoint: null }))!.resume_checkpoint).toBeNull();
+    const soft = await defer(ids[1]!, { reason: 'soft_timeout', checkpoint: null });
+    expect(soft).toMatchObject({ expired_lease_retry_count: 1, resume_checkpoint: CP });
+  });
+
+  it('an expired lease that retries keeps it; one that fails clears it', async () => {
+    const { ids } = await runWith([withCheckpoint(at(NOW, 1)), withCheckpoint(at(NOW, 1))]);
+    const now = at(NOW, 5 * SEC);
+    const retried = await expireToRetrying(db, { unitId: ids[0]!, owner: OWNER, now, availableAt: now });
+    expect(retried).toMatchObject({ status: 'retrying', resume_checkpoint: CP });
+    const failed = await expireToFailed(db, { unitId: ids[1]!, owner: OWNER, now, category: 'worker_lost' });
+    expect(failed).toMatchObject({ status: 'failed', resume_checkpoint: null });
+  });
+
+  it('success and failure clear it, and so do cancellation and denial', async () => {
+    const { ids } = await runWith([withCheckpoint(), withCheckpoint()]);
+    const end = (unitId: string, status: 'success' | 'failed') =>
+      finishUnit(db, { unitId, owner: OWNER, now: at(NOW, 500), status, result: {}, error: null, touchedSurfaces: [] });
+    expect(await end(ids[0]!, 'success')).not.toBeNull();
+    expect(await end(ids[1]!, 'failed')).not.toBeNull();
+    for (const id of ids) expect((await unit(db, id)).resume_checkpoint).toBeNull();
+
+    const retrying: UnitSpec = { set: { status: 'retrying', resume_checkpoint: CP } };
+    const cancelled = await runWith([retrying, withCheckpoint()]);
+    await cancelOpenUnits(db, cancelled.runId, NOW);
+    const denied = await runWith([retrying]);
+    await denyUnits(db, denied.runId, NOW, STALE_BEFORE);
+    for (const id of [...cancelled.ids, ...denied.ids]) {
+      expect(await unit(db, id), id).toMatchObject({ resume_checkpoint: null });
+    }
   });
 });
 

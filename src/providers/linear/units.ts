@@ -13,6 +13,7 @@
  * the pages came oldest first (its watermark then moves only to the latest `updatedAt` read);
  * otherwise it reads its whole window (bounded by the planner: watermark → planning time).
  */
+import { RateLimitError } from '../../errors.js';
 import type { UnitContext, UnitResult } from '../types.js';
 import type { LinearClient } from './client.js';
 import {
@@ -41,6 +42,9 @@ import {
   USERS_QUERY,
   type NestedKind,
 } from './queries.js';
+import { familyCheckpoint, freshProgress, progressFrom, type FamilyCounts, type FamilyProgress } from './resume.js';
+
+export { UpdateOrder } from './resume.js';
 
 export interface Job {
   ctx: UnitContext;
@@ -164,53 +168,48 @@ export function familyPlan(datasets: readonly string[]): FamilyPlan {
   return { items, comments, history, kinds };
 }
 
-/** The family's issues of the unit's teams in its window, one query per page (plus overflow pages). */
+/**
+ * The family's issues of the unit's teams in its window, one query per page (plus overflow pages).
+ * A unit deferred for a rate limit hands its deferral the cursor after its last written page
+ * (./resume.ts); its next attempt starts there, with the counts and order read so far.
+ */
 export async function workItemFamily(job: Job): Promise<UnitResult> {
+  const resumed = progressFrom(job.ctx.checkpoint);
+  if (job.ctx.checkpoint && !resumed) job.ctx.logger.warn({ unitId: job.ctx.unit.id }, 'linear checkpoint ignored');
+  const progress = resumed ?? freshProgress();
+  try {
+    return await readFamily(job, progress);
+  } catch (err) {
+    if (err instanceof RateLimitError) throw err.withCheckpoint(familyCheckpoint(progress));
+    throw err;
+  }
+}
+
+/** Reads pages from `p.after` on, moving `p` past each page once all its rows are written. */
+async function readFamily(job: Job, p: FamilyProgress): Promise<UnitResult> {
   const plan = familyPlan(job.datasets);
   const query = issuesQuery(plan.items, plan.kinds);
-  const counts = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
-  const order = new UpdateOrder();
-  let pages = 0;
-  let after: string | null = null;
   for (;;) {
     const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
       filter: issueFilter(job.teams, job.since, job.before),
       first: job.pageSize,
-      after,
+      after: p.after,
       ...(plan.kinds.length > 0 ? { nested: job.nestedPageSize } : {}),
     });
     const issues = data.issues.nodes;
     for (const issue of issues) await completeNested(job, issue, plan.kinds);
-    await writeFamilyPage(job, plan, issues, counts);
-    for (const i of issues) order.see(i.updatedAt);
+    await writeFamilyPage(job, plan, issues, p.counts);
+    for (const i of issues) p.order.see(i.updatedAt);
     const { hasNextPage, endCursor } = data.issues.pageInfo;
     if (!hasNextPage || !endCursor) break;
-    if (!job.backfill && ++pages >= job.maxPages && order.ascending) return familyResult(counts, order.latest);
-    after = endCursor;
+    p.after = endCursor;
+    p.pages++;
+    if (!job.backfill && p.pages >= job.maxPages && p.order.ascending) return familyResult(p.counts, p.order.latest);
   }
-  return familyResult(counts);
+  return familyResult(p.counts);
 }
 
-/** The order issues arrive in: oldest update first so far, and the latest update seen. */
-export class UpdateOrder {
-  ascending = true;
-  latest: Date | null = null;
-  private prev: number | null = null;
-
-  see(updatedAt: string): void {
-    const t = Date.parse(updatedAt);
-    if (this.prev !== null && t < this.prev) this.ascending = false;
-    this.prev = t;
-    if (!this.latest || t > this.latest.getTime()) this.latest = new Date(t);
-  }
-}
-
-async function writeFamilyPage(
-  job: Job,
-  plan: FamilyPlan,
-  issues: LnIssue[],
-  counts: Record<'work_items' | 'work_item_comments' | 'work_item_events', number>,
-): Promise<void> {
+async function writeFamilyPage(job: Job, plan: FamilyPlan, issues: LnIssue[], counts: FamilyCounts): Promise<void> {
   const s = job.scope;
   if (plan.items)
     counts.work_items += await write(

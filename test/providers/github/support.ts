@@ -125,6 +125,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     clock: s.clock,
     db: s.db,
     credential: { id: s.credentialId ?? 'cred-1', reveal: () => token },
+    checkpoint: null,
   };
 }
 

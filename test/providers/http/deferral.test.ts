@@ -1,7 +1,10 @@
 /**
  * The deferral policy of a rate-limited unit (SPEC §5.6, §9): `retrying` until the limit lifts plus
  * 0–5 s of jitter; SYNC_RATE_LIMIT_MAX_DEFERRALS and SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
+ * The checkpoint a deferral carries reaches the next attempt; a success clears it; one over 4 KiB
+ * is dropped with a warning and the unit is deferred all the same.
  */
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../../src/errors.js';
 import type { TaskMessage } from '../../../src/broker/types.js';
@@ -72,5 +75,64 @@ describe('rate-limit deferral policy', () => {
     const failed = await h.unit(unitId);
     expect(failed.result).toMatchObject({ error_category: 'rate_limit' });
     expect(failed.rate_limit_deferrals).toBe(2);
+  });
+});
+
+describe('the checkpoint a deferral carries', () => {
+  const CP = { v: 1, after: 'cursor-2', pages: 2, counts: { work_items: 20 } };
+
+  it('reaches the next attempt (and only it); a success clears it', async () => {
+    h = await Harness.open();
+    const { unitId, msg } = await oneUnit(h);
+    h.provider.throwOnce(unitId, new RateLimitError(10 * SECOND, 'limited', { checkpoint: CP }));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect((await h.unit(unitId)).resume_checkpoint).toEqual(CP);
+
+    expect(await nextAttempt(h, unitId)).toBe('success');
+    expect(h.provider.calls.map((c) => [c.attempt, c.checkpoint])).toEqual([
+      [1, null],
+      [2, CP],
+    ]);
+    expect(await h.unit(unitId)).toMatchObject({ status: 'success', resume_checkpoint: null });
+  });
+
+  it('a later deferral without one starts the attempt after it over', async () => {
+    h = await Harness.open();
+    const { unitId, msg } = await oneUnit(h);
+    h.provider.throwOnce(unitId, new RateLimitError(10 * SECOND, 'limited', { checkpoint: CP }));
+    h.provider.throwOnce(unitId, new RateLimitError(10 * SECOND));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect(await nextAttempt(h, unitId)).toBe('retrying');
+    expect((await h.unit(unitId)).resume_checkpoint).toBeNull();
+    expect(await nextAttempt(h, unitId)).toBe('success');
+    expect(h.provider.calls.map((c) => c.checkpoint)).toEqual([null, CP, null]);
+  });
+
+  it('one over 4 KiB is dropped with a warning; the unit is deferred all the same', async () => {
+    h = await Harness.open();
+    const lines: string[] = [];
+    h.ctx.logger = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
+    const { unitId, msg } = await oneUnit(h);
+    const big = { v: 1, after: 'x'.repeat(4096) };
+    h.provider.throwOnce(unitId, new RateLimitError(10 * SECOND, 'limited', { checkpoint: big }));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect(await h.unit(unitId)).toMatchObject({
+      status: 'retrying',
+      rate_limit_deferrals: 1,
+      resume_checkpoint: null,
+    });
+    const warned = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'unit checkpoint dropped');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({
+      unitId,
+      reason: 'too_large',
+      bytes: Buffer.byteLength(JSON.stringify(big)),
+      limit: 4096,
+    });
+    expect(lines.join('\n')).not.toContain('x'.repeat(100)); // its size is logged, never its content
+    expect(await nextAttempt(h, unitId)).toBe('success');
+    expect(h.provider.calls.map((c) => c.checkpoint)).toEqual([null, null]);
   });
 });

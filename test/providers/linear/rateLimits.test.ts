@@ -3,7 +3,8 @@
  * or 200, a spent complexity budget) → RateLimitError lifting at the reported reset, then success;
  * a spent shared budget defers other units without calling (the emulator's request log shows it);
  * auth failures name the integration, never the key; a complexity error names the query; 5xx is
- * retried in place.
+ * retried in place. A unit deferred mid-window hands its deferral the cursor after its last written
+ * page, and its next attempt asks for the page after it (not the first), every issue written once.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
@@ -22,6 +23,8 @@ import {
 } from '../../../src/providers/linear/emulator/index.js';
 import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
+import type { Sink } from '../../../src/providers/types.js';
 import { countOf, linearContext, ORG, truncateSurfaces, type LinearUnitSpec } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
@@ -172,6 +175,89 @@ describe('shared budget per credential', () => {
 
     clock.set(reset + 1);
     expect(await unit({}, FAST)).toMatchObject({ work_items: 60 });
+  });
+});
+
+describe('a unit deferred mid-window resumes after its last written page', () => {
+  const LIMITED: LinearProviderOptions = { ...FAST, nestedPageSize: 1, budget: { flushEvery: 1 } };
+  const ISSUES = 'SyncIssuesCommentsHistoryLabels';
+
+  /** One attempt of the family unit whose work_items writes land in `written` (issue ids, in order). */
+  function attempt(written: string[], checkpoint: UnitCheckpoint | null, opts: LinearProviderOptions) {
+    const ctx = linearContext({
+      db: t.db,
+      clock,
+      apiUrl: emu.url,
+      token: emu.token,
+      datasetKey: 'work-items',
+      datasets: FAMILY,
+      since: new Date(T0 - 40 * DAY),
+      before: new Date(T0),
+      checkpoint,
+    });
+    const inner = ctx.sink;
+    const sink: Sink = {
+      ...inner,
+      write: (guard, surface, rows) => {
+        if (surface === 'work_items') written.push(...rows.map((r) => r.external_id as string));
+        return inner.write(guard, surface, rows);
+      },
+    };
+    return runLinearUnit({ ...ctx, sink }, opts);
+  }
+
+  /** The issue id an emulator cursor names (`<sort key>:<id>`, base64url). */
+  const cursorId = (cursor: string) => Buffer.from(cursor, 'base64url').toString().split(':')[1];
+
+  it('asks for the page after the last one it wrote; every issue of the window lands once', async () => {
+    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    const first: string[] = [];
+    const err = (await failure(attempt(first, null, LIMITED))) as RateLimitError;
+    expect(err).toBeInstanceOf(RateLimitError);
+    const cp = err.checkpoint!;
+    expect(cp).toMatchObject({ v: 1, pages: first.length / 10, counts: { work_items: first.length } });
+    expect(first.length).toBeGreaterThanOrEqual(10); // deferred mid-window: some pages written …
+    expect(first.length).toBeLessThan(60); // … not all
+    expect(cursorId(cp.after as string)).toBe(first[first.length - 1]); // the last issue it wrote
+    expect(JSON.stringify(cp)).not.toContain(emu.token);
+    const calls = emu.requestLog.length;
+
+    clock.set(T0 + 600_001);
+    const second: string[] = [];
+    const result = await attempt(second, cp, FAST);
+    const issuePages = emu.requestLog.slice(calls).filter((e) => e.operation === ISSUES);
+    expect(issuePages[0]!.after).toBe(cp.after); // the page after the last written one
+    expect(issuePages.map((e) => e.after)).not.toContain(null); // never the first page again
+    expect(second).not.toEqual(expect.arrayContaining([first[0]]));
+
+    const all = [...first, ...second];
+    expect(new Set(all).size).toBe(all.length); // no issue written twice
+    expect(all).toHaveLength(60);
+    expect(await countOf(t.db, 'work_items')).toBe(60);
+    // The result counts the whole window: the rows before the checkpoint and after it.
+    expect(result).toMatchObject({ work_items: 60 });
+    expect(result.items).toBe(
+      60 + (await countOf(t.db, 'work_item_comments')) + (await countOf(t.db, 'work_item_events')),
+    );
+  });
+
+  it('a resumed attempt deferred before it writes a page hands back the checkpoint it started from', async () => {
+    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    const err = (await failure(attempt([], null, LIMITED))) as RateLimitError;
+    clock.set(T0 + 600_001);
+    emu.setFaults(parseLinearFaults('ratelimited:count=1:resetSeconds=90'));
+    const again = (await failure(attempt([], err.checkpoint, FAST))) as RateLimitError;
+    expect(err.checkpoint).toMatchObject({ v: 1, after: expect.any(String) as string });
+    expect(again.checkpoint).toEqual(err.checkpoint);
+  });
+
+  it('a checkpoint not of this format is ignored: the unit reads its window from the first page', async () => {
+    await start();
+    const written: string[] = [];
+    const result = await attempt(written, { v: 99, after: 'elsewhere' }, FAST);
+    expect(emu.requestLog.find((e) => e.operation === ISSUES)!.after).toBeNull();
+    expect(result).toMatchObject({ work_items: 60 });
+    expect(written).toHaveLength(60);
   });
 });
 

@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
+import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import type { SyncMode, Tier } from '../../../src/domain/statuses.js';
 import type { UnitContext, UnitInfo } from '../../../src/providers/types.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
@@ -32,6 +33,8 @@ export interface LinearUnitSpec {
   integrationId?: string;
   config?: Record<string, unknown>;
   guard?: TestGuard;
+  /** Where an earlier attempt stopped (what its RateLimitError carried). @default null */
+  checkpoint?: UnitCheckpoint | null;
 }
 
 let seq = 0;
@@ -70,6 +73,7 @@ export function linearContext(s: LinearUnitSpec): UnitContext & { lease: TestGua
     clock: s.clock,
     db: s.db,
     credential: { id: s.credentialId ?? 'cred-ln', reveal: () => s.token },
+    checkpoint: s.checkpoint ?? null,
   };
 }
 

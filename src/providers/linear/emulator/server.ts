@@ -36,6 +36,8 @@ export interface LinearRequestLogEntry {
   /** The clock's time, ISO 8601. */
   at: string;
   operation: string | null;
+  /** The `after` cursor the request asked to read from (its `after` variable), if any. */
+  after: string | null;
   keyId: string | null;
   status: number;
   /** The GraphQL error code answered, if any (RATELIMITED, QUERY_TOO_COMPLEX, …). */
@@ -156,6 +158,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   const key = keyOf(parts, req.headers.authorization);
   const text = req.method === 'POST' ? await readBody(req) : null;
   let operation: string | null = null;
+  let after: string | null = null;
   let complexity: number | null = null;
   let fault: LinearFaultKind | null = null;
   const finish = (a: Answer, headers: Record<string, string>) => {
@@ -171,6 +174,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
       seq,
       at: parts.clock.now().toISOString(),
       operation,
+      after,
       keyId: key?.id ?? null,
       status: a.status,
       errorCode: a.code,
@@ -195,6 +199,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     return finish(parsed, headersNow(null));
   }
   operation = parsed.name;
+  after = typeof parsed.variables.after === 'string' ? parsed.variables.after : null;
   const fragments = parsed.doc.definitions.filter(
     (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
   );
