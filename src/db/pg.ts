@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { forgetIfStalePlan, statementName } from './prepared.js';
-import { isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
+import { isDatabaseUnavailable, isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
 import { defaultSchema, type DbSchema } from './schema.js';
 import type { Db, QueryResult, Tx } from './types.js';
 
@@ -15,12 +15,19 @@ export interface PgDbOptions {
   schema?: DbSchema;
 }
 
+/** The dedicated LISTEN client, the channels it LISTENs on, and the end of its queue of LISTENs. */
+interface ListenConnection {
+  client: pg.Client;
+  listened: Set<string>;
+  tail: Promise<void>;
+}
+
 /** node-postgres adapter: a Pool for statements and transactions, one dedicated client for LISTEN. */
 export class PgDb implements Db {
   readonly kind = 'pg' as const;
   readonly pool: pg.Pool;
   readonly schema: DbSchema;
-  private listener: pg.Client | null = null;
+  private listener: { client: pg.Client; ready: Promise<ListenConnection> } | null = null;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
 
@@ -143,9 +150,13 @@ export class PgDb implements Db {
     });
   }
 
+  /**
+   * Subscribes `onNotify` to `channel`. While PostgreSQL is unreachable the subscription still
+   * stands: the LISTEN connection's next open LISTENs on every channel subscribed so far, and
+   * polling covers the gap. Calls made while that connection is being opened share it.
+   */
   async listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
-    const fresh = !set;
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
@@ -154,20 +165,24 @@ export class PgDb implements Db {
     const unlisten = async () => {
       set.delete(onNotify);
     };
-    let client: pg.Client;
+    let conn: ListenConnection;
     try {
-      client = await this.ensureListener();
+      conn = await this.ensureListener();
     } catch {
-      // PostgreSQL is unreachable right now (an outage, a restart): the subscription stands, and the
-      // listener's reconnect LISTENs on it once the server is back; polling covers the gap.
-      return unlisten;
+      return unlisten; // not open now: its reopening LISTENs on this channel too
     }
-    if (fresh) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    try {
+      await this.listenOn(conn, channel);
+    } catch (err) {
+      // The connection died under the LISTEN: its reopening LISTENs on this channel too.
+      if (!isDatabaseUnavailable(err)) throw err;
+    }
     return unlisten;
   }
 
-  private async ensureListener(): Promise<pg.Client> {
-    if (this.listener) return this.listener;
+  /** The LISTEN connection: the one open or being opened, or a new one. */
+  private ensureListener(): Promise<ListenConnection> {
+    if (this.listener) return this.listener.ready;
     const client = new pg.Client({
       connectionString: this.options.connectionString,
       application_name: `${this.options.applicationName ?? 'syncrelay'}-listen`,
@@ -177,23 +192,42 @@ export class PgDb implements Db {
     });
     client.on('error', () => this.dropListener(client));
     client.on('end', () => this.dropListener(client));
-    this.listener = client;
-    try {
-      await client.connect();
-      // A new connection (first use, or a reconnect) listens on every channel subscribed so far,
-      // including any subscribed while the previous connection was down.
-      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    } catch (err) {
-      // Its 'end' drops it and schedules the next attempt.
-      void client.end().catch(() => undefined);
-      throw err;
-    }
-    return client;
+    const conn: ListenConnection = { client, listened: new Set(), tail: Promise.resolve() };
+    // It opens once recorded, so a failure always finds it there to drop.
+    const ready = Promise.resolve().then(() => this.openListener(conn));
+    ready.catch(() => undefined); // every caller handles a failure; this marks it handled when none waits
+    this.listener = { client, ready };
+    return ready;
   }
 
-  /** The listener died: reconnect and re-LISTEN after a short pause (polling covers the gap). */
+  /** Connects and LISTENs on every channel subscribed so far; a failure drops the connection at once. */
+  private async openListener(conn: ListenConnection): Promise<ListenConnection> {
+    try {
+      await conn.client.connect();
+      for (const channel of this.handlers.keys()) await this.listenOn(conn, channel);
+      return conn;
+    } catch (err) {
+      // Dropped before anyone else is handed it: the next subscription or the reconnect opens another.
+      this.dropListener(conn.client);
+      void conn.client.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** LISTENs on `channel` unless the connection already does; one LISTEN at a time on it. */
+  private listenOn(conn: ListenConnection, channel: string): Promise<void> {
+    const done = conn.tail.then(async () => {
+      if (conn.listened.has(channel)) return;
+      await conn.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      conn.listened.add(channel);
+    });
+    conn.tail = done.catch(() => undefined);
+    return done;
+  }
+
+  /** The LISTEN connection died or could not open: reopen after a short pause (polling covers the gap). */
   private dropListener(client: pg.Client): void {
-    if (this.listener !== client) return;
+    if (this.listener?.client !== client) return;
     this.listener = null;
     if (this.closed) return;
     const timer = setTimeout(() => void this.relisten(), 500);
@@ -202,12 +236,8 @@ export class PgDb implements Db {
 
   private async relisten(): Promise<void> {
     if (this.closed || this.listener) return;
-    try {
-      await this.ensureListener();
-    } catch {
-      const dead = this.listener;
-      if (dead) this.dropListener(dead);
-    }
+    // A failure drops the connection, which schedules the next attempt.
+    await this.ensureListener().catch(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -215,7 +245,7 @@ export class PgDb implements Db {
     this.closed = true;
     const l = this.listener;
     this.listener = null;
-    await Promise.allSettled([l?.end(), this.pool.end()]);
+    await Promise.allSettled([l?.client.end(), this.pool.end()]);
   }
 }
 
