@@ -2,9 +2,15 @@ import type { Broker } from '../../src/broker/types.js';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import type { Clock } from '../../src/clock.js';
 import { loadSettings, type ResolvedSettings } from '../../src/config.js';
+import type { Db } from '../../src/db/types.js';
+import { isTerminalRun, type RunStatus } from '../../src/domain/statuses.js';
 import { Engine } from '../../src/engine.js';
 import { Faults } from '../../src/faults.js';
 import { silentLogger } from '../../src/logger.js';
+import { ProviderRegistry } from '../../src/providers/registry.js';
+import type { Provider } from '../../src/providers/types.js';
+import { SecretKey } from '../../src/secrets/key.js';
+import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 
 /**
@@ -59,6 +65,61 @@ export async function openTestEngine(
       await t.drop();
     },
   };
+}
+
+/**
+ * An engine on its own cloned database running `provider` into the normalized tables, with a
+ * secret key for credentials, its worker (`concurrency` slots) and a reconciler (no scheduler)
+ * started. `random` replaces the engine's jitter source before anything runs.
+ */
+export async function openProviderEngine(opts: {
+  provider: Provider;
+  concurrency: number;
+  poolSize?: number;
+  random?: () => number;
+}): Promise<TestEngine> {
+  const t = await createTestDatabase(opts.poolSize === undefined ? {} : { poolSize: opts.poolSize });
+  const broker = new InProcessBroker();
+  const faults = new Faults();
+  const engine = await Engine.open({
+    settings: testSettings({ secretKey: SecretKey.generate() }),
+    db: t.db,
+    broker,
+    registry: new ProviderRegistry().register(opts.provider, normalizedSink(t.db)),
+    logger: silentLogger(),
+    faults,
+    migrate: false,
+  });
+  if (opts.random) engine.ctx.random = opts.random;
+  engine.startWorker({ concurrency: opts.concurrency });
+  await engine.startReconciler({ scheduler: false });
+  return {
+    engine,
+    t,
+    broker,
+    faults,
+    async close() {
+      await engine.close();
+      await broker.close();
+      await t.drop();
+    },
+  };
+}
+
+/** The run's status once it is terminal (polled every 100 ms), or fails after `timeoutMs`. */
+export async function runTerminal(db: Db, runId: string, timeoutMs = 45_000): Promise<RunStatus> {
+  return waitFor(
+    async () => {
+      const { rows } = await db.query<{ status: RunStatus }>(
+        `SELECT status FROM ${db.schema.sync_runs} WHERE id = $1`,
+        [runId],
+      );
+      const s = rows[0]?.status;
+      return s !== undefined && isTerminalRun(s) ? s : null;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** Resolves when `check` returns a truthy value (polled against the database), or fails after `timeoutMs`. */

@@ -5,9 +5,7 @@
  * an incremental run after changes reads the changed issues.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InProcessBroker } from '../../../src/broker/inprocess.js';
-import { Engine } from '../../../src/engine.js';
-import { silentLogger } from '../../../src/logger.js';
+import type { Engine } from '../../../src/engine.js';
 import { createJiraProvider } from '../../../src/providers/jira/index.js';
 import {
   jiraDemoIntegration,
@@ -15,62 +13,36 @@ import {
   startJiraEmulator,
   type JiraEmulator,
 } from '../../../src/providers/jira/emulator/index.js';
-import { ProviderRegistry } from '../../../src/providers/registry.js';
-import { SecretKey } from '../../../src/secrets/key.js';
-import { normalizedSink, workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
-import { testSettings, waitFor } from '../../helpers/engine.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
+import { openProviderEngine, runTerminal, waitFor, type TestEngine } from '../../helpers/engine.js';
+import type { TestDatabase } from '../../helpers/pg.js';
 
 const ORG = 'org-jira-e2e';
 const DAY = 86_400_000;
 
 describe('Jira end to end (engine, emulator)', () => {
+  let h: TestEngine;
   let t: TestDatabase;
   let engine: Engine;
-  let broker: InProcessBroker;
   let emu: JiraEmulator;
 
   beforeAll(async () => {
-    t = await createTestDatabase({ poolSize: 8 });
-    broker = new InProcessBroker();
     emu = await startJiraEmulator({ seed: 31, scale: { projects: 2, issues: 90, longLists: 2, days: 12 } });
-    const registry = new ProviderRegistry().register(
-      createJiraProvider({ postSyncHandlers: [workItemMetricsHandler], retry: { baseDelayMs: 5, maxDelayMs: 20 } }),
-      normalizedSink(t.db),
-    );
-    engine = await Engine.open({
-      settings: testSettings({ secretKey: SecretKey.generate() }),
-      db: t.db,
-      broker,
-      registry,
-      logger: silentLogger(),
-      migrate: false,
+    h = await openProviderEngine({
+      provider: createJiraProvider({
+        postSyncHandlers: [workItemMetricsHandler],
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      }),
+      concurrency: 4,
+      poolSize: 8,
     });
-    engine.startWorker({ concurrency: 4 });
-    await engine.startReconciler({ scheduler: false });
+    ({ t, engine } = h);
   }, 60_000);
 
   afterAll(async () => {
-    await engine?.close();
-    await broker?.close();
+    await h?.close();
     await emu?.close();
-    await t?.drop();
   });
-
-  async function finished(runId: string): Promise<string> {
-    return waitFor(
-      async () => {
-        const { rows } = await t.db.query<{ status: string }>(
-          `SELECT status FROM ${t.db.schema.table('sync_runs')} WHERE id = $1`,
-          [runId],
-        );
-        const s = rows[0]?.status;
-        return s === 'success' || s === 'failed' || s === 'partial' || s === 'cancelled' ? s : null;
-      },
-      60_000,
-      100,
-    );
-  }
 
   async function counts(integrationId: string): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
@@ -96,7 +68,7 @@ describe('Jira end to end (engine, emulator)', () => {
       since: new Date(Math.floor((now - 14 * DAY) / DAY) * DAY),
       before: new Date(now),
     });
-    expect(await finished(syncRunId)).toBe('success');
+    expect(await runTerminal(t.db, syncRunId, 60_000)).toBe('success');
     const issues = emu.data.projects.flatMap((p) => p.issues);
     const kinds = new Set(['status', 'assignee', 'labels']);
     expect(await counts(integ.id)).toEqual({
@@ -128,7 +100,7 @@ describe('Jira end to end (engine, emulator)', () => {
       mode: 'incremental',
       triggeredBy: 'manual',
     });
-    expect(await finished(inc.syncRunId)).toBe('success');
+    expect(await runTerminal(t.db, inc.syncRunId, 60_000)).toBe('success');
     expect(emu.requestLog.length).toBeGreaterThan(before);
     const changed = await t.db.query<{ number: string; updated_at: Date }>(
       `SELECT number, updated_at FROM ${t.db.schema.table('work_items')} WHERE integration_id = $1`,

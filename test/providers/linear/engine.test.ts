@@ -5,71 +5,39 @@
  * duplicate. The work-item-metrics handler runs over the result.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InProcessBroker } from '../../../src/broker/inprocess.js';
-import { Engine } from '../../../src/engine.js';
-import { silentLogger } from '../../../src/logger.js';
+import type { Engine } from '../../../src/engine.js';
 import { createLinearProvider, LINEAR_DATASETS } from '../../../src/providers/linear/index.js';
 import {
   linearIntegrationFor,
   startLinearEmulator,
   type LinearEmulator,
 } from '../../../src/providers/linear/emulator/index.js';
-import { ProviderRegistry } from '../../../src/providers/registry.js';
-import { SecretKey } from '../../../src/secrets/key.js';
-import { normalizedSink, workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
-import { testSettings, waitFor } from '../../helpers/engine.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
+import { openProviderEngine, runTerminal, type TestEngine } from '../../helpers/engine.js';
+import type { TestDatabase } from '../../helpers/pg.js';
 
 const ORG = 'org-ln-e2e';
 const DAY = 86_400_000;
 
 describe('Linear in real runs', () => {
+  let h: TestEngine;
   let t: TestDatabase;
   let engine: Engine;
-  let broker: InProcessBroker;
   let emu: LinearEmulator;
   const started = Date.now();
 
   beforeAll(async () => {
-    t = await createTestDatabase();
-    broker = new InProcessBroker();
     emu = await startLinearEmulator({ seed: 5, scale: { teams: 2, issues: 150, days: 20 } });
-    const registry = new ProviderRegistry().register(
-      createLinearProvider({ postSyncHandlers: [workItemMetricsHandler], pageSize: 25 }),
-      normalizedSink(t.db),
-    );
-    engine = await Engine.open({
-      settings: testSettings({ secretKey: SecretKey.generate() }),
-      db: t.db,
-      broker,
-      registry,
-      logger: silentLogger(),
-      migrate: false,
+    h = await openProviderEngine({
+      provider: createLinearProvider({ postSyncHandlers: [workItemMetricsHandler], pageSize: 25 }),
+      concurrency: 3,
     });
-    engine.startWorker({ concurrency: 3 });
-    await engine.startReconciler({ scheduler: false });
+    ({ t, engine } = h);
   });
   afterAll(async () => {
-    await engine?.close();
-    await broker?.close();
+    await h?.close();
     await emu?.close();
-    await t?.drop();
   });
-
-  async function finished(runId: string): Promise<string> {
-    return waitFor(
-      async () => {
-        const { rows } = await t.db.query<{ status: string }>(
-          `SELECT status FROM ${t.db.schema.sync_runs} WHERE id = $1`,
-          [runId],
-        );
-        const s = rows[0]?.status;
-        return s === 'planned' || s === 'dispatching' || s === 'running' ? null : s;
-      },
-      45_000,
-      100,
-    );
-  }
 
   async function stored(id: string, surface: string): Promise<{ keys: number; rows: number }> {
     const { rows } = await t.db.query<{ keys: number; n: number }>(
@@ -127,13 +95,13 @@ describe('Linear in real runs', () => {
       since,
       before: new Date(Date.now() + 60_000),
     });
-    expect(await finished(backfill.syncRunId)).toBe('success');
+    expect(await runTerminal(t.db, backfill.syncRunId)).toBe('success');
     await expectStoredEqualsEmulator(integ.id);
 
     const m = emu.mutate();
     expect(m.updated.length + m.created.length).toBeGreaterThan(0);
     const inc = await engine.trigger({ orgId: ORG, integrationId: integ.id, mode: 'incremental', triggeredBy: 'api' });
-    expect(await finished(inc.syncRunId)).toBe('success');
+    expect(await runTerminal(t.db, inc.syncRunId)).toBe('success');
     await expectStoredEqualsEmulator(integ.id);
     // The changed issues' rows carry their new state.
     const { rows: changed } = await t.db.query<{ external_id: string; updated_at: Date }>(

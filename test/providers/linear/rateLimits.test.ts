@@ -61,21 +61,23 @@ async function start(opts: LinearEmulatorOptions = {}): Promise<LinearEmulator> 
   return emu;
 }
 
+/** The work-item family unit's context over the 40 days before T0, with `spec` on top. */
+function familyContext(spec: Partial<LinearUnitSpec> = {}) {
+  return linearContext({
+    db: t.db,
+    clock,
+    apiUrl: emu.url,
+    token: emu.token,
+    datasetKey: 'work-items',
+    datasets: FAMILY,
+    since: new Date(T0 - 40 * DAY),
+    before: new Date(T0),
+    ...spec,
+  });
+}
+
 function unit(spec: Partial<LinearUnitSpec> = {}, opts: LinearProviderOptions = FAST) {
-  return runLinearUnit(
-    linearContext({
-      db: t.db,
-      clock,
-      apiUrl: emu.url,
-      token: emu.token,
-      datasetKey: 'work-items',
-      datasets: FAMILY,
-      since: new Date(T0 - 40 * DAY),
-      before: new Date(T0),
-      ...spec,
-    }),
-    opts,
-  );
+  return runLinearUnit(familyContext(spec), opts);
 }
 
 async function failure(p: Promise<unknown>): Promise<Error> {
@@ -184,17 +186,7 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
 
   /** One attempt of the family unit whose work_items writes land in `written` (issue ids, in order). */
   function attempt(written: string[], checkpoint: UnitCheckpoint | null, opts: LinearProviderOptions) {
-    const ctx = linearContext({
-      db: t.db,
-      clock,
-      apiUrl: emu.url,
-      token: emu.token,
-      datasetKey: 'work-items',
-      datasets: FAMILY,
-      since: new Date(T0 - 40 * DAY),
-      before: new Date(T0),
-      checkpoint,
-    });
+    const ctx = familyContext({ checkpoint });
     const inner = ctx.sink;
     const sink: Sink = {
       ...inner,

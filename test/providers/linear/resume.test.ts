@@ -6,17 +6,12 @@
  * is stored once; each unit's result counts its whole window; its success clears its checkpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InProcessBroker } from '../../../src/broker/inprocess.js';
-import { Engine } from '../../../src/engine.js';
-import { silentLogger } from '../../../src/logger.js';
+import type { Engine } from '../../../src/engine.js';
 import { createLinearProvider } from '../../../src/providers/linear/index.js';
 import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
-import { ProviderRegistry } from '../../../src/providers/registry.js';
-import { SecretKey } from '../../../src/secrets/key.js';
 import type { UnitRow } from '../../../src/store/rows.js';
-import { normalizedSink } from '../../../src/sinks/normalized/index.js';
-import { testSettings, waitFor } from '../../helpers/engine.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { openProviderEngine, runTerminal, type TestEngine } from '../../helpers/engine.js';
+import type { TestDatabase } from '../../helpers/pg.js';
 
 const ORG = 'org-ln-resume';
 const DAY = 86_400_000;
@@ -25,56 +20,30 @@ const ISSUES = 'SyncIssuesCommentsHistoryLabels';
 const PAGE = 10;
 
 describe('a Linear unit deferred by the budget resumes from its last cursor', () => {
+  let h: TestEngine;
   let t: TestDatabase;
   let engine: Engine;
-  let broker: InProcessBroker;
   let emu: LinearEmulator;
   const started = Date.now();
 
   beforeAll(async () => {
-    t = await createTestDatabase();
-    broker = new InProcessBroker();
     // 5 requests a second: the unit's pages of 10 issues (and their overflow pages) span windows.
     emu = await startLinearEmulator({
       seed: 11,
       scale: { teams: 1, issues: 80, days: 20 },
       rateLimit: { requests: { limit: 5, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
     });
-    const provider = createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } });
-    const registry = new ProviderRegistry().register(provider, normalizedSink(t.db));
-    engine = await Engine.open({
-      settings: testSettings({ secretKey: SecretKey.generate() }),
-      db: t.db,
-      broker,
-      registry,
-      logger: silentLogger(),
-      migrate: false,
+    h = await openProviderEngine({
+      provider: createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } }),
+      concurrency: 2,
+      random: () => 0, // no jitter: the unit comes due when the window resets
     });
-    engine.ctx.random = () => 0; // no jitter: the unit comes due when the window resets
-    engine.startWorker({ concurrency: 2 });
-    await engine.startReconciler({ scheduler: false });
+    ({ t, engine } = h);
   });
   afterAll(async () => {
-    await engine?.close();
-    await broker?.close();
+    await h?.close();
     await emu?.close();
-    await t?.drop();
   });
-
-  async function finished(runId: string): Promise<string> {
-    return waitFor(
-      async () => {
-        const { rows } = await t.db.query<{ status: string }>(
-          `SELECT status FROM ${t.db.schema.sync_runs} WHERE id = $1`,
-          [runId],
-        );
-        const s = rows[0]?.status;
-        return s === 'planned' || s === 'dispatching' ? null : s;
-      },
-      45_000,
-      100,
-    );
-  }
 
   it('asks each next attempt for the page after the last written one; every issue stored once', async () => {
     const integ = await engine.createIntegration({
@@ -94,7 +63,7 @@ describe('a Linear unit deferred by the budget resumes from its last cursor', ()
       since: new Date(Math.floor((started - 22 * DAY) / DAY) * DAY),
       before: new Date(Date.now() + 60_000),
     });
-    expect(await finished(run.syncRunId)).toBe('success');
+    expect(await runTerminal(t.db, run.syncRunId)).toBe('success');
 
     const { rows: units } = await t.db.query<UnitRow>(
       `SELECT * FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1`,
