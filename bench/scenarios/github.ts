@@ -24,6 +24,7 @@ import { openBroker } from '../lib/engine.js';
 import { benchPrefix, createBenchDatabase, REDIS_URL } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
+import { runTerminal } from '../lib/terminal.js';
 import type { BenchOptions, Scenario, ScenarioResult } from '../lib/types.js';
 
 const ORG = 'org-bench-github';
@@ -105,7 +106,12 @@ export const githubScenario: Scenario = {
         before: new Date(now + 60_000),
       });
       opts.note(`github: ${run.units} units, ${size.rate.limit} requests per ${size.rate.windowSeconds} s`);
-      const status = await terminal(b.db, run.syncRunId, opts);
+      const status = await runTerminal(b.db, run.syncRunId, {
+        label: 'github',
+        timeoutMs: 1_200_000,
+        noteEveryMs: 5000,
+        note: opts.note,
+      });
       const wallMs = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
       const cpuMs = (cpu.user + cpu.system) / 1000;
@@ -121,25 +127,6 @@ export const githubScenario: Scenario = {
     }
   },
 };
-
-async function terminal(db: Db, runId: string, opts: BenchOptions): Promise<string> {
-  const deadline = performance.now() + 1_200_000;
-  let noted = performance.now();
-  for (;;) {
-    const { rows } = await db.query<{ status: string; completed_units: number; total_units: number }>(
-      `SELECT status, completed_units, total_units FROM ${db.schema.sync_runs} WHERE id = $1`,
-      [runId],
-    );
-    const run = rows[0]!;
-    if (!['planned', 'dispatching'].includes(run.status)) return run.status;
-    if (performance.now() > deadline) throw new Error(`github: run ${runId} still ${run.status} after 1200 s`);
-    if (performance.now() - noted > 5000) {
-      noted = performance.now();
-      opts.note(`github: ${run.completed_units}/${run.total_units} units done`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Rows the emulator's records call for in each table (commits from the window's start). */
 function expectedRows(data: OrgData, since: number): Record<(typeof TABLES)[number], number> {

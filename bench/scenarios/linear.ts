@@ -42,6 +42,7 @@ import { openBroker } from '../lib/engine.js';
 import { benchPrefix, createBenchDatabase, REDIS_URL } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
+import { runTerminal } from '../lib/terminal.js';
 import type { BenchOptions, Scenario, ScenarioResult } from '../lib/types.js';
 
 const DAY_MS = 86_400_000;
@@ -333,7 +334,12 @@ async function backfill(
     ...(datasets ? { datasets } : {}),
   });
   c.opts.note(`${c.bench.name}: ${label}: ${run.units} units`);
-  const status = await terminal(c, run.syncRunId, label);
+  const status = await runTerminal(c.db, run.syncRunId, {
+    label: `${c.bench.name}: ${label}`,
+    timeoutMs: 1_800_000,
+    noteEveryMs: 10_000,
+    note: c.opts.note,
+  });
   const wallMs = performance.now() - started;
   const carried = await c.db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM ${c.db.schema.sync_run_units}
@@ -341,30 +347,6 @@ async function backfill(
     [run.syncRunId],
   );
   return { requests: emu.ok() - okBefore, wallMs, status, units: run.units, carried: carried.rows[0]!.n };
-}
-
-async function terminal(c: Ctx, runId: string, label: string): Promise<string> {
-  const deadline = performance.now() + 1_800_000;
-  let noted = performance.now();
-  for (;;) {
-    const { rows } = await c.db.query<{ status: string; completed_units: number; total_units: number }>(
-      `SELECT status, completed_units, total_units FROM ${c.db.schema.sync_runs} WHERE id = $1`,
-      [runId],
-    );
-    const run = rows[0]!;
-    if (!['planned', 'dispatching'].includes(run.status)) return run.status;
-    if (performance.now() > deadline) throw new Error(`${c.bench.name}: run ${runId} still ${run.status} after 1800 s`);
-    if (performance.now() - noted > 10_000) {
-      noted = performance.now();
-      const units = await c.db.query<{ done: number; n: number }>(
-        `SELECT count(*) FILTER (WHERE status = 'success')::int AS done, count(*)::int AS n
-           FROM ${c.db.schema.sync_run_units} WHERE sync_run_id = $1`,
-        [runId],
-      );
-      c.opts.note(`${c.bench.name}: ${label}: ${units.rows[0]!.done}/${units.rows[0]!.n} units done`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 type Counts = Record<(typeof TABLES)[number], { n: number; keys: number }>;
