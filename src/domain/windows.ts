@@ -27,8 +27,13 @@ export function coveredWindow(windows: Window[]): { from: Date | null; to: Date 
   if (windows.length === 0 || windows.some((w) => w.since === null || w.before === null)) {
     return { from: null, to: null };
   }
-  const from = Math.min(...windows.map((w) => w.since!.getTime()));
-  const to = Math.max(...windows.map((w) => w.before!.getTime()));
+  // A loop, not Math.min(...): spreading a very large array overflows the call stack.
+  let from = Infinity;
+  let to = -Infinity;
+  for (const w of windows) {
+    from = Math.min(from, w.since!.getTime());
+    to = Math.max(to, w.before!.getTime());
+  }
   return { from: new Date(from), to: new Date(to) };
 }
 

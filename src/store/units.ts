@@ -79,6 +79,36 @@ export async function countUnitsByStatus(tx: Tx, runId: string): Promise<UnitCou
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
+/** What a run's successful units of one tier covered: for its post_sync payload. */
+export interface SucceededTier {
+  tier: string;
+  provider: string;
+  /** Every dataset the tier's successful units fetched (their own and the ones they carried), sorted. */
+  datasets: string[];
+  /** Earliest `since_at` and latest `before_at`; null when any unit of the tier was unbounded there. */
+  since_at: Date | null;
+  before_at: Date | null;
+}
+
+/**
+ * A run's successful units summed up per tier, in the database: a run of 100,000 units returns a
+ * row or two, not 100,000. Locks nothing.
+ */
+export async function succeededByTier(tx: Tx, runId: string): Promise<SucceededTier[]> {
+  const { rows } = await tx.query<SucceededTier>(
+    `SELECT u.tier, min(u.provider) AS provider,
+            array_agg(DISTINCT d.key ORDER BY d.key) AS datasets,
+            CASE WHEN bool_and(u.since_at IS NOT NULL) THEN min(u.since_at) END AS since_at,
+            CASE WHEN bool_and(u.before_at IS NOT NULL) THEN max(u.before_at) END AS before_at
+       FROM ${tx.schema.sync_run_units} u
+            CROSS JOIN LATERAL unnest(u.carried_datasets || u.dataset_key) AS d(key)
+      WHERE u.sync_run_id = $1 AND u.status = 'success'
+      GROUP BY u.tier ORDER BY u.tier`,
+    [runId],
+  );
+  return rows;
+}
+
 export interface ClaimArgs {
   unitId: string;
   owner: string;

@@ -12,6 +12,7 @@ import { getIntegration } from '../store/integrations.js';
 import { insertReceipt } from '../store/ledger.js';
 import { ackPostSync } from '../store/outbox.js';
 import { getRun } from '../store/runs.js';
+import { succeededByTier } from '../store/units.js';
 import type { EngineContext } from '../context.js';
 
 export interface PostSyncOutcome {
@@ -70,25 +71,13 @@ export async function buildPayload(
 ): Promise<{ payload: PostSyncPayload; integration: IntegrationInfo } | null> {
   const run = await getRun(ctx.db, runId);
   if (!run) return null;
-  type UnitRow = {
-    dataset_key: string;
-    carried_datasets: string[];
-    tier: string;
-    provider: string;
-    since_at: Date | null;
-    before_at: Date | null;
-  };
-  const { rows } = await ctx.db.query<UnitRow>(
-    `SELECT dataset_key, carried_datasets, tier, provider, since_at, before_at FROM ${ctx.db.schema.sync_run_units}
-      WHERE sync_run_id = $1 AND status = 'success'`,
-    [runId],
-  );
-  if (rows.length === 0) return null;
+  const tiers = await succeededByTier(ctx.db, runId);
+  if (tiers.length === 0) return null;
   const row = await getIntegration(ctx.db, run.integration_id);
   if (!row) return null;
-  const windowed = rows.filter((r) => r.tier === 'work_item');
+  const windowed = tiers.filter((t) => t.tier === 'work_item');
   const w = coveredWindow(
-    (windowed.length > 0 ? windowed : rows).map((r) => ({ since: r.since_at, before: r.before_at })),
+    (windowed.length > 0 ? windowed : tiers).map((t) => ({ since: t.since_at, before: t.before_at })),
   );
   return {
     integration: { id: row.id, orgId: row.org_id, provider: row.provider, name: row.name, config: row.config },
@@ -96,8 +85,8 @@ export async function buildPayload(
       orgId: run.org_id,
       runId,
       integrationId: run.integration_id,
-      provider: rows[0]!.provider,
-      datasets: [...new Set(rows.flatMap((r) => [r.dataset_key, ...r.carried_datasets]))].sort(),
+      provider: tiers[0]!.provider,
+      datasets: [...new Set(tiers.flatMap((t) => t.datasets))].sort(),
       window: { from: w.from?.toISOString() ?? null, to: w.to?.toISOString() ?? null },
     },
   };

@@ -98,6 +98,14 @@ describe('coveredWindow', () => {
     );
   });
 
+  it('covers a quarter of a million windows (a spread of that many arguments overflows the stack)', () => {
+    const ws = Array.from({ length: 250_000 }, (_, i) => ({
+      since: new Date(i * DAY_MS),
+      before: new Date((i + 1) * DAY_MS),
+    }));
+    expect(coveredWindow(ws)).toEqual({ from: new Date(0), to: new Date(250_000 * DAY_MS) });
+  });
+
   it('is unbounded (both null) when there are no windows or any bound is null', () => {
     expect(coveredWindow([])).toEqual({ from: null, to: null });
     const w = { since: new Date(0), before: new Date(DAY_MS) };
