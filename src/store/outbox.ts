@@ -31,6 +31,12 @@ export interface Wake {
  * `now` the parameter holding the time): earliest wins among pending, unclaimed rows; a dispatched
  * row, or one being published under a live claim, takes the new time; an expired claim is cleared
  * and `arm_seq` bumps so a mark made under the old arm leaves the row pending.
+ * A row already pending, unclaimed and due no later, asked for without a trace, is left as it is:
+ * the update would change nothing the relay reads. It is still locked (ON CONFLICT locks the row
+ * whether or not it updates it), so a relay claim of it waits for the caller's commit and the
+ * dispatch it publishes sees what the caller freed. Without this, every unit end of a large run
+ * wrote a new version of that run's one dispatch row: the ends queued on it and the relay's claims
+ * walked the dead versions.
  */
 export function armConflictSql(now: string): string {
   return `ON CONFLICT (sync_run_id, kind) DO UPDATE SET
@@ -44,7 +50,9 @@ export function armConflictSql(now: string): string {
          claim_expires_at = CASE WHEN o.claim_expires_at > ${now} THEN o.claim_expires_at END,
          arm_seq = o.arm_seq + 1,
          trace_context = COALESCE(EXCLUDED.trace_context, o.trace_context),
-         updated_at = ${now}`;
+         updated_at = ${now}
+       WHERE NOT (o.status = ${OUTBOX_PENDING} AND o.claim_token IS NULL AND o.dispatched_at IS NULL
+                  AND o.available_at <= EXCLUDED.available_at AND EXCLUDED.trace_context IS NULL)`;
 }
 
 /** armConflictSql with the time in $6, as armOutboxRows binds it. */
@@ -64,8 +72,8 @@ function byRunThenKind(a: Wake, b: Wake): number {
  * Locks: the upserted outbox rows. Earliest wins among pending, unclaimed rows; a dispatched row,
  * or one being published under a live claim, takes the new time; an expired claim is cleared and
  * `arm_seq` bumps so a mark made under the old arm leaves the row pending. NOTIFYs the relay on the
- * schema's channel (delivered only if the caller's transaction commits) when a row is due now.
- * Returns the armed rows' ids.
+ * schema's channel (delivered only if the caller's transaction commits) when a row it changed is
+ * due now. Returns the ids of the rows asked for, changed or left as they were.
  */
 export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): Promise<string[]> {
   if (wakes.length === 0) return [];
@@ -84,17 +92,20 @@ export async function armOutboxRows(tx: Tx, wakes: readonly Wake[], now: Date): 
   const sorted = [...merged.values()].sort(byRunThenKind);
   const s = tx.schema;
   const { rows } = await tx.query<{ id: string }>(
-    `WITH armed AS (
+    `WITH t AS (
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
+                WITH ORDINALITY AS t(org_id, run_id, kind, available_at, trace, n)),
+     armed AS (
        INSERT INTO ${s.sync_dispatch_outbox} AS o
          (org_id, sync_run_id, kind, status, available_at, trace_context, created_at, updated_at)
-       SELECT t.org_id, t.run_id, t.kind, ${ARM_TO}, t.available_at, t.trace, $6, $6
-         FROM unnest($1::text[], $2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[])
-              WITH ORDINALITY AS t(org_id, run_id, kind, available_at, trace, n)
-        ORDER BY t.n
+       SELECT t.org_id, t.run_id, t.kind, ${ARM_TO}, t.available_at, t.trace, $6, $6 FROM t ORDER BY t.n
        ${ARM_CONFLICT}
        RETURNING o.id, o.kind, o.available_at
      )
-     SELECT id, CASE WHEN available_at <= $6 THEN pg_notify($7, kind) END AS notified FROM armed`,
+     SELECT id, CASE WHEN available_at <= $6 THEN pg_notify($7, kind) END AS notified FROM armed
+     UNION ALL
+     SELECT o.id, NULL FROM ${s.sync_dispatch_outbox} o JOIN t ON o.sync_run_id = t.run_id AND o.kind = t.kind
+      WHERE o.id NOT IN (SELECT id FROM armed)`,
     [
       sorted.map((w) => w.orgId),
       sorted.map((w) => w.runId),

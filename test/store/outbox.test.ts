@@ -90,6 +90,50 @@ describe('wake-up upsert', () => {
     });
   });
 
+  it('leaves a pending, unclaimed row due no later as it is, but locked until the caller commits', async () => {
+    const run = await newRun();
+    const [id] = await arm(run, 'dispatch_sync_run', T0, T0);
+    const version = async () =>
+      (
+        await db.query<{ v: string; arm_seq: number; updated_at: Date }>(
+          'SELECT xmin::text AS v, arm_seq, updated_at FROM syncrelay.sync_dispatch_outbox WHERE id = $1',
+          [id],
+        )
+      ).rows[0]!;
+    const first = await version();
+    // Asked for again at the same time or later, without a trace: no new row version.
+    expect(await arm(run, 'dispatch_sync_run', T0, at(T0, SEC))).toEqual([id]);
+    expect(await arm(run, 'dispatch_sync_run', at(T0, 30 * SEC), at(T0, 2 * SEC))).toEqual([id]);
+    expect(await version()).toEqual(first);
+
+    // Held by a caller that has not committed, the row is not claimable: the relay's dispatch
+    // cannot run before the caller's end is visible.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let armed!: () => void;
+    const isArmed = new Promise<void>((r) => (armed = r));
+    const caller = db.transaction(async (tx) => {
+      await armOutbox(tx, 'dispatch_sync_run', [run], at(T0, 5 * SEC), at(T0, 3 * SEC));
+      armed();
+      await held;
+    });
+    await isArmed;
+    expect(await claim(at(T0, 4 * SEC))).toEqual([]);
+    release();
+    await caller;
+    expect((await claim(at(T0, 4 * SEC))).map((r) => r.id)).toEqual([id]);
+
+    // An earlier time still moves it; a trace is still taken.
+    const run2 = await newRun();
+    await arm(run2, 'dispatch_sync_run', at(T0, 60 * SEC), T0);
+    await arm(run2, 'dispatch_sync_run', at(T0, 10 * SEC), T0);
+    expect((await row(run2.runId, 'dispatch_sync_run')).available_at).toEqual(at(T0, 10 * SEC));
+    await db.transaction((tx) =>
+      armOutbox(tx, 'dispatch_sync_run', [run2], at(T0, 20 * SEC), T0, { traceparent: 'x' }),
+    );
+    expect((await row(run2.runId, 'dispatch_sync_run')).trace_context).toEqual({ traceparent: 'x' });
+  });
+
   it('a dispatched row takes the new time, back to pending, attempts kept', async () => {
     const run = await newRun();
     await arm(run, 'finalize_sync_run', T0, T0);
