@@ -8,6 +8,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDb } from '../../src/db/pg.js';
+import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 /** A TCP proxy to `target` that can be taken down (refusing, its connections cut) and brought back on the same port. */
@@ -50,14 +51,6 @@ function proxiedUrl(url: string, port: number): string {
   return u.toString();
 }
 
-async function until(what: string, ok: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('PgDb.listen while PostgreSQL is unreachable', () => {
   let t: TestDatabase;
   let proxy: SwitchableProxy;
@@ -91,11 +84,15 @@ describe('PgDb.listen while PostgreSQL is unreachable', () => {
     await third;
 
     for (const channel of ['first', 'second', 'third']) {
-      await until(`a NOTIFY on outage_${channel} is heard`, async () => {
-        await db.query('SELECT pg_notify($1, $2)', [`outage_${channel}`, 'back']).catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 50));
-        return heard.includes(`${channel}:back`);
-      });
+      await waitFor(
+        async () => {
+          await db.query('SELECT pg_notify($1, $2)', [`outage_${channel}`, 'back']).catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 50));
+          return heard.includes(`${channel}:back`);
+        },
+        15_000,
+        0,
+      );
     }
     expect(new Set(heard)).toEqual(new Set(['first:back', 'second:back', 'third:back']));
   });
@@ -114,7 +111,7 @@ describe('PgDb.listen while PostgreSQL is unreachable', () => {
       );
       expect(rows[0]!.n).toBe(1);
       for (const c of ['x', 'y', 'z']) await fresh.query('SELECT pg_notify($1, $2)', [`opening_${c}`, 'now']);
-      await until('every channel heard', async () => heard.length === 3);
+      await waitFor(async () => heard.length === 3, 15_000, 50);
       expect(heard.sort()).toEqual(['x:now', 'y:now', 'z:now']);
     } finally {
       await fresh.close();

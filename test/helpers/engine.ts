@@ -38,6 +38,21 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
+/** A TestEngine whose close() ends the engine, then its broker, then drops its database. */
+function handle(engine: Engine, t: TestDatabase, broker: Broker, faults: Faults): TestEngine {
+  return {
+    engine,
+    t,
+    broker,
+    faults,
+    async close() {
+      await engine.close();
+      await broker.close();
+      await t.drop();
+    },
+  };
+}
+
 /** An engine on its own cloned database with the given broker (in-process by default). */
 export async function openTestEngine(
   opts: { settings?: Partial<ResolvedSettings>; broker?: Broker; clock?: Clock } = {},
@@ -54,17 +69,7 @@ export async function openTestEngine(
     faults,
     migrate: false,
   });
-  return {
-    engine,
-    t,
-    broker,
-    faults,
-    async close() {
-      await engine.close();
-      await broker.close();
-      await t.drop();
-    },
-  };
+  return handle(engine, t, broker, faults);
 }
 
 /**
@@ -93,17 +98,7 @@ export async function openProviderEngine(opts: {
   if (opts.random) engine.ctx.random = opts.random;
   engine.startWorker({ concurrency: opts.concurrency });
   await engine.startReconciler({ scheduler: false });
-  return {
-    engine,
-    t,
-    broker,
-    faults,
-    async close() {
-      await engine.close();
-      await broker.close();
-      await t.drop();
-    },
-  };
+  return handle(engine, t, broker, faults);
 }
 
 /** The run's status once it is terminal (polled every 100 ms), or fails after `timeoutMs`. */
