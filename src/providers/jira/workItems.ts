@@ -13,7 +13,7 @@
  * `fields.updated` decides exactly. An incremental unit that stops after `maxPages` pages moves
  * its watermark only to the latest `updated` it read.
  */
-import { NonRetryableError } from '../../errors.js';
+import { NonRetryableError, RateLimitError } from '../../errors.js';
 import type { UnitResult } from '../types.js';
 import { inWindow, issuesJql } from './jql.js';
 import {
@@ -27,6 +27,7 @@ import {
   type JiraUser,
   type StatusCategories,
 } from './mapping.js';
+import { familyCheckpoint, freshProgress, progressFrom, wrote, writtenBefore, type FamilyProgress } from './resume.js';
 import { parseJiraTime, isTimeZone } from './timeZone.js';
 import { write, type Job } from './units.js';
 
@@ -79,7 +80,25 @@ interface Wants {
   history: boolean;
 }
 
+/**
+ * The family's issues of the unit's project in its window, a search page at a time. A unit
+ * deferred for a rate limit hands its deferral where it stands (./resume.ts); its next attempt
+ * searches from the latest `updated` it wrote, skipping the issues it already wrote.
+ */
 export async function workItemFamily(job: Job): Promise<UnitResult> {
+  const resumed = progressFrom(job.ctx.checkpoint);
+  if (job.ctx.checkpoint && !resumed) job.ctx.logger.warn({ unitId: job.ctx.unit.id }, 'jira checkpoint ignored');
+  const progress = resumed ?? freshProgress();
+  try {
+    return await readFamily(job, progress, resumed !== null);
+  } catch (err) {
+    if (err instanceof RateLimitError) throw err.withCheckpoint(familyCheckpoint(progress));
+    throw err;
+  }
+}
+
+/** Reads search pages, recording each issue in `p` once its page's rows are all written. */
+async function readFamily(job: Job, p: FamilyProgress, resumed: boolean): Promise<UnitResult> {
   const wants: Wants = {
     items: job.datasets.includes('work-items'),
     comments: job.datasets.includes('work-item-comments'),
@@ -87,22 +106,27 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
   };
   const timeZone = await callerTimeZone(job);
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
-  const counts: Record<string, number> = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
-  const jql = issuesJql({ project: job.project, since: job.since, before: job.before, timeZone });
-  let latest: number | null = null;
+  // A resumed read searches from the latest `updated` written and skips what was written at it.
+  const boundary = resumed ? { ...p, tied: new Set(p.tied) } : null;
+  const from = boundary ? new Date(boundary.latest!) : job.since;
+  const jql = issuesJql({ project: job.project, since: from, before: job.before, timeZone });
   let token: string | undefined;
-  for (let pages = 1; ; pages++) {
-    const page = await search(job, jql, wants, token, pages === 1);
-    const issues = page.issues.filter((i) => inWindow(parseJiraTime(i.fields.updated), job.since, job.before));
-    await writePage(job, issues, wants, categories, counts);
-    for (const i of issues) latest = Math.max(latest ?? -Infinity, parseJiraTime(i.fields.updated));
+  for (let first = true; ; first = false) {
+    const page = await search(job, jql, wants, token, first);
+    const issues = page.issues.filter((i) => {
+      const updated = parseJiraTime(i.fields.updated);
+      return inWindow(updated, job.since, job.before) && !(boundary && writtenBefore(boundary, i.id, updated));
+    });
+    await writePage(job, issues, wants, categories, p.counts);
+    for (const i of issues) wrote(p, i.id, parseJiraTime(i.fields.updated));
+    p.pages++;
     token = page.nextPageToken;
     // The last page says `isLast: true`; without the flag, a page with no token is the last.
-    if (page.isLast === true || !token) return result(job, counts);
-    if (!job.backfill && pages >= job.maxPages) {
+    if (page.isLast === true || !token) return result(job, p.counts);
+    if (!job.backfill && p.pages >= job.maxPages) {
       // Only what was read: the latest `updated` kept (or the window's start when none was kept).
-      const watermark = latest !== null ? new Date(latest) : job.since;
-      return { ...result(job, counts), ...(watermark ? { watermark } : {}) };
+      const watermark = p.latest !== null ? new Date(p.latest) : job.since;
+      return { ...result(job, p.counts), ...(watermark ? { watermark } : {}) };
     }
   }
 }

@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
+import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import { LeaseLostError } from '../../../src/errors.js';
 import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/providers/types.js';
 import type { SyncMode, Tier } from '../../../src/domain/statuses.js';
@@ -52,6 +53,7 @@ export interface UnitSpec {
   integrationId?: string;
   config?: Record<string, unknown>;
   guard?: TestGuard;
+  checkpoint?: UnitCheckpoint | null;
 }
 
 let seq = 0;
@@ -91,7 +93,7 @@ export function unitContext(s: UnitSpec): UnitContext & { lease: TestGuard } {
     clock: s.clock,
     db: s.db,
     credential: { id: s.credentialId ?? 'cred-1', reveal: () => token },
-    checkpoint: null,
+    checkpoint: s.checkpoint ?? null,
   };
 }
 
