@@ -102,7 +102,7 @@ export async function succeededByTier(tx: Tx, runId: string): Promise<SucceededT
             CASE WHEN bool_and(u.before_at IS NOT NULL) THEN max(u.before_at) END AS before_at
        FROM ${tx.schema.sync_run_units} u
             CROSS JOIN LATERAL unnest(u.carried_datasets || u.dataset_key) AS d(key)
-      WHERE u.sync_run_id = $1 AND u.status = 'success'
+      WHERE u.sync_run_id = $1 AND u.status = ${sqlLit('success')}
       GROUP BY u.tier ORDER BY u.tier`,
     [runId],
   );
