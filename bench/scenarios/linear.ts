@@ -255,7 +255,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       rate_limit_nominal: `${bench.nominal.limit}/${w}s`,
       ...(bench.enforcedWindowSeconds ? { emulator_window_s: bench.nominal.windowSeconds } : {}),
       unthrottled_requests_per_s: round(capacityRate),
-      unthrottled_note: 'family backfill with no budget, this process, shared loaded 2-core machine',
+      unthrottled_note: 'family backfill with no budget, measured in this process in this run',
       budget_share_of_capacity: round(share),
       budget_binds: share <= 0.5,
       requests_needed: budgeted.requests,
