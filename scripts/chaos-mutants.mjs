@@ -58,8 +58,8 @@ const MUTANTS = [
     name: 'claim-cas-weakened',
     what: 'a running unit can be claimed again',
     file: 'src/store/units.ts',
-    find: 'AND u.id = c.id AND u.status IN ${CLAIM.from}',
-    replace: 'AND u.id = c.id AND (u.status IN ${CLAIM.from} OR u.status = ${CLAIM.to})',
+    find: 'AND u.id = c.id AND u.status ${CLAIM.from}',
+    replace: 'AND u.id = c.id AND (u.status ${CLAIM.from} OR u.status = ${CLAIM.to})',
     flags: ['--faults', 'duplicate-delivery'],
     expect: 'no_overlapping_live_leases',
   },
@@ -219,7 +219,10 @@ async function main() {
     if (!r.report) console.log(`  no report; stderr ended:\n    ${r.tail.join('\n    ')}`);
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
   }
-  if (opts.dryRun) return;
+  if (opts.dryRun) {
+    rmSync(base, { recursive: true, force: true });
+    return;
+  }
   console.log(`\n${table(rows)}\n`);
   const bad = rows.filter((r) => !r.ok);
   if (bad.length > 0) {
