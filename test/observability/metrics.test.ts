@@ -71,14 +71,17 @@ describe('GET /metrics on a real server', () => {
 
     h.engine.startWorker({ concurrency: 4 });
     await h.engine.startReconciler();
-    // at-most-once post_sync is marked before it is published: wait for both publishes too.
+    // at-most-once post_sync is marked before it is published: wait for both publishes too. A
+    // dispatch row may still be pending after its run ended (a dispatch task that found the run
+    // held re-arms itself 0.5 s later, and the relay then marks it): wait until none is.
     await waitFor(async () => {
-      const { rows } = await h.db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM syncrelay.sync_dispatch_outbox ' +
-          "WHERE kind = 'post_sync' AND status = 'dispatched'",
+      const { rows } = await h.db.query<{ n: number; pending: number }>(
+        "SELECT count(*) FILTER (WHERE kind = 'post_sync' AND status = 'dispatched')::int AS n, " +
+          "count(*) FILTER (WHERE status = 'pending')::int AS pending FROM syncrelay.sync_dispatch_outbox",
       );
       return (
         rows[0]!.n === 2 &&
+        rows[0]!.pending === 0 &&
         valueOf(await scrape(h.engine), 'syncrelay_relay_publishes_total', { kind: 'post_sync' }) === 2
       );
     }, 60_000);
