@@ -11,8 +11,8 @@ import { startJiraEmulator, type JiraEmulator } from '../../../src/providers/jir
 import { jqlMinute } from '../../../src/providers/jira/timeZone.js';
 import { readRateBudget } from '../../../src/store/rateBudgets.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
-import type { Sink } from '../../../src/providers/types.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { recordingSink } from '../../helpers/recordingSink.js';
 import { count, ORG, truncate, unitContext, type UnitSpec } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
@@ -145,129 +145,90 @@ describe('Jira provider under rate limits', () => {
     expect(await run({ datasetKey: 'projects' })).toMatchObject({ items: 1 });
     expect(emu.requestLog.length).toBe(calls + 1);
   });
-});
 
-describe('a Jira family unit deferred mid-window resumes after the latest update it wrote', () => {
-  let t: TestDatabase;
-  let clock: ManualClock;
-  let emu: JiraEmulator;
-  const SEARCH = '/rest/api/3/search/jql';
-  // No reserve: the unit spends the whole budget, writing four search pages before it is deferred.
-  const RESUME: JiraProviderOptions = { ...FAST, budget: { probePollMs: 20, reserve: 0 } };
+  describe('a family unit deferred mid-window resumes after the latest update it wrote', () => {
+    const SEARCH = '/rest/api/3/search/jql';
+    // No reserve: the unit spends the whole budget, writing four search pages before it is deferred.
+    const RESUME: JiraProviderOptions = { ...FAST, budget: { probePollMs: 20, reserve: 0 } };
 
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await t.drop();
-  });
-  beforeEach(async () => {
-    clock = new ManualClock(T0);
-    await truncate(t.db);
-    // 6 requests per 10 minutes: /myself, /status and a few search pages of 25 before the limit.
-    emu = await startJiraEmulator({
-      clock,
-      now: new Date(T0),
-      seed: 8,
-      scale: { projects: 1, issues: 130, longLists: 0, days: 20 },
-      rateLimit: { limit: 6, windowSeconds: 600 },
+    // 6 requests per 10 minutes: /myself, /status and four search pages of 25 before the limit.
+    beforeEach(() => start({ rateLimit: { limit: 6, windowSeconds: 600 } }));
+
+    /** One attempt of the family unit; its work_items writes land in `written` (issue ids, in order). */
+    function attempt(written: string[], checkpoint: UnitCheckpoint | null) {
+      const ctx = unitContext({
+        db: t.db,
+        clock,
+        siteUrl: emu.url,
+        token: emu.token,
+        datasetKey: 'work-items',
+        datasets: ['work-items', 'work-item-comments', 'work-item-history'],
+        since: new Date(T0 - 30 * DAY),
+        before: new Date(T0),
+        checkpoint,
+      });
+      return runJiraUnit({ ...ctx, sink: recordingSink(ctx.sink, 'work_items', written) }, RESUME);
+    }
+
+    it('searches from the latest updated it wrote; every issue of the window lands once', async () => {
+      const first: string[] = [];
+      const err = await limited(attempt(first, null));
+      const cp = err.checkpoint!;
+      expect(first.length).toBeGreaterThanOrEqual(25); // deferred mid-window: some pages written …
+      expect(first.length).toBeLessThan(130); // … not all
+      const updatedOf = new Map(emu.data.projects.flatMap((p) => p.issues).map((i) => [i.id, i.updated]));
+      const latest = Math.max(...first.map((id) => updatedOf.get(id)!));
+      expect(cp).toMatchObject({ v: 1, from: latest, pages: first.length / 25, counts: { work_items: first.length } });
+      expect(cp.tied).toEqual(first.filter((id) => updatedOf.get(id) === latest));
+      expect(JSON.stringify(cp)).not.toContain(emu.token);
+      const calls = emu.requestLog.length;
+
+      clock.set(T0 + 600_001);
+      const second: string[] = [];
+      const result = await attempt(second, cp);
+      const searches = emu.requestLog.slice(calls).filter((e) => e.path.startsWith(SEARCH));
+      // Its first search starts at the latest update's minute, not at the window's start.
+      expect(searches[0]!.jql).toContain(`updated >= "${jqlMinute(latest, 'UTC')}"`);
+      expect(searches.length).toBeLessThan(Math.ceil(130 / 25));
+
+      const all = [...first, ...second];
+      expect(new Set(all).size).toBe(all.length); // no issue written twice
+      expect(all).toHaveLength(130);
+      expect(await count(t.db, 'work_items')).toBe(130);
+      // The result counts the whole window: the rows before the checkpoint and after it.
+      expect(result).toMatchObject({ written: { work_items: 130 } });
+      expect(result.items).toBe(
+        130 + (await count(t.db, 'work_item_comments')) + (await count(t.db, 'work_item_events')),
+      );
     });
-  });
-  afterEach(async () => {
-    await emu.close();
-  });
 
-  /** One attempt of the family unit; its work_items writes land in `written` (issue ids, in order). */
-  function attempt(written: string[], checkpoint: UnitCheckpoint | null) {
-    const ctx = unitContext({
-      db: t.db,
-      clock,
-      siteUrl: emu.url,
-      token: emu.token,
-      datasetKey: 'work-items',
-      datasets: ['work-items', 'work-item-comments', 'work-item-history'],
-      since: new Date(T0 - 30 * DAY),
-      before: new Date(T0),
-      checkpoint,
+    it('issues changed during the wait are read again with their change; none is skipped', async () => {
+      const first: string[] = [];
+      const err = await limited(attempt(first, null));
+      // While the unit waits, issues change (and one is created) inside its window: the changed ones
+      // move to the end of the order, so a search position would now skip the ones sliding back.
+      clock.set(T0 - 1000);
+      const changed = emu.mutate();
+      const issues = emu.data.projects.flatMap((p) => p.issues);
+      const idOf = new Map(issues.map((i) => [i.key, i.id]));
+      const touchedWritten = changed.touched.map((k) => idOf.get(k)!).filter((id) => first.includes(id));
+      expect(touchedWritten.length).toBeGreaterThan(0);
+
+      clock.set(T0 + 600_001);
+      const second: string[] = [];
+      await attempt(second, err.checkpoint);
+      for (const id of touchedWritten) expect(second).toContain(id);
+      const inWindow = issues.filter((i) => i.updated >= T0 - 30 * DAY && i.updated < T0).map((i) => i.id);
+      expect(new Set([...first, ...second])).toEqual(new Set(inWindow));
+      expect(await count(t.db, 'work_items')).toBe(inWindow.length);
     });
-    const inner = ctx.sink;
-    const sink: Sink = {
-      ...inner,
-      write: (guard, surface, rows) => {
-        if (surface === 'work_items') written.push(...rows.map((r) => r.external_id as string));
-        return inner.write(guard, surface, rows);
-      },
-    };
-    return runJiraUnit({ ...ctx, sink }, RESUME);
-  }
 
-  async function deferred(p: Promise<unknown>): Promise<RateLimitError> {
-    const err = await p.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(RateLimitError);
-    return err as RateLimitError;
-  }
-
-  it('searches from the latest updated it wrote; every issue of the window lands once', async () => {
-    const first: string[] = [];
-    const err = await deferred(attempt(first, null));
-    const cp = err.checkpoint!;
-    expect(first.length).toBeGreaterThanOrEqual(25); // deferred mid-window: some pages written …
-    expect(first.length).toBeLessThan(130); // … not all
-    const updatedOf = new Map(emu.data.projects.flatMap((p) => p.issues).map((i) => [i.id, i.updated]));
-    const latest = Math.max(...first.map((id) => updatedOf.get(id)!));
-    expect(cp).toMatchObject({ v: 1, from: latest, pages: first.length / 25, counts: { work_items: first.length } });
-    expect(cp.tied).toEqual(first.filter((id) => updatedOf.get(id) === latest));
-    expect(JSON.stringify(cp)).not.toContain(emu.token);
-    const calls = emu.requestLog.length;
-
-    clock.set(T0 + 600_001);
-    const second: string[] = [];
-    const result = await attempt(second, cp);
-    const searches = emu.requestLog.slice(calls).filter((e) => e.path.startsWith(SEARCH));
-    // Its first search starts at the latest update's minute, not at the window's start.
-    expect(searches[0]!.jql).toContain(`updated >= "${jqlMinute(latest, 'UTC')}"`);
-    expect(searches.length).toBeLessThan(Math.ceil(130 / 25));
-
-    const all = [...first, ...second];
-    expect(new Set(all).size).toBe(all.length); // no issue written twice
-    expect(all).toHaveLength(130);
-    expect(await count(t.db, 'work_items')).toBe(130);
-    // The result counts the whole window: the rows before the checkpoint and after it.
-    expect(result).toMatchObject({ written: { work_items: 130 } });
-    expect(result.items).toBe(
-      130 + (await count(t.db, 'work_item_comments')) + (await count(t.db, 'work_item_events')),
-    );
-  });
-
-  it('issues changed during the wait are read again with their change; none is skipped', async () => {
-    const first: string[] = [];
-    const err = await deferred(attempt(first, null));
-    // While the unit waits, issues change (and one is created) inside its window: the changed ones
-    // move to the end of the order, so a search position would now skip the ones sliding back.
-    clock.set(T0 - 1000);
-    const changed = emu.mutate();
-    const issues = emu.data.projects.flatMap((p) => p.issues);
-    const idOf = new Map(issues.map((i) => [i.key, i.id]));
-    const touchedWritten = changed.touched.map((k) => idOf.get(k)!).filter((id) => first.includes(id));
-    expect(touchedWritten.length).toBeGreaterThan(0);
-
-    clock.set(T0 + 600_001);
-    const second: string[] = [];
-    await attempt(second, err.checkpoint);
-    for (const id of touchedWritten) expect(second).toContain(id);
-    const inWindow = issues.filter((i) => i.updated >= T0 - 30 * DAY && i.updated < T0).map((i) => i.id);
-    expect(new Set([...first, ...second])).toEqual(new Set(inWindow));
-    expect(await count(t.db, 'work_items')).toBe(inWindow.length);
-  });
-
-  it('a checkpoint not of this format is ignored: the unit reads its window from the start', async () => {
-    const written: string[] = [];
-    const err = await deferred(attempt(written, { v: 99, from: 'elsewhere' }));
-    const search = emu.requestLog.find((e) => e.path.startsWith(SEARCH))!;
-    expect(search.jql).toContain(`updated >= "${jqlMinute(T0 - 30 * DAY, 'UTC')}"`);
-    expect(err.checkpoint).toMatchObject({ v: 1 });
+    it('a checkpoint not of this format is ignored: the unit reads its window from the start', async () => {
+      const written: string[] = [];
+      const err = await limited(attempt(written, { v: 99, from: 'elsewhere' }));
+      const search = emu.requestLog.find((e) => e.path.startsWith(SEARCH))!;
+      expect(search.jql).toContain(`updated >= "${jqlMinute(T0 - 30 * DAY, 'UTC')}"`);
+      expect(err.checkpoint).toMatchObject({ v: 1 });
+    });
   });
 });

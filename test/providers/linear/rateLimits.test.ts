@@ -23,8 +23,8 @@ import {
 } from '../../../src/providers/linear/emulator/index.js';
 import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { recordingSink } from '../../helpers/recordingSink.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
-import type { Sink } from '../../../src/providers/types.js';
 import { countOf, linearContext, ORG, truncateSurfaces, type LinearUnitSpec } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
@@ -187,15 +187,7 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
   /** One attempt of the family unit whose work_items writes land in `written` (issue ids, in order). */
   function attempt(written: string[], checkpoint: UnitCheckpoint | null, opts: LinearProviderOptions) {
     const ctx = familyContext({ checkpoint });
-    const inner = ctx.sink;
-    const sink: Sink = {
-      ...inner,
-      write: (guard, surface, rows) => {
-        if (surface === 'work_items') written.push(...rows.map((r) => r.external_id as string));
-        return inner.write(guard, surface, rows);
-      },
-    };
-    return runLinearUnit({ ...ctx, sink }, opts);
+    return runLinearUnit({ ...ctx, sink: recordingSink(ctx.sink, 'work_items', written) }, opts);
   }
 
   /** The issue id an emulator cursor names (`<sort key>:<id>`, base64url). */
