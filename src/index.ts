@@ -53,7 +53,7 @@ export type {
   UnitCredential,
   UnitInfo,
   UnitResult,
-} from './providers/types.js';
+} from './sdk/types.js';
 export {
   linearBackfillEligibility,
   WORK_ITEM_FAMILY,

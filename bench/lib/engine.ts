@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/types.js';
 import { Engine } from '../../src/engine.js';
 import type { Faults } from '../../src/faults.js';
 import { createLogger } from '../../src/logger.js';
-import type { PostSyncHandler } from '../../src/providers/types.js';
+import type { PostSyncHandler } from '../../src/sdk/types.js';
 import { REDIS_URL } from './pg.js';
 import { benchRegistry } from './providers.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../src/db/types.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { DatasetSpec, PostSyncHandler, Provider, Sink } from '../../src/providers/types.js';
+import type { DatasetSpec, PostSyncHandler, Provider, Sink } from '../../src/sdk/types.js';
 
 export const NOOP_PROVIDER = 'bench-noop';
 export const HANG_PROVIDER = 'bench-hang';

@@ -15,7 +15,7 @@ import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
 import { createGithubProvider } from '../../src/providers/github/index.js';
-import { startGithubEmulator, type GithubEmulator, type OrgData } from '../../src/providers/github/emulator/index.js';
+import { startGithubEmulator, type GithubEmulator, type OrgData } from '../../src/emulators/github/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';

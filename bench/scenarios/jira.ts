@@ -13,7 +13,7 @@
  * figure is the sum of work-items, work-item-comments and work-item-history alone.
  */
 import { createJiraProvider } from '../../src/providers/jira/index.js';
-import { startJiraEmulator, type JiraEmulator } from '../../src/providers/jira/emulator/index.js';
+import { startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import type { Scenario } from '../lib/types.js';
 import { RESERVE, runProviderBench, type BenchEmulator, type ProviderBench } from './linear.js';

@@ -32,10 +32,10 @@ import {
   LINEAR_EMULATED_DATASETS,
   startLinearEmulator,
   type LinearEmulator,
-} from '../../src/providers/linear/emulator/index.js';
+} from '../../src/emulators/linear/index.js';
 import { createLinearProvider } from '../../src/providers/linear/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { Provider } from '../../src/providers/types.js';
+import type { Provider } from '../../src/sdk/types.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { openBroker } from '../lib/engine.js';

@@ -14,7 +14,7 @@ import { Faults } from '../faults.js';
 import { createLogger } from '../logger.js';
 import { ProviderRegistry } from '../providers/registry.js';
 import { createSyntheticProvider, syntheticSink } from '../providers/synthetic.js';
-import type { Provider } from '../providers/types.js';
+import type { Provider } from '../sdk/types.js';
 import { FlakyBroker } from './flakyBroker.js';
 import { parseCommand } from './protocol.js';
 import { Rng } from './random.js';

@@ -3,7 +3,7 @@
  * own when its anchor is planned in the same run; the anchor's units carry it. A member whose anchor
  * is not planned (not enabled, or not asked for) is planned alone. Pure.
  */
-import type { DatasetSpec } from '../providers/types.js';
+import type { DatasetSpec } from '../sdk/types.js';
 
 export interface Families {
   /** Anchor key → the member keys its units carry, in the provider's dataset order. */

@@ -11,7 +11,7 @@ import type { SyncMode } from '../domain/statuses.js';
 import { chunkWindow, DAY_MS, incrementalWindow, type Window } from '../domain/windows.js';
 import { NotFoundError, RunTooLargeError, ValidationError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import type { DatasetSpec, IntegrationInfo, Provider } from '../providers/types.js';
+import type { DatasetSpec, IntegrationInfo, Provider } from '../sdk/types.js';
 import {
   getIntegration,
   listDatasets,

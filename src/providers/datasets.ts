@@ -1,5 +1,5 @@
 /** The dataset specs a unit runs under: its own dataset and those it carries (a family read together). */
-import type { DatasetSpec, IntegrationInfo, Provider } from './types.js';
+import type { DatasetSpec, IntegrationInfo, Provider } from '../sdk/types.js';
 
 /** Each of `keys`' specs, in order; undefined when the provider declares one of them not. */
 export function specsOf(

@@ -1,7 +1,7 @@
 /** Providers, their sinks and post-sync handlers, looked up by name (one registry per engine). */
 import { SyncRelayError } from '../errors.js';
 import type { Db } from '../db/types.js';
-import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from './types.js';
+import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from '../sdk/types.js';
 import { createGithubProvider } from './github/index.js';
 import { createJiraProvider } from './jira/index.js';
 import { createLinearProvider } from './linear/index.js';

@@ -2,7 +2,7 @@
 import type { Tx } from '../db/types.js';
 import { decideExpiry, type ExpiryDecision } from '../domain/retryPolicy.js';
 import { runTrace, type TraceCarrier } from '../observability/trace.js';
-import type { IntegrationInfo } from '../providers/types.js';
+import type { IntegrationInfo } from '../sdk/types.js';
 import { declaredSurfaces, specsOf } from '../providers/datasets.js';
 import { lockBuckets } from '../store/dispatch.js';
 import { getIntegration } from '../store/integrations.js';

@@ -5,7 +5,7 @@
  */
 import type { Db, Tx } from '../db/types.js';
 import { NonRetryableError, ValidationError } from '../errors.js';
-import type { UnitCredential } from '../providers/types.js';
+import type { UnitCredential } from '../sdk/types.js';
 import {
   getCredential,
   listCredentialKeyIds,

@@ -6,7 +6,7 @@
 import { ValidationError } from '../errors.js';
 import type { DbSchema } from '../db/schema.js';
 import { quoteIdent, type Db, type Tx } from '../db/types.js';
-import type { LeaseGuard, Sink } from '../providers/types.js';
+import type { LeaseGuard, Sink } from '../sdk/types.js';
 
 /** One surface: a table written with `INSERT … ON CONFLICT (conflictColumns) DO UPDATE`. */
 export interface SurfaceSpec {

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { containsSecret, encodeCheckpoint, MAX_CHECKPOINT_BYTES } from '../domain/checkpoint.js';
 import type { RateLimitError } from '../errors.js';
-import type { UnitCredential } from '../providers/types.js';
+import type { UnitCredential } from '../sdk/types.js';
 
 /** The JSON text to store for `err.checkpoint`, or null (none handed, or refused with a warning). */
 export function storableCheckpoint(

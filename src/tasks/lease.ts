@@ -2,7 +2,7 @@
 import { heartbeatIntervalMs } from '../config.js';
 import type { Tx } from '../db/types.js';
 import { LeaseLostError, ProviderTimeoutError, describeError } from '../errors.js';
-import type { LeaseGuard } from '../providers/types.js';
+import type { LeaseGuard } from '../sdk/types.js';
 import { expireOwnLease, extendLease, lockLeaseIfHeld } from '../store/units.js';
 import type { EngineContext } from '../context.js';
 

@@ -7,7 +7,7 @@
 import type { Tx } from '../db/types.js';
 import { coveredWindow } from '../domain/windows.js';
 import { describeError } from '../errors.js';
-import type { IntegrationInfo, PostSyncHandler, PostSyncPayload } from '../providers/types.js';
+import type { IntegrationInfo, PostSyncHandler, PostSyncPayload } from '../sdk/types.js';
 import { getIntegration } from '../store/integrations.js';
 import { insertReceipt } from '../store/ledger.js';
 import { ackPostSync } from '../store/outbox.js';

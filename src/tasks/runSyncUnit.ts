@@ -12,7 +12,7 @@ import type {
   UnitCredential,
   UnitInfo,
   UnitResult,
-} from '../providers/types.js';
+} from '../sdk/types.js';
 import { declaredSurfaces, specsOf } from '../providers/datasets.js';
 import { claimedUnitCredential } from '../secrets/credentials.js';
 import type { UnitRow } from '../store/rows.js';

@@ -5,7 +5,7 @@ import { decideExpiry } from '../domain/retryPolicy.js';
 import type { ErrorCategory, RateLimitError } from '../errors.js';
 import { describeError } from '../errors.js';
 import type { TraceCarrier } from '../observability/trace.js';
-import type { DatasetSpec } from '../providers/types.js';
+import type { DatasetSpec } from '../sdk/types.js';
 import type { UnitRow } from '../store/rows.js';
 import type { EndOutcome, Terminal } from './unitEnds.js';
 

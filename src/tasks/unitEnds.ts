@@ -11,7 +11,7 @@ import { describeError, InjectedFault } from '../errors.js';
 import type { Faults } from '../faults.js';
 import type { EngineMetrics } from '../observability/metrics.js';
 import type { TraceCarrier } from '../observability/trace.js';
-import type { DatasetSpec } from '../providers/types.js';
+import type { DatasetSpec } from '../sdk/types.js';
 import { armEndWakes, MAX_RUNS_WOKEN } from '../store/endWakes.js';
 import { armOutboxRows } from '../store/outbox.js';
 import type { UnitRow } from '../store/rows.js';

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateOrg } from '../../src/providers/github/emulator/generate.js';
-import { SCALES } from '../../src/providers/github/emulator/index.js';
+import { generateOrg } from '../../src/emulators/github/generate.js';
+import { SCALES } from '../../src/emulators/github/index.js';
 import { parseJson, removeDir, runCli, tempDir } from './helpers.js';
 
 interface Summary {

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startJiraEmulator, type JiraEmulator } from '../../src/providers/jira/emulator/index.js';
+import { startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
 import { parseJson, removeDir, runCli, tempDir } from './helpers.js';
 
 interface Summary {

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLinearEmulator, type LinearEmulator } from '../../src/providers/linear/emulator/index.js';
+import { startLinearEmulator, type LinearEmulator } from '../../src/emulators/linear/index.js';
 import { parseJson, removeDir, runCli, tempDir } from './helpers.js';
 
 interface Summary {

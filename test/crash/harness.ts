@@ -23,7 +23,7 @@ import { Faults } from '../../src/faults.js';
 import { silentLogger } from '../../src/logger.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { createSyntheticProvider, runSyntheticUnit, syntheticSink } from '../../src/providers/synthetic.js';
-import type { Provider, Sink, UnitContext, UnitResult } from '../../src/providers/types.js';
+import type { Provider, Sink, UnitContext, UnitResult } from '../../src/sdk/types.js';
 import { reconcilePass, type PassCounters } from '../../src/reconciler/pass.js';
 import { PostgresSink } from '../../src/sinks/postgres.js';
 import { nextDueAt } from '../../src/store/outbox.js';

@@ -13,13 +13,9 @@ import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
-import { startGithubEmulator, type GithubEmulator } from '../../src/providers/github/emulator/index.js';
-import { jiraDemoIntegration, startJiraEmulator, type JiraEmulator } from '../../src/providers/jira/emulator/index.js';
-import {
-  linearIntegrationFor,
-  startLinearEmulator,
-  type LinearEmulator,
-} from '../../src/providers/linear/emulator/index.js';
+import { startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
+import { jiraDemoIntegration, startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
+import { linearIntegrationFor, startLinearEmulator, type LinearEmulator } from '../../src/emulators/linear/index.js';
 import {
   cycleFigures,
   dailyCycleTimes,

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGithubProvider } from '../../src/providers/github/index.js';
-import { countsPerDay, startGithubEmulator, type GithubEmulator } from '../../src/providers/github/emulator/index.js';
+import { countsPerDay, startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { openApiStack, type ApiStack } from '../helpers/apiStack.js';

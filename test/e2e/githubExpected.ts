@@ -1,5 +1,5 @@
 /** What a complete GitHub sync of an emulated organisation stores: every normalized key, per table. */
-import type { ItemRecord, OrgData } from '../../src/providers/github/emulator/index.js';
+import type { ItemRecord, OrgData } from '../../src/emulators/github/index.js';
 
 export const SURFACES = [
   'work_items',

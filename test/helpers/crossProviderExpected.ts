@@ -5,10 +5,10 @@
  * when the provider tells none); `completed_at` the transition into done (for a cancelled item:
  * when it was closed). Independent of the provider mappings it checks.
  */
-import type { GithubEmulator } from '../../src/providers/github/emulator/index.js';
-import type { JiraEmulator } from '../../src/providers/jira/emulator/index.js';
-import { STATUSES } from '../../src/providers/jira/emulator/model.js';
-import type { LinearEmulator } from '../../src/providers/linear/emulator/index.js';
+import type { GithubEmulator } from '../../src/emulators/github/index.js';
+import type { JiraEmulator } from '../../src/emulators/jira/index.js';
+import { STATUSES } from '../../src/emulators/jira/model.js';
+import type { LinearEmulator } from '../../src/emulators/linear/index.js';
 
 export type Status = 'todo' | 'in_progress' | 'done' | 'cancelled';
 

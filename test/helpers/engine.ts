@@ -8,7 +8,7 @@ import { Engine } from '../../src/engine.js';
 import { Faults } from '../../src/faults.js';
 import { silentLogger } from '../../src/logger.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { Provider } from '../../src/providers/types.js';
+import type { Provider } from '../../src/sdk/types.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';

@@ -15,7 +15,7 @@ import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
 import { createLinearProvider } from '../../src/providers/linear/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { Provider } from '../../src/providers/types.js';
+import type { Provider } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 
 function say(line: string): void {

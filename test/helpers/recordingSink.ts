@@ -1,4 +1,4 @@
-import type { Sink } from '../../src/providers/types.js';
+import type { Sink } from '../../src/sdk/types.js';
 
 /** `inner`, recording into `into` the external id of every row a write to `surface` carries, in order. */
 export function recordingSink(inner: Sink, surface: string, into: string[]): Sink {

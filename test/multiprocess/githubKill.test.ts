@@ -12,7 +12,7 @@ import { loadSettings } from '../../src/config.js';
 import { linearBackfillEligibility, type RetryEligibility } from '../../src/domain/retryPolicy.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
-import { startGithubEmulator, type GithubEmulator } from '../../src/providers/github/emulator/index.js';
+import { startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
 import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
 import { RoleGroup, within } from './roles.js';

@@ -15,7 +15,7 @@ import { BullMqBroker } from '../../src/broker/bullmq.js';
 import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
-import { startLinearEmulator, type LinearEmulator } from '../../src/providers/linear/emulator/index.js';
+import { startLinearEmulator, type LinearEmulator } from '../../src/emulators/linear/index.js';
 import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
 import { within } from './roles.js';

@@ -13,7 +13,7 @@ import { familiesOf, familyWatermark } from '../../src/planning/families.js';
 import { computePlan } from '../../src/planning/planner.js';
 import { declaredSurfaces, specsOf } from '../../src/providers/datasets.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { DatasetSpec, PostSyncPayload, Provider, UnitContext } from '../../src/providers/types.js';
+import type { DatasetSpec, PostSyncPayload, Provider, UnitContext } from '../../src/sdk/types.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { getIntegration } from '../../src/store/integrations.js';
 import { testSettings, waitFor } from '../helpers/engine.js';

@@ -13,7 +13,7 @@ import {
   syntheticSink,
   SYNTHETIC_DEFAULTS,
 } from '../../src/providers/synthetic.js';
-import type { IntegrationInfo, LeaseGuard, Sink, UnitContext, UnitInfo } from '../../src/providers/types.js';
+import type { IntegrationInfo, LeaseGuard, Sink, UnitContext, UnitInfo } from '../../src/sdk/types.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 const ORG = 'org-synth';

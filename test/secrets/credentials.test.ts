@@ -8,7 +8,7 @@ import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { createSyntheticProvider, syntheticSink } from '../../src/providers/synthetic.js';
-import type { UnitContext } from '../../src/providers/types.js';
+import type { UnitContext } from '../../src/sdk/types.js';
 import {
   checkCredentialKeys,
   loadUnitCredential,

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/clock.js';
 import { Engine } from '../../src/engine.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { createSyntheticProvider, syntheticSink } from '../../src/providers/synthetic.js';
-import type { UnitContext } from '../../src/providers/types.js';
+import type { UnitContext } from '../../src/sdk/types.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { testSettings, waitFor } from '../helpers/engine.js';
 import {

@@ -7,7 +7,7 @@ import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { Provider, UnitContext } from '../../src/providers/types.js';
+import type { Provider, UnitContext } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { testSettings, waitFor } from '../helpers/engine.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../../src/clock.js';
 import type { Db, Tx } from '../../src/db/types.js';
 import { LeaseLostError } from '../../src/errors.js';
-import type { LeaseGuard } from '../../src/providers/types.js';
+import type { LeaseGuard } from '../../src/sdk/types.js';
 
 /** The fence the engine's guard implements: the unit row locked FOR SHARE, owner + running + live lease. */
 export function testGuard(db: Tx, unitId: string, owner: string, clock: Clock): LeaseGuard {

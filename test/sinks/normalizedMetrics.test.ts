@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { metricsDays } from '../../src/domain/metricsDays.js';
-import type { IntegrationInfo, PostSyncPayload } from '../../src/providers/types.js';
+import type { IntegrationInfo, PostSyncPayload } from '../../src/sdk/types.js';
 import {
   computeWorkItemMetrics,
   normalizedSink,

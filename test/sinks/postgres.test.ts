@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, type Clock } from '../../src/clock.js';
 import type { Tx } from '../../src/db/types.js';
 import { LeaseLostError, ValidationError } from '../../src/errors.js';
-import type { LeaseGuard } from '../../src/providers/types.js';
+import type { LeaseGuard } from '../../src/sdk/types.js';
 import { PostgresSink } from '../../src/sinks/postgres.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 

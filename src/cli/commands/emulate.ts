@@ -13,7 +13,7 @@ import {
   type EmulatorScale,
   type FaultSpec,
   type RateLimitSpec,
-} from '../../providers/github/emulator/index.js';
+} from '../../emulators/github/index.js';
 import { intInRange, isoTime } from '../args.js';
 import { registerEmulateJira } from './emulateJira.js';
 import { registerEmulateLinear } from './emulateLinear.js';

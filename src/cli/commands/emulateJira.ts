@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
-import { describeJiraEmulator, parseJiraEmulatorArgs, startJiraEmulator } from '../../providers/jira/emulator/index.js';
+import { describeJiraEmulator, parseJiraEmulatorArgs, startJiraEmulator } from '../../emulators/jira/index.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';

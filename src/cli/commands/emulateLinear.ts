@@ -8,7 +8,7 @@ import {
   parseLinearEmulatorArgs,
   startLinearEmulator,
   type LinearEmulatorFlags,
-} from '../../providers/linear/emulator/index.js';
+} from '../../emulators/linear/index.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';

@@ -2,7 +2,7 @@
  * `syncrelay demo --provider github`: the GitHub REST emulator's `small` organisation (3
  * repositories, 30 days of activity), read with the emulator's local token as the credential.
  */
-import { startGithubEmulator } from '../../providers/github/emulator/index.js';
+import { startGithubEmulator } from '../../emulators/github/index.js';
 import type { EmulatorDemo } from './emulated.js';
 
 export const DEMO_GITHUB_DATASETS = [

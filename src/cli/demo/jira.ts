@@ -2,7 +2,7 @@
  * `syncrelay demo --provider jira`: the Jira Cloud emulator's `small` site (2 projects, 120 issues
  * over 30 days), read with the emulator's `email:api_token` credential.
  */
-import { JIRA_TABLES, jiraDemoIntegration, startJiraEmulator } from '../../providers/jira/emulator/index.js';
+import { JIRA_TABLES, jiraDemoIntegration, startJiraEmulator } from '../../emulators/jira/index.js';
 import type { EmulatorDemo } from './emulated.js';
 
 export const JIRA_DEMO: EmulatorDemo = {

@@ -2,7 +2,7 @@
  * `syncrelay demo --provider linear`: the Linear GraphQL emulator's `small` workspace (2 teams,
  * 120 issues over 30 days), read for every Linear dataset with the emulator's personal API key.
  */
-import { LINEAR_TABLES, linearIntegrationFor, startLinearEmulator } from '../../providers/linear/emulator/index.js';
+import { LINEAR_TABLES, linearIntegrationFor, startLinearEmulator } from '../../emulators/linear/index.js';
 import type { EmulatorDemo } from './emulated.js';
 
 export const LINEAR_DEMO: EmulatorDemo = {

@@ -14,10 +14,10 @@ import { throttling } from '@octokit/plugin-throttling';
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
-import type { RateBudget } from '../http/budget.js';
-import { classifyFailure, failureError, type LimitSignal } from '../http/errors.js';
-import { withRetries, type RetryOptions } from '../http/retry.js';
-import { abortReason } from '../http/sleep.js';
+import type { RateBudget } from '../kit/budget.js';
+import { classifyFailure, failureError, type LimitSignal } from '../kit/errors.js';
+import { withRetries, type RetryOptions } from '../kit/retry.js';
+import { abortReason } from '../kit/sleep.js';
 
 export const GithubOctokit = Octokit.plugin(paginateRest, throttling);
 export type GithubOctokit = InstanceType<typeof GithubOctokit>;

@@ -6,7 +6,7 @@
  * every one's rows from it.
  */
 import { NonRetryableError } from '../../errors.js';
-import type { UnitResult } from '../types.js';
+import type { UnitResult } from '../../sdk/types.js';
 import { workItemRow, type GhIssue } from './mapping.js';
 import { ascendingWindow, issuePages, writePages, type Job, type Output } from './pages.js';
 import { pullRows, reviewRows } from './pulls.js';

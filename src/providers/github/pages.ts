@@ -8,7 +8,7 @@
  * moves only to the latest `updated_at` read. Lists without `since`, newest first
  * (`descendingWindow`), stop after the first page that reaches back past the window's start.
  */
-import type { UnitContext, UnitResult } from '../types.js';
+import type { UnitContext, UnitResult } from '../../sdk/types.js';
 import type { GithubOctokit } from './client.js';
 import type { RepoRef } from './config.js';
 import type { RowScope } from './mapping.js';

@@ -12,8 +12,8 @@
  * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
  * them (`UnitInfo.datasets`) reads each page once for all.
  */
-import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
-import { BudgetLedger } from '../http/budget.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
+import { BudgetLedger } from '../kit/budget.js';
 import { createGithubClient } from './client.js';
 import { parseGithubConfig, repoOf, validateSource, type RepoRef } from './config.js';
 import * as units from './units.js';
@@ -27,7 +27,7 @@ import {
   unitBudget,
   httpProvider,
   type HttpProviderOptions,
-} from '../http/unitScaffold.js';
+} from '../kit/unitScaffold.js';
 
 export const GITHUB_PROVIDER = 'github';
 

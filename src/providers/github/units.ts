@@ -2,7 +2,7 @@
  * One function per dataset: the list a unit reads, the window it keeps, and the rows it writes
  * (pages.ts reads and writes page by page). Issues, pull requests and reviews: issueList.ts.
  */
-import type { UnitResult } from '../types.js';
+import type { UnitResult } from '../../sdk/types.js';
 import {
   commentRow,
   commitRow,

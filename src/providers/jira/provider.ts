@@ -10,8 +10,8 @@
  * `work-item-labels` (labels arrive on the issues: nothing of its own to call), all fetched with
  * `work-items` in one unit per (project, window).
  */
-import { BudgetLedger } from '../http/budget.js';
-import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
+import { BudgetLedger } from '../kit/budget.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
 import { createJiraClient } from './client.js';
 import { authorizationFor, parseJiraConfig, projectOf, validateSource } from './config.js';
 import * as units from './units.js';
@@ -26,7 +26,7 @@ import {
   unitBudget,
   httpProvider,
   type HttpProviderOptions,
-} from '../http/unitScaffold.js';
+} from '../kit/unitScaffold.js';
 
 export const JIRA_PROVIDER = 'jira';
 

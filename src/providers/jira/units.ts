@@ -2,7 +2,7 @@
  * The reference units (projects, members, sprints): each reads one project's lists and writes
  * each page through the fenced sink before asking for the next (a lost lease stops the unit).
  */
-import type { UnitContext, UnitResult } from '../types.js';
+import type { UnitContext, UnitResult } from '../../sdk/types.js';
 import type { JiraClient } from './client.js';
 import type { JiraConfig } from './config.js';
 import {

@@ -14,7 +14,7 @@
  * its watermark only to the latest `updated` it read.
  */
 import { NonRetryableError, RateLimitError } from '../../errors.js';
-import type { UnitResult } from '../types.js';
+import type { UnitResult } from '../../sdk/types.js';
 import { inWindow, issuesJql } from './jql.js';
 import {
   commentRow,

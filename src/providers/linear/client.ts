@@ -20,10 +20,10 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NonRetryableError } from '../../errors.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
-import type { RateBudget } from '../http/budget.js';
-import { classifyFailure, failureError, type CallSubject, type LimitSignal } from '../http/errors.js';
-import { withRetries, type RetryOptions } from '../http/retry.js';
-import { abortReason } from '../http/sleep.js';
+import type { RateBudget } from '../kit/budget.js';
+import { classifyFailure, failureError, type CallSubject, type LimitSignal } from '../kit/errors.js';
+import { withRetries, type RetryOptions } from '../kit/retry.js';
+import { abortReason } from '../kit/sleep.js';
 
 /** A limit response without a usable reset header lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;

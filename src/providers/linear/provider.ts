@@ -11,8 +11,8 @@
  * connection. Every surface is a normalized upsert table, so an expired lease on a backfill unit of
  * the family is retried (the `linearBackfillEligibility` policy).
  */
-import { BudgetLedger } from '../http/budget.js';
-import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../types.js';
+import { BudgetLedger } from '../kit/budget.js';
+import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
 import { createLinearClient, type LinearBudgets } from './client.js';
 import { parseLinearConfig, teamKeyOf, validateSource } from './config.js';
 import * as units from './units.js';
@@ -25,7 +25,7 @@ import {
   unitBudget,
   httpProvider,
   type HttpProviderOptions,
-} from '../http/unitScaffold.js';
+} from '../kit/unitScaffold.js';
 
 export const LINEAR_PROVIDER = 'linear';
 /** The complexity budget's row in rate_budgets (the request budget's is `linear`). */

@@ -14,7 +14,7 @@
  * otherwise it reads its whole window (bounded by the planner: watermark → planning time).
  */
 import { RateLimitError } from '../../errors.js';
-import type { UnitContext, UnitResult } from '../types.js';
+import type { UnitContext, UnitResult } from '../../sdk/types.js';
 import type { LinearClient } from './client.js';
 import {
   commentRow,

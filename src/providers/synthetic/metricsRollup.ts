@@ -1,6 +1,6 @@
 /** The synthetic provider's built-in post-sync handler: a daily item-count roll-up. */
 import type { Tx } from '../../db/types.js';
-import type { PostSyncHandler, PostSyncPayload } from '../types.js';
+import type { PostSyncHandler, PostSyncPayload } from '../../sdk/types.js';
 
 export const METRICS_ROLLUP = 'metrics-rollup';
 

@@ -8,7 +8,7 @@ import { loadMigrations } from '../../db/migrator.js';
 import { LeaseLostError, RateLimitError } from '../../errors.js';
 import type { Db } from '../../db/types.js';
 import { PostgresSink } from '../../sinks/postgres.js';
-import type { DatasetSpec, IntegrationInfo, Provider, UnitContext, UnitResult } from '../types.js';
+import type { DatasetSpec, IntegrationInfo, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
 import { parseSyntheticConfig, validateSyntheticConfig, type SyntheticConfig } from './config.js';
 import { decideUnit, generateItems, type SyntheticItem } from './items.js';
 import { metricsRollupHandler } from './metricsRollup.js';

@@ -4,7 +4,7 @@
  * handler's transaction (docs/normalized-store.md lists each figure).
  */
 import { MAX_METRICS_DAYS, metricsDays } from '../../domain/metricsDays.js';
-import type { IntegrationInfo, PostSyncHandler, PostSyncPayload, PostSyncContext } from '../../providers/types.js';
+import type { IntegrationInfo, PostSyncHandler, PostSyncPayload, PostSyncContext } from '../../sdk/types.js';
 import { firstItemAt, holdIntegration, insertMetricsGeneration } from '../../store/normalizedMetrics.js';
 
 export const WORK_ITEM_METRICS = 'work-item-metrics';

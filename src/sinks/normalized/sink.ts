@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../../db/types.js';
-import type { LeaseGuard, Sink } from '../../providers/types.js';
+import type { LeaseGuard, Sink } from '../../sdk/types.js';
 import { PostgresSink } from '../postgres.js';
 import { prepareRow } from './rows.js';
 import { NORMALIZED_SURFACES, normalizedSurfaceSpecs, type NormalizedSurface } from './surfaces.js';

@@ -1,12 +1,12 @@
 /**
- * The GitHub provider against the GitHub REST emulator (src/providers/github/emulator) on 127.0.0.1:
+ * The GitHub provider against the GitHub REST emulator (src/emulators/github) on 127.0.0.1:
  * real GitHub shapes, Link pagination, an enforced primary rate limit and injected faults.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, type Clock } from '../../../src/clock.js';
 import { classifyError, RateLimitError } from '../../../src/errors.js';
 import { runGithubUnit, type GithubProviderOptions } from '../../../src/providers/github/index.js';
-import { startGithubEmulator, type GithubEmulator } from '../../../src/providers/github/emulator/index.js';
+import { startGithubEmulator, type GithubEmulator } from '../../../src/emulators/github/index.js';
 import { readRateBudget } from '../../../src/store/rateBudgets.js';
 import type { TestDatabase } from '../../helpers/pg.js';
 import { count, ORG, unitContext, useGithubDatabase, type UnitSpec } from './support.js';

@@ -12,7 +12,7 @@ import {
 } from '../../../src/providers/github/index.js';
 import { validateIntegration } from '../../../src/planning/integrations.js';
 import { defaultRegistry } from '../../../src/providers/registry.js';
-import type { UnitContext } from '../../../src/providers/types.js';
+import type { UnitContext } from '../../../src/sdk/types.js';
 import type { TestDatabase } from '../../helpers/pg.js';
 import { FakeGithub, type FakeIssue } from './fakeGithub.js';
 import { count, rows, TestGuard, TOKEN, unitContext, useGithubDatabase, type UnitSpec } from './support.js';

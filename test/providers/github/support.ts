@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
 import { LeaseLostError } from '../../../src/errors.js';
-import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/providers/types.js';
+import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/sdk/types.js';
 import type { SyncMode } from '../../../src/domain/statuses.js';
 import { NORMALIZED_SURFACES, normalizedSink } from '../../../src/sinks/normalized/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';

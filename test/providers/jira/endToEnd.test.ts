@@ -12,7 +12,7 @@ import {
   JIRA_TABLES,
   startJiraEmulator,
   type JiraEmulator,
-} from '../../../src/providers/jira/emulator/index.js';
+} from '../../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
 import { openProviderEngine, runTerminal, waitFor, type TestEngine } from '../../helpers/engine.js';
 import type { TestDatabase } from '../../helpers/pg.js';

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { inWindow, issuesJql, jqlString } from '../../../src/providers/jira/jql.js';
-import { parseJql, tokenize } from '../../../src/providers/jira/emulator/jql.js';
+import { parseJql, tokenize } from '../../../src/emulators/jira/jql.js';
 import { jqlMinute, jqlWallToInstant, parseJiraTime } from '../../../src/providers/jira/timeZone.js';
 
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'Pacific/Chatham'];

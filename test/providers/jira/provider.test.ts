@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ManualClock } from '../../../src/clock.js';
 import { classifyError, LeaseLostError, NonRetryableError } from '../../../src/errors.js';
 import { runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
-import { EMBEDDED, startJiraEmulator, type JiraEmulator } from '../../../src/providers/jira/emulator/index.js';
+import { EMBEDDED, startJiraEmulator, type JiraEmulator } from '../../../src/emulators/jira/index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { count, rows, TestGuard, truncate, unitContext, type UnitSpec } from './support.js';
 

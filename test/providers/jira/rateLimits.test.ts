@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ManualClock } from '../../../src/clock.js';
 import { classifyError, RateLimitError } from '../../../src/errors.js';
 import { jiraLimitSignal, runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
-import { startJiraEmulator, type JiraEmulator } from '../../../src/providers/jira/emulator/index.js';
+import { startJiraEmulator, type JiraEmulator } from '../../../src/emulators/jira/index.js';
 import { jqlMinute } from '../../../src/providers/jira/timeZone.js';
 import { readRateBudget } from '../../../src/store/rateBudgets.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';

@@ -7,7 +7,7 @@ import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import { LeaseLostError } from '../../../src/errors.js';
-import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/providers/types.js';
+import type { LeaseGuard, UnitContext, UnitInfo } from '../../../src/sdk/types.js';
 import type { SyncMode, Tier } from '../../../src/domain/statuses.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
 

@@ -7,11 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/engine.js';
 import { createLinearProvider, LINEAR_DATASETS } from '../../../src/providers/linear/index.js';
-import {
-  linearIntegrationFor,
-  startLinearEmulator,
-  type LinearEmulator,
-} from '../../../src/providers/linear/emulator/index.js';
+import { linearIntegrationFor, startLinearEmulator, type LinearEmulator } from '../../../src/emulators/linear/index.js';
 import { workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
 import { openProviderEngine, runTerminal, type TestEngine } from '../../helpers/engine.js';
 import type { TestDatabase } from '../../helpers/pg.js';

@@ -1,5 +1,5 @@
 /** Requests against a running Linear emulator. */
-import type { LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
+import type { LinearEmulator } from '../../../src/emulators/linear/index.js';
 
 /** A parsed JSON body (tests poke at it freely). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

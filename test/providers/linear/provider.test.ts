@@ -12,9 +12,9 @@ import {
   runLinearUnit,
   type LinearProviderOptions,
 } from '../../../src/providers/linear/index.js';
-import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
+import { startLinearEmulator, type LinearEmulator } from '../../../src/emulators/linear/index.js';
 import { UpdateOrder } from '../../../src/providers/linear/units.js';
-import type { IssueRec } from '../../../src/providers/linear/emulator/generate.js';
+import type { IssueRec } from '../../../src/emulators/linear/generate.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
 import { insertIntegration, insertSources } from '../../../src/store/integrations.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';

@@ -20,7 +20,7 @@ import {
   startLinearEmulator,
   type LinearEmulator,
   type LinearEmulatorOptions,
-} from '../../../src/providers/linear/emulator/index.js';
+} from '../../../src/emulators/linear/index.js';
 import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 import { recordingSink } from '../../helpers/recordingSink.js';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../../src/engine.js';
 import { createLinearProvider } from '../../../src/providers/linear/index.js';
-import { startLinearEmulator, type LinearEmulator } from '../../../src/providers/linear/emulator/index.js';
+import { startLinearEmulator, type LinearEmulator } from '../../../src/emulators/linear/index.js';
 import type { UnitRow } from '../../../src/store/rows.js';
 import { openProviderEngine, runTerminal, type TestEngine } from '../../helpers/engine.js';
 import type { TestDatabase } from '../../helpers/pg.js';

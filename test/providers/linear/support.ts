@@ -7,7 +7,7 @@ import type { Clock } from '../../../src/clock.js';
 import type { Db } from '../../../src/db/types.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import type { SyncMode, Tier } from '../../../src/domain/statuses.js';
-import type { UnitContext, UnitInfo } from '../../../src/providers/types.js';
+import type { UnitContext, UnitInfo } from '../../../src/sdk/types.js';
 import { normalizedSink } from '../../../src/sinks/normalized/index.js';
 import { TestGuard } from '../github/support.js';
 

@@ -1,0 +1,67 @@
+/**
+ * Data changing between runs: each round edits some issues (a state move, a comment, a relabel)
+ * and creates a few, all at the clock's now, so an incremental sync has something to find.
+ */
+import { Rng } from '../core/random.js';
+import { addComment, addHistory, makeIssue, moveTo, sortIssues, stateType, type Workspace } from './generate.js';
+import type { LinearScale } from './options.js';
+
+export interface LinearMutationSummary {
+  round: number;
+  /** Ids of issues changed (moved, commented, relabelled). */
+  updated: string[];
+  /** Ids of issues created. */
+  created: string[];
+}
+
+export function mutateWorkspace(
+  ws: Workspace,
+  scale: LinearScale,
+  round: number,
+  nowMs: number,
+): LinearMutationSummary {
+  const rng = new Rng(ws.seed, `mutate:${round}`);
+  const count = Math.max(1, Math.ceil(ws.issues.length * 0.02));
+  const picked = rng.sample(ws.issues, Math.min(count, ws.issues.length));
+  const updated: string[] = [];
+  picked.forEach((issue, n) => {
+    const at = nowMs - picked.length + n;
+    const kind = n % 3;
+    if (kind === 0) {
+      const type = stateType(ws, issue);
+      moveTo(ws, issue, type === 'started' ? 'completed' : type === 'completed' ? 'unstarted' : 'started', at);
+    } else if (kind === 1) {
+      addComment(ws, issue, rng.pick(ws.users).id, `Follow-up in round ${round}`, at);
+    } else {
+      const label = rng.pick(ws.labels).id;
+      const has = issue.labelIds.includes(label);
+      addHistory(ws, issue, {
+        createdAt: at,
+        actorId: rng.pick(ws.users).id,
+        ...(has ? { removedLabelIds: [label] } : { addedLabelIds: [label] }),
+      });
+    }
+    issue.updatedAt = at;
+    updated.push(issue.id);
+  });
+  const created: string[] = [];
+  for (let k = 0; k < Math.max(1, Math.ceil(count / 4)); k++) {
+    const team = ws.teams[k % ws.teams.length]!;
+    const number = ws.issues.filter((i) => i.teamId === team.id).reduce((m, i) => Math.max(m, i.number), 0) + 1;
+    const issue = makeIssue(
+      ws,
+      { ...scale, maxComments: 1 },
+      rng,
+      ws.next.issue++,
+      team,
+      number,
+      nowMs - 1000 + k,
+      nowMs,
+    );
+    ws.issues.push(issue);
+    ws.issueById.set(issue.id, issue);
+    created.push(issue.id);
+  }
+  sortIssues(ws);
+  return { round, updated, created };
+}

@@ -1,0 +1,285 @@
+/**
+ * The emulator's HTTP front: `POST /graphql` with `{ query, variables, operationName }`. In order:
+ * authentication, parsing and validation against the schema, the query's complexity, a spent
+ * budget (RATELIMITED), injected faults, then execution. Every answer carries the budget headers
+ * and lands in the request log (the key's id, never the key).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  execute,
+  Kind,
+  OperationTypeNode,
+  parse,
+  validate,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import type { Clock } from '../../clock.js';
+import { queryComplexity } from './complexity.js';
+import type { LinearFaults } from './faults.js';
+import type { LinearFaultKind, LinearFaultSpec, LinearRateLimit } from './options.js';
+import { rateHeaders, type FixedWindow, type WindowState } from './ratelimit.js';
+
+export interface EmulatorKey {
+  /** Shown in the request log instead of the key. */
+  id: string;
+  /** Sent as `Authorization: <key>` (an API key) or `Authorization: Bearer <key>` (an OAuth token). */
+  key: string;
+  kind: 'api-key' | 'oauth';
+}
+
+/** One request as the log keeps it. */
+export interface LinearRequestLogEntry {
+  seq: number;
+  /** The clock's time, ISO 8601. */
+  at: string;
+  operation: string | null;
+  /** The `after` cursor the request asked to read from (its `after` variable), if any. */
+  after: string | null;
+  keyId: string | null;
+  status: number;
+  /** The GraphQL error code answered, if any (RATELIMITED, QUERY_TOO_COMPLEX, …). */
+  errorCode: string | null;
+  fault: LinearFaultKind | null;
+  complexity: number | null;
+  requests: WindowState | null;
+  /** Monotonic ms (performance.now) when the request arrived and when it was answered. */
+  startedAt: number;
+  endedAt: number;
+}
+
+export interface ServerParts {
+  clock: Clock;
+  schema: GraphQLSchema;
+  root: Record<string, unknown>;
+  keys: readonly EmulatorKey[];
+  requests: FixedWindow;
+  complexity: FixedWindow;
+  rateLimit: Required<LinearRateLimit>;
+  faults: LinearFaults;
+  log: LinearRequestLogEntry[];
+  logLimit: number;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  code: string | null;
+}
+
+const MAX_BODY = 1_000_000;
+
+function gqlError(status: number, code: string, type: string, message: string): Answer {
+  return {
+    status,
+    code,
+    body: {
+      data: null,
+      errors: [{ message, extensions: { code, type, userError: true, userPresentableMessage: message } }],
+    },
+  };
+}
+
+export function createHandler(parts: ServerParts): (req: IncomingMessage, res: ServerResponse) => void {
+  let seq = 0;
+  return (req, res) => {
+    const n = ++seq;
+    handle(parts, n, req, res).catch((err: unknown) => {
+      if (!res.headersSent)
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"internal"}]}');
+      res.destroy(err instanceof Error ? err : undefined);
+    });
+  };
+}
+
+function keyOf(parts: ServerParts, header: string | undefined): EmulatorKey | null {
+  if (!header) return null;
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(header);
+  const given = bearer ? bearer[1]! : header.trim();
+  const key = parts.keys.find((k) => k.key === given);
+  if (!key) return null;
+  return (key.kind === 'oauth') === Boolean(bearer) ? key : null;
+}
+
+async function readBody(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+interface Request {
+  doc: DocumentNode;
+  op: OperationDefinitionNode;
+  name: string | null;
+  variables: Record<string, unknown>;
+}
+
+/** The request parsed and validated, or the error answer. */
+function parseRequest(parts: ServerParts, text: string | null): Request | Answer {
+  let payload: { query?: unknown; variables?: unknown; operationName?: unknown };
+  try {
+    payload = JSON.parse(text ?? '') as typeof payload;
+  } catch {
+    return gqlError(400, 'BAD_REQUEST', 'invalid input', 'Body must be JSON with a query');
+  }
+  if (typeof payload?.query !== 'string') return gqlError(400, 'BAD_REQUEST', 'invalid input', 'Missing query');
+  let doc: DocumentNode;
+  try {
+    doc = parse(payload.query);
+  } catch (err) {
+    return gqlError(400, 'GRAPHQL_PARSE_FAILED', 'graphql error', (err as Error).message);
+  }
+  const errors = validate(parts.schema, doc);
+  if (errors.length > 0) {
+    return gqlError(400, 'GRAPHQL_VALIDATION_FAILED', 'graphql error', errors.map((e) => e.message).join('; '));
+  }
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const wanted = typeof payload.operationName === 'string' ? payload.operationName : null;
+  const op = wanted ? ops.find((o) => o.name?.value === wanted) : ops.length === 1 ? ops[0] : undefined;
+  if (!op) return gqlError(400, 'BAD_REQUEST', 'invalid input', 'Unknown or ambiguous operation');
+  if (op.operation !== OperationTypeNode.QUERY)
+    return gqlError(400, 'BAD_REQUEST', 'invalid input', 'Only queries are served');
+  const variables = (payload.variables && typeof payload.variables === 'object' ? payload.variables : {}) as Record<
+    string,
+    unknown
+  >;
+  return { doc, op, name: op.name?.value ?? null, variables };
+}
+
+async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const startedAt = performance.now();
+  const key = keyOf(parts, req.headers.authorization);
+  const text = req.method === 'POST' ? await readBody(req) : null;
+  let operation: string | null = null;
+  let after: string | null = null;
+  let complexity: number | null = null;
+  let fault: LinearFaultKind | null = null;
+  const finish = (a: Answer, headers: Record<string, string>) => {
+    const body = JSON.stringify(a.body);
+    res.writeHead(a.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      ...headers,
+    });
+    res.end(body);
+    const requests = key ? parts.requests.peek(key.id) : null;
+    record(parts, {
+      seq,
+      at: parts.clock.now().toISOString(),
+      operation,
+      after,
+      keyId: key?.id ?? null,
+      status: a.status,
+      errorCode: a.code,
+      fault,
+      complexity,
+      requests,
+      startedAt,
+      endedAt: performance.now(),
+    });
+  };
+  if (!key) {
+    return finish(
+      gqlError(401, 'AUTHENTICATION_ERROR', 'authentication error', 'Authentication required, not authenticated'),
+      {},
+    );
+  }
+  const parsed = parseRequest(parts, text);
+  const headersNow = (cost: number | null) =>
+    rateHeaders(parts.requests.peek(key.id), parts.complexity.peek(key.id), cost);
+  if ('status' in parsed) {
+    parts.requests.spend(key.id, 1);
+    return finish(parsed, headersNow(null));
+  }
+  operation = parsed.name;
+  after = typeof parsed.variables.after === 'string' ? parsed.variables.after : null;
+  const fragments = parsed.doc.definitions.filter(
+    (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+  );
+  complexity = queryComplexity(parts.schema, parsed.op, fragments, parsed.variables);
+  const stopped = await gatekeep(parts, key, operation ?? '', complexity);
+  fault = stopped.fault;
+  if (stopped.answer) return finish(stopped.answer, headersNow(complexity));
+  parts.requests.spend(key.id, 1);
+  parts.complexity.spend(key.id, complexity);
+  finish(await run(parts, parsed), headersNow(complexity));
+}
+
+/** What answers a parsed request before it runs: too complex, a spent budget, an injected fault. */
+async function gatekeep(
+  parts: ServerParts,
+  key: EmulatorKey,
+  operation: string,
+  complexity: number,
+): Promise<{ answer: Answer | null; fault: LinearFaultKind | null }> {
+  const max = parts.rateLimit.maxQueryComplexity;
+  if (complexity > max) {
+    parts.requests.spend(key.id, 1);
+    const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
+    return { answer: gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), fault: null };
+  }
+  // A spent budget answers before any fault is drawn, so a counted fault is not used up unseen.
+  if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
+    return { answer: rateLimited(parts.rateLimit.status), fault: null };
+  }
+  const drawn = parts.faults.draw(operation);
+  if (drawn.delayMs > 0) await new Promise((r) => setTimeout(r, drawn.delayMs));
+  const fault = drawn.answer?.kind ?? (drawn.delayMs > 0 ? 'slow' : null);
+  return { answer: drawn.answer ? faultAnswer(parts, key, drawn.answer) : null, fault };
+}
+
+async function run(parts: ServerParts, req: Request): Promise<Answer> {
+  const result = await execute({
+    schema: parts.schema,
+    document: req.doc,
+    rootValue: parts.root,
+    variableValues: req.variables,
+    operationName: req.name,
+  });
+  const code = result.errors?.[0]?.extensions?.code;
+  return {
+    status: result.errors && !result.data ? 400 : 200,
+    body: result,
+    code: typeof code === 'string' ? code : null,
+  };
+}
+
+function rateLimited(status: number): Answer {
+  return gqlError(status, 'RATELIMITED', 'ratelimited', 'Rate limit exceeded. Please retry after the reset.');
+}
+
+function faultAnswer(parts: ServerParts, key: EmulatorKey, f: LinearFaultSpec): Answer {
+  switch (f.kind) {
+    case 'too-many-requests':
+      parts.requests.drain(key.id, f.resetSeconds);
+      return rateLimited(429);
+    case 'ratelimited':
+      parts.requests.drain(key.id, f.resetSeconds);
+      return rateLimited(f.status ?? 400);
+    case 'complexity':
+      return gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', 'Query too complex');
+    case 'unauthenticated':
+      return gqlError(
+        401,
+        'AUTHENTICATION_ERROR',
+        'authentication error',
+        'Authentication required, not authenticated',
+      );
+    case 'server-error':
+      return { status: f.status ?? 502, code: 'INTERNAL_SERVER_ERROR', body: { errors: [{ message: 'Bad gateway' }] } };
+    case 'slow':
+      throw new Error('slow does not answer by itself');
+  }
+}
+
+function record(parts: ServerParts, entry: LinearRequestLogEntry): void {
+  parts.log.push(entry);
+  if (parts.log.length > parts.logLimit * 1.1) parts.log.splice(0, parts.log.length - parts.logLimit);
+}

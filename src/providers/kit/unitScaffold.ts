@@ -1,0 +1,128 @@
+/**
+ * What every real provider's unit does around its API calls: find the unit's dataset, require a
+ * credential, open the shared budget(s) of (org, provider, credential), list the sources a
+ * reference-tier unit reads, combine per-source results, and record what the budgets saw however
+ * the unit ends. Providers keep their own clients, pages and mapping.
+ */
+import { NonRetryableError } from '../../errors.js';
+import { listSources } from '../../store/integrations.js';
+import type {
+  DatasetSpec,
+  PostSyncHandler,
+  Provider,
+  UnitContext,
+  UnitCredential,
+  UnitResult,
+} from '../../sdk/types.js';
+import { BudgetLedger, RateBudget } from './budget.js';
+import type { RetryOptions } from './retry.js';
+
+/** Shared-budget tuning a provider's options may carry (tests). */
+export interface BudgetTuning {
+  reserve?: number;
+  flushEvery?: number;
+  probePollMs?: number;
+  probePolls?: number;
+}
+
+/** The options every provider on this HTTP layer takes. */
+export interface HttpProviderOptions {
+  /** Post-sync handlers (the normalized store's `work-item-metrics`). */
+  postSyncHandlers?: readonly PostSyncHandler[];
+  /** Pages an incremental unit reads before it stops. @default 200 */
+  maxPages?: number;
+  /** In-place retries of 5xx and network failures. */
+  retry?: RetryOptions;
+  /** Shared-budget tuning (tests). */
+  budget?: BudgetTuning;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/**
+ * A provider on this HTTP layer (weekly backfill windows, 30 days of first incremental depth) whose
+ * units share one in-process ledger of what they know of each credential's budget.
+ */
+export function httpProvider<O extends HttpProviderOptions>(
+  p: Pick<Provider, 'name' | 'datasets' | 'validateConfig' | 'validateSource'>,
+  opts: O,
+  run: (ctx: UnitContext, opts: O, ledger: BudgetLedger) => Promise<UnitResult>,
+): Provider {
+  const ledger = new BudgetLedger();
+  return {
+    ...p,
+    windowDays: 7,
+    initialDepthDays: 30,
+    runUnit: (ctx) => run(ctx, opts, ledger),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+  };
+}
+
+/** `<provider> integration "<name>"`: how errors and logs name the integration (never the secret). */
+export function subjectOf(ctx: UnitContext, provider: string): string {
+  return `${provider} integration "${ctx.integration.name}"`;
+}
+
+/** The definition of the unit's dataset; a key the provider does not know is an adapter error. */
+export function datasetOf<D extends { spec: DatasetSpec }>(defs: readonly D[], ctx: UnitContext, subject: string): D {
+  const def = defs.find((d) => d.spec.key === ctx.unit.datasetKey);
+  if (!def) throw new NonRetryableError(`${subject}: unknown dataset ${ctx.unit.datasetKey}`, 'adapter_error');
+  return def;
+}
+
+/** The integration's credential; none set is a non-retryable `auth` failure naming the integration. */
+export function credentialOf(ctx: UnitContext, subject: string): UnitCredential {
+  if (!ctx.credential) throw new NonRetryableError(`${subject}: no credential is set`, 'auth');
+  return ctx.credential;
+}
+
+/** The shared budget `budgetName` (a provider's name, or e.g. `linear:complexity`) of the unit's credential. */
+export function unitBudget(
+  ctx: UnitContext,
+  b: { budgetName: string; credentialId: string; subject: string; share?: number; ledger?: BudgetLedger },
+  tuning?: BudgetTuning,
+): RateBudget {
+  return new RateBudget({
+    db: ctx.db,
+    key: { orgId: ctx.unit.orgId, provider: b.budgetName, credentialId: b.credentialId },
+    owner: ctx.unit.id,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    subject: b.subject,
+    share: b.share,
+    ...(b.ledger ? { ledger: b.ledger } : {}),
+    ...tuning,
+  });
+}
+
+/**
+ * The sources a unit reads, each parsed by `parse`: its own; or, for a unit planned once per run
+ * without a source (`allSources`), every enabled source of the integration, in order.
+ */
+export async function sourcesOf<T>(
+  ctx: UnitContext,
+  allSources: boolean,
+  parse: (key: string | null) => T,
+): Promise<T[]> {
+  if (ctx.unit.sourceKey !== null || !allSources) return [parse(ctx.unit.sourceKey)];
+  const sources = (await listSources(ctx.db, ctx.unit.integrationId)).filter((s) => s.enabled);
+  return sources.map((s) => parse(s.external_key));
+}
+
+/** One result for the sources a unit read (a single one is returned as is). */
+export function combineResults(results: readonly UnitResult[]): UnitResult {
+  if (results.length === 1) return results[0]!;
+  const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
+  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
+}
+
+/** What the unit saw of each budget is recorded; a failure to record never masks the unit's outcome. */
+export async function recordBudgetsQuietly(ctx: UnitContext, budgets: readonly RateBudget[]): Promise<void> {
+  for (const budget of budgets) {
+    try {
+      await budget.flush();
+    } catch (err) {
+      ctx.logger.warn({ err, unitId: ctx.unit.id }, 'rate_budget_record_failed');
+    }
+  }
+}
