@@ -32,14 +32,14 @@ export { PostgresSink, type SurfaceSpec } from './sinks/postgres.js';
 export {
   normalizedSink,
   NormalizedSink,
-  normalizeStatus,
   workItemMetricsHandler,
   NORMALIZED_SURFACES,
-  WORK_ITEM_STATUSES,
+  type NormalizedSinkOptions,
   type NormalizedSurface,
-  type StatusInput,
-  type WorkItemStatus,
 } from './sinks/normalized/index.js';
+export { WORK_ITEM_STATUSES, type SurfaceHookMap, type SurfaceHooks, type WorkItemStatus } from './sdk/normalized.js';
+export { normalizeStatus, type StatusInput } from './providers/status.js';
+export { GITHUB_SURFACE_HOOKS } from './providers/github/starts.js';
 export type {
   DatasetSpec,
   IntegrationInfo,

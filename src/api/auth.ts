@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/types.js';
 import { authenticateTokenHash, type ApiScope } from '../store/apiTokens.js';
-import type { RouteScope } from './contracts/endpoints.js';
+import type { RouteScope } from './contracts/endpoint.js';
 import { ApiError } from './errors.js';
 import type { RequestLimits } from './rateLimit.js';
 import { hashToken, hasScope, looksLikeToken } from './tokens.js';

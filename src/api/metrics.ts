@@ -4,7 +4,7 @@ import { EngineMetrics, type TriggerOperation } from '../observability/metrics.j
 import { bearerToken } from './auth.js';
 import { endpoints } from './contracts/endpoints.js';
 import { ApiError } from './errors.js';
-import type { ApiPlugin } from './server.js';
+import type { ApiPlugin } from './plugin.js';
 import { secretsEqual } from './tokens.js';
 
 export const METRICS_PATH = '/metrics';

@@ -1,7 +1,7 @@
 /** Mounts an endpoint of the contract table: parses params, query and body, then calls the handler. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Endpoint } from './contracts/endpoints.js';
+import type { Endpoint } from './contracts/endpoint.js';
 import { fromZodError, type InputLocation } from './errors.js';
 
 export interface Input<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {

@@ -1,7 +1,8 @@
 /** The OpenAPI 3.1 document, generated from the contract table (JSON Schema 2020-12 by zod). */
 import { z } from 'zod';
 import { ErrorBody } from './contracts/common.js';
-import { endpoints, type Endpoint } from './contracts/endpoints.js';
+import type { Endpoint } from './contracts/endpoint.js';
+import { endpoints } from './contracts/endpoints.js';
 
 type Json = Record<string, unknown>;
 

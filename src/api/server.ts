@@ -19,6 +19,7 @@ import { requestTraceContext } from '../observability/trace.js';
 import type { EngineContext } from '../context.js';
 import { authHook } from './auth.js';
 import { handleError } from './errors.js';
+import type { ApiPlugin } from './plugin.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { installRequestLimits, type RateLimitOptions, type RequestLimits } from './rateLimit.js';
 import type { RouteDeps } from './routes/deps.js';
@@ -30,12 +31,7 @@ import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { triggerRoutes } from './routes/triggers.js';
 
-/**
- * Adds routes or hooks to the server (a dashboard, `/metrics`). Routes declare who may call them
- * with `config: { scope: 'public' | 'read' | 'trigger' | 'admin' }` (default `admin`); the auth
- * hook then sets `request.principal`. Errors thrown answer in the API's error shape.
- */
-export type ApiPlugin = (app: FastifyInstance, deps: RouteDeps) => Promise<void> | void;
+export type { ApiPlugin } from './plugin.js';
 
 export interface ApiServerOptions {
   /** The engine whose database, broker, registry and clock the API uses. */

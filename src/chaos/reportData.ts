@@ -5,15 +5,15 @@ import type { InvariantResult } from './invariants.js';
 import { LEASE_MS, RECONCILE_INTERVAL_MS, type ChaosOptions, type FaultKind } from './options.js';
 import { recoveryByKind, summarize } from './recovery.js';
 import { countBy, type ChaosReport } from './report.js';
-import type { ChaosRun } from './run.js';
 import type { Names } from './setup.js';
+import type { ChaosTally } from './tally.js';
 
 export interface ReportInput {
   opts: ChaosOptions;
   names: Names;
   kinds: FaultKind[];
   skipped: Partial<Record<FaultKind, string>>;
-  run: ChaosRun;
+  run: ChaosTally;
   faultsStoppedAt: number;
   boundMs: number;
   invariants: InvariantResult[];

@@ -27,6 +27,7 @@ import type { ChaosReport } from './report.js';
 import { createIntegrations, planRuns, triggerRun, type PlannedRun } from './scenario.js';
 import { planFaults } from './schedule.js';
 import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
+import type { ChaosTally } from './tally.js';
 
 export interface ChaosEnvironment {
   /** DATABASE_URL: the server the chaos database is created on (unless a private cluster is started). */
@@ -66,7 +67,7 @@ const GROUP: Partial<Record<FaultKind, string>> = {
   'duplicate-delivery': 'duplicate',
 };
 
-export class ChaosRun {
+export class ChaosRun implements ChaosTally {
   readonly records: FaultRecord[] = [];
   readonly missed: Partial<Record<FaultKind, number>> = {};
   readonly injectErrors: string[] = [];

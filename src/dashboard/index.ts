@@ -1,14 +1,16 @@
 /**
  * The admin dashboard: one HTML page, one ES module and one stylesheet served as public static
- * files (no build step), plus `GET /dashboard/session`, which tells the page who the pasted token
- * is. Everything else the page shows comes from the `/api/v1` endpoints, called with that token.
+ * files (no build step), the domain's status lists as a second module built when the server is,
+ * plus `GET /dashboard/session`, which tells the page who the pasted token is. Everything else the
+ * page shows comes from the `/api/v1` endpoints, called with that token.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { ApiPlugin } from '../api/server.js';
+import type { ApiPlugin } from '../api/plugin.js';
 import { principalOf } from '../api/auth.js';
+import { statusesModule } from './statuses.js';
 
 /** The page's own policy: its files only, no inline code, no other origin (helmet's default also upgrades to https). */
 const CONTENT_SECURITY_POLICY = [
@@ -22,10 +24,12 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
+
 /** URL path → file in the assets folder, with its content type. */
 const FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/dashboard/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard/app.js': { file: 'app.js', type: JAVASCRIPT },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   '/dashboard/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
@@ -51,16 +55,17 @@ function send(reply: FastifyReply, type: string, body: Buffer): FastifyReply {
     .send(body);
 }
 
+function servePublic(app: FastifyInstance, url: string, type: string, body: Buffer): void {
+  app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) => send(reply, type, body));
+}
+
 /** Serves the dashboard at `/` (files are read once, when the server is built). */
 export function dashboardPlugin(opts: { assetsDir?: string } = {}): ApiPlugin {
   return (app: FastifyInstance) => {
     const dir = opts.assetsDir ?? dashboardAssetsDir();
-    for (const [url, { file, type }] of Object.entries(FILES)) {
-      const body = readFileSync(join(dir, file));
-      app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) =>
-        send(reply, type, body),
-      );
-    }
+    for (const [url, { file, type }] of Object.entries(FILES))
+      servePublic(app, url, type, readFileSync(join(dir, file)));
+    servePublic(app, '/dashboard/statuses.js', JAVASCRIPT, Buffer.from(statusesModule()));
     for (const url of ['/dashboard', '/dashboard/']) {
       app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) =>
         reply.redirect('/', 302),

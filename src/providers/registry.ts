@@ -30,13 +30,14 @@ export class ProviderRegistry {
       throw new SyncRelayError('duplicate_provider', `provider "${provider.name}" is already registered`);
     }
     this.providers.set(provider.name, provider);
-    if (sink) this.sinks.set(provider.name, sink);
+    if (sink) this.setSink(provider.name, sink);
     return this;
   }
 
   /** Sets (or replaces) the sink units of `provider` write through. */
   setSink(provider: string, sink: Sink): this {
-    this.get(provider);
+    const hooks = this.get(provider).surfaceHooks;
+    if (hooks) sink.useSurfaceHooks?.(hooks);
     this.sinks.set(provider, sink);
     return this;
   }
@@ -87,7 +88,8 @@ export class ProviderRegistry {
 
 /**
  * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub, Linear and Jira
- * writing the normalized surfaces, with the `work-item-metrics` handler after each of their syncs.
+ * writing the normalized surfaces (one sink, running the hooks they declare), with the
+ * `work-item-metrics` handler after each of their syncs.
  */
 export function defaultRegistry(db: Db): ProviderRegistry {
   const postSyncHandlers = [workItemMetricsHandler];

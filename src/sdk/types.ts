@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
 import type { UnitCheckpoint } from '../domain/checkpoint.js';
 import type { SyncMode, Tier } from '../domain/statuses.js';
+import type { SurfaceHookMap } from './normalized.js';
 
 export interface DatasetSpec {
   key: string;
@@ -68,6 +69,12 @@ export interface Sink {
   readonly retrySafeSurfaces: readonly string[];
   /** Writes rows to `surface`, fenced by `guard`; throws `LeaseLostError` and writes nothing if fenced out. */
   write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number>;
+  /**
+   * Takes a provider's `surfaceHooks` and runs them around the writes of the surfaces they name
+   * from now on (the registry calls it when a provider that declares hooks is registered with this
+   * sink; the same map given twice is run once). Sinks without hooks leave it out.
+   */
+  useSurfaceHooks?(hooks: SurfaceHookMap): void;
 }
 
 export interface UnitContext {
@@ -164,6 +171,12 @@ export interface Provider {
   validateSource?(source: string, field: string): void;
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
+  /**
+   * Statements the normalized sink runs around writes of the surfaces named, in the write's own
+   * transaction (e.g. GitHub's: `work_items.started_at` derived from stored label events).
+   * `ProviderRegistry.register` hands them to the provider's sink (`Sink.useSurfaceHooks`).
+   */
+  surfaceHooks?: SurfaceHookMap;
   /**
    * The provider's own tables: numbered migrations (e.g. `loadMigrations(dir)` of a folder of
    * `NNNN_name.sql` files, which name no schema), applied by `syncrelay migrate` and on start into

@@ -7,6 +7,7 @@ import { ValidationError } from '../errors.js';
 import type { DbSchema } from '../db/schema.js';
 import { quoteIdent, type Db, type Tx } from '../db/types.js';
 import type { LeaseGuard, Sink } from '../sdk/types.js';
+import type { SurfaceHooks } from '../sdk/normalized.js';
 
 /** One surface: a table written with `INSERT … ON CONFLICT (conflictColumns) DO UPDATE`. */
 export interface SurfaceSpec {
@@ -25,16 +26,6 @@ export interface SurfaceSpec {
   jsonColumns?: string[];
   /** Statements that run with the batch in the write's own transaction (see SurfaceHooks). */
   hooks?: SurfaceHooks;
-}
-
-/**
- * What a surface does around its upserts, in the same transaction (so under the same lease check):
- * `before` once the lease is proven and before any row is written (e.g. to take locks), `after`
- * once every row is written (e.g. to derive columns of other rows). Each gets the checked batch.
- */
-export interface SurfaceHooks {
-  before?(tx: Tx, rows: readonly Record<string, unknown>[]): Promise<void>;
-  after?(tx: Tx, rows: readonly Record<string, unknown>[]): Promise<void>;
 }
 
 /** PostgreSQL's limit on bound parameters per statement. */

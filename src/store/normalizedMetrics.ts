@@ -1,6 +1,6 @@
 /** work_item_metrics_daily: the work-item-metrics handler's reads of the normalized tables and its inserts. */
 import type { Tx } from '../db/types.js';
-import type { WorkItemStatus } from '../sinks/normalized/surfaces.js';
+import type { WorkItemStatus } from '../sdk/normalized.js';
 
 /**
  * Whether the integration (of `orgId`) still exists, locking its row FOR KEY SHARE until the

@@ -1,8 +1,9 @@
 /** `syncrelay tokens …` and `syncrelay api` as real child processes against PostgreSQL and Redis. */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropQueue, parseJson, runCli, startCli, until } from '../cli/helpers.js';
+import { parseJson, runCli, startCli, until } from '../cli/helpers.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
 
 let t: TestDatabase;
 let env: Record<string, string>;
@@ -14,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.drop();
-  await dropQueue(REDIS_URL, prefix);
+  await deleteRedisKeys(`${prefix}:*`);
 });
 
 const oneErrorLine = (stderr: string) => {

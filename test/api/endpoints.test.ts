@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import * as R from '../../src/api/contracts/resources.js';
 import { reconcilePass } from '../../src/reconciler/pass.js';
+import { OUTBOX_PENDING } from '../../src/store/sql.js';
 import { call, ORG_A, openApiHarness, SYNTHETIC, type ApiHarness } from './helpers.js';
 
 let h: ApiHarness;
@@ -182,14 +183,25 @@ describe('triggers, runs and history', () => {
 
 describe('operations', () => {
   it('GET /outbox/stats counts per kind × status with claims, lateness and recent errors', async () => {
+    // No worker or reconciler runs here: the pending rows stay as the triggers above left them.
+    const asked = Date.now();
+    const { rows } = await h.db.query<{ oldest: Date }>(
+      `SELECT min(available_at) AS oldest FROM ${h.db.schema.sync_dispatch_outbox}
+        WHERE org_id = $1 AND status = ${OUTBOX_PENDING} AND available_at <= $2`,
+      [ORG_A, new Date(asked)],
+    );
+    const oldest = rows[0]!.oldest.getTime();
     const r = await call(h.url, 'GET', '/api/v1/outbox/stats', { token: h.tokens.read });
+    const answered = Date.now();
     expect(r.status).toBe(200);
     const s = conforms(R.OutboxStats, r.body);
     const pendingDispatch = s.counts.find((c) => c.kind === 'dispatch_sync_run' && c.status === 'pending');
     expect(pendingDispatch?.count).toBeGreaterThan(0);
     expect(s.live_claims).toBe(0);
     expect(s.due).toBeGreaterThan(0);
-    expect(s.oldest_pending_age_seconds).toBeGreaterThanOrEqual(0);
+    // The oldest due row's age at the moment the server answered (rounded to the millisecond).
+    expect(s.oldest_pending_age_seconds).toBeGreaterThanOrEqual((asked - oldest) / 1000 - 0.002);
+    expect(s.oldest_pending_age_seconds).toBeLessThanOrEqual((answered - oldest) / 1000 + 0.002);
     expect(s.recent_errors).toEqual([]);
   });
 

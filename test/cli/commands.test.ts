@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
-import { dropQueue, parseJson, runCli, startCli, until } from './helpers.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
+import { parseJson, runCli, startCli, until } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TABLES = [
@@ -30,7 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.drop();
-  if (prefix) await dropQueue(REDIS_URL, prefix);
+  if (prefix) await deleteRedisKeys(`${prefix}:*`);
 });
 
 async function counts(): Promise<Record<string, number>> {

@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const MAIN = join(ROOT, 'src/cli/main.ts');
@@ -111,21 +110,6 @@ export function tempDir(tag: string): Promise<string> {
 
 export async function removeDir(dir: string | undefined): Promise<void> {
   if (dir) await rm(dir, { recursive: true, force: true });
-}
-
-/** Deletes every Redis key under the queue prefix. */
-export async function dropQueue(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 export function parseJson<T = Record<string, unknown>>(text: string): T {

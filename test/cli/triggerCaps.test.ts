@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
-import { dropQueue, parseJson, runCli } from './helpers.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
+import { parseJson, runCli } from './helpers.js';
 
 let t: TestDatabase;
 let prefix: string;
@@ -45,7 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.drop();
-  if (prefix) await dropQueue(REDIS_URL, prefix);
+  if (prefix) await deleteRedisKeys(`${prefix}:*`);
 });
 
 async function written(): Promise<number[]> {

@@ -10,13 +10,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
 import { createApiToken } from '../../src/api/tokens.js';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { systemClock } from '../../src/clock.js';
 import { dashboardPlugin } from '../../src/dashboard/index.js';
+import { JOB_RUN_STATUSES, UNIT_STATUSES } from '../../src/domain/statuses.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
 import { testSettings } from '../helpers/engine.js';
@@ -52,6 +53,13 @@ async function screenshotToContent(page: Page, path: string): Promise<void> {
   const viewport = page.viewportSize()!;
   const height = Math.min(viewport.height, Math.ceil((card?.y ?? 0) + (card?.height ?? viewport.height) + 24));
   await page.screenshot({ path, clip: { x: 0, y: 0, width: viewport.width, height } });
+}
+
+/** The values of a <select>'s options, in order. */
+async function optionValues(select: Locator): Promise<string[]> {
+  return select
+    .locator('option')
+    .evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value));
 }
 
 const missing = ensureChromium();
@@ -157,6 +165,8 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     const card = page.locator(`[data-integration="${integrationId}"]`);
     await card.getByRole('heading', { name: 'Acme Linear (synthetic)' }).waitFor();
     expect(await card.textContent()).toContain('team-a, team-b, team-c');
+    // The sync form offers the domain's modes but backfill, which has its own form.
+    expect(await optionValues(card.getByLabel('Mode'))).toEqual(['incremental', 'full_resync']);
     const backfill = card.getByRole('form', { name: /Start a backfill/ });
 
     await backfill.getByLabel('Since (UTC, inclusive)').fill('2026-02-01');
@@ -191,6 +201,8 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     expect(cells[4]).toBe('success');
     expect(cells[5]).toBe('25 / 25 (100%)'); // 1 reference unit + 3 teams × 2 datasets × 4 weeks
 
+    // The status filter lists the domain's JobRun statuses (served by /dashboard/statuses.js).
+    expect(await optionValues(page.getByLabel('Status'))).toEqual(['', ...JOB_RUN_STATUSES]);
     await page.getByLabel('Status').selectOption('failed');
     await expect.poll(() => page.locator('#history-rows').textContent()).toContain('No job runs match');
     await page.getByLabel('Status').selectOption('success');
@@ -209,6 +221,7 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     expect(await bar.getAttribute('max')).toBe('25');
     expect(await page.locator('#run-progress .progress-text').textContent()).toBe('25 / 25 (100%)');
     expect(await page.locator('#unit-counts li[data-status="success"]').textContent()).toBe('success25');
+    expect(await optionValues(page.getByLabel('Unit status'))).toEqual(['', ...UNIT_STATUSES]);
 
     const runFacts = await page.locator('#run-facts').textContent();
     expect(runFacts).toContain(runId);

@@ -5,7 +5,6 @@
  * retries the unit on another worker, and every issue is stored exactly once.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMqBroker } from '../../src/broker/bullmq.js';
 import { loadSettings } from '../../src/config.js';
@@ -15,6 +14,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
 import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
 import { RoleGroup, within } from './roles.js';
 
 const ORG = 'org-gh-kill';
@@ -153,17 +153,3 @@ describe('multi-process: a GitHub worker is SIGKILLed mid-pagination', () => {
     return rows[0]!.n;
   }
 });
-
-async function deleteRedisKeys(pattern: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}

@@ -5,7 +5,6 @@
  * within lease + interval + slack, the eligible unit retried once (expired_lease) to success, the
  * other failed (worker_lost), and the §12 invariants hold in the database.
  */
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMqBroker } from '../../src/broker/bullmq.js';
 import { loadSettings } from '../../src/config.js';
@@ -13,6 +12,7 @@ import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
 import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
 import { RoleGroup, within, type RoleProcess } from './roles.js';
 
 const ORG = 'org-mp';
@@ -455,18 +455,3 @@ describe('multi-process: a worker is SIGKILLed mid-unit', () => {
     expect(got).toEqual(want);
   }
 });
-
-/** Removes the test's BullMQ keys. */
-async function deleteRedisKeys(pattern: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}

@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMqBroker } from '../../src/broker/bullmq.js';
 import { loadSettings } from '../../src/config.js';
@@ -18,6 +17,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startLinearEmulator, type LinearEmulator } from '../../src/emulators/linear/index.js';
 import { waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { deleteRedisKeys } from '../helpers/redis.js';
 import { within } from './roles.js';
 
 const ORG = 'org-ln-kill';
@@ -260,17 +260,3 @@ describe('multi-process: a Linear worker is SIGKILLed mid-pagination', () => {
     return rows.map((r) => r.external_id).sort();
   }
 });
-
-async function deleteRedisKeys(pattern: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}

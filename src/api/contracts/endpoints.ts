@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { IdParams, NoQuery } from './common.js';
+import { AUTH_ERRORS, endpoint, NoParams, V1 } from './endpoint.js';
 import {
   BackfillBody,
   CancelBody,
@@ -18,43 +19,7 @@ import {
 import * as R from './resources.js';
 import { scheduleEndpoints } from './schedules.js';
 
-/** `public` needs no token; the others need a token holding that scope (`admin` holds every scope). */
-export type RouteScope = 'public' | 'read' | 'trigger' | 'admin';
-
-export interface Endpoint<
-  P extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  B extends z.ZodType = z.ZodType,
-> {
-  operationId: string;
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Fastify path syntax (`:id`). */
-  path: string;
-  summary: string;
-  description?: string;
-  tags: string[];
-  scope: RouteScope;
-  params: P;
-  query: Q;
-  /** Absent: the body is not read. */
-  body?: B;
-  /** Whether an Idempotency-Key header is honoured. */
-  idempotent?: boolean;
-  success: { status: number; description: string; schema: z.ZodType };
-  /** Documented failure statuses (all answer with the error shape). */
-  errors: number[];
-}
-
-const V1 = '/api/v1';
-const AUTH_ERRORS = [401, 403, 429];
-
-function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  e: Endpoint<P, Q, B>,
-): Endpoint<P, Q, B> {
-  return e;
-}
-
-const NoParams = z.strictObject({});
+export type { Endpoint, RouteScope } from './endpoint.js';
 
 export const endpoints = {
   createIntegration: endpoint({

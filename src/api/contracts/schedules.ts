@@ -1,11 +1,8 @@
 /** Contracts of the schedule endpoints: cron schedules that start incremental or full-resync runs. */
 import { z } from 'zod';
 import { IdParams, NoQuery, text, TimeOut, Uuid } from './common.js';
-import type { Endpoint } from './endpoints.js';
+import { AUTH_ERRORS, endpoint, NoParams, V1 } from './endpoint.js';
 
-const V1 = '/api/v1';
-const AUTH_ERRORS = [401, 403, 429];
-const NoParams = z.strictObject({});
 const Id = z.string().meta({ format: 'uuid' });
 
 const ScheduleMode = z
@@ -63,12 +60,6 @@ export const Schedule = z
   .meta({ id: 'Schedule' });
 
 export const ScheduleList = z.strictObject({ items: z.array(Schedule) });
-
-function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  e: Endpoint<P, Q, B>,
-): Endpoint<P, Q, B> {
-  return e;
-}
 
 export const scheduleEndpoints = {
   createSchedule: endpoint({

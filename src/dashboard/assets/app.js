@@ -2,7 +2,16 @@
  * The syncrelay dashboard: hash-routed pages over the HTTP API (/api/v1), no build step.
  * The API token lives in sessionStorage and goes in the Authorization header of every call;
  * pages refresh themselves every few seconds. Text from the server is only ever set as text.
+ * The status lists come from the server (src/domain/statuses.ts, served as statuses.js).
  */
+
+import {
+  JOB_RUN_STATUSES,
+  SYNC_MODES,
+  TERMINAL_RUN_STATUSES,
+  TERMINAL_UNIT_STATUSES,
+  UNIT_STATUSES,
+} from './statuses.js';
 
 const TOKEN_KEY = 'syncrelay.token';
 const REFRESH_MS = 3000;
@@ -10,11 +19,11 @@ const HISTORY_PAGE = 25;
 const UNITS_PAGE = 100;
 const INTEGRATIONS_TTL_MS = 30_000;
 
-const JOB_STATUSES = ['pending', 'running', 'success', 'failed', 'cancelled'];
 const TRIGGERS = ['manual', 'schedule', 'backfill', 'api'];
-const UNIT_STATUSES = ['planned', 'dispatching', 'running', 'retrying', 'success', 'failed', 'cancelled'];
-const TERMINAL_RUN = new Set(['success', 'partial_failed', 'failed', 'cancelled']);
-const TERMINAL_UNIT = new Set(['success', 'failed', 'cancelled']);
+const TERMINAL_RUN = new Set(TERMINAL_RUN_STATUSES);
+const TERMINAL_UNIT = new Set(TERMINAL_UNIT_STATUSES);
+/** The modes the sync form offers: a backfill has its own form. */
+const SYNC_FORM_MODES = SYNC_MODES.filter((m) => m !== 'backfill');
 
 const state = {
   token: null,
@@ -289,7 +298,7 @@ function historyView(params) {
   const form = h(
     'form',
     { class: 'filters', 'aria-label': 'Filter job runs', onsubmit: (e) => e.preventDefault() },
-    field('Status', select('f-status', [['', 'Any status'], ...JOB_STATUSES.map((s) => [s, s])], filters.status)),
+    field('Status', select('f-status', [['', 'Any status'], ...JOB_RUN_STATUSES.map((s) => [s, s])], filters.status)),
     field(
       'Integration',
       select(
@@ -685,11 +694,8 @@ function checkbox(id, label, checked, value) {
 function syncForm(i, key) {
   const mode = select(
     `sync-mode-${key}`,
-    [
-      ['incremental', 'incremental'],
-      ['full_resync', 'full resync'],
-    ],
-    'incremental',
+    SYNC_FORM_MODES.map((m) => [m, m.replace(/_/g, ' ')]),
+    SYNC_FORM_MODES[0],
   );
   const force = checkbox(`sync-force-${key}`, 'Force (even if a run of this mode is unfinished)', false);
   const submit = h('button', { type: 'submit', class: 'primary', disabled: !can('trigger') }, 'Start sync');

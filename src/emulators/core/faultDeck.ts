@@ -1,33 +1,31 @@
 /**
  * The injected faults of an emulator (GitHub, Linear, Jira alike). Each applies to the requests
- * its `applies` test accepts (a path or operation it names, all when it names none): to the next
- * `count` of them, or to each with `probability` (a generator seeded from the emulator's seed, so a
- * run is repeatable), or to every one when neither is given. Emulators only: never the engine.
+ * whose target (a path, an operation name) contains the text of its match setting (all when it has
+ * none): to the next `count` of them, or to each with `probability` (a generator seeded from the
+ * emulator's seed, so a run is repeatable), or to every one when neither is given. Emulators
+ * only: never the engine.
  */
+import { validateFault, type FaultRules, type FaultSpecBase } from './faultSpec.js';
 import { Rng } from './random.js';
-
-/** What every emulator's fault spec has. */
-export interface DeckFault {
-  kind: string;
-  count?: number;
-  probability?: number;
-  /** A `slow` fault's delay. */
-  delayMs?: number;
-}
 
 interface Armed<S> {
   spec: S;
   left: number | null;
 }
 
-export class FaultDeck<S extends DeckFault> {
+/** What a request met: the fault that answers it (if any) and the kind to log (`slow` when only delayed). */
+export interface MetFault<S extends FaultSpecBase> {
+  fault: S | null;
+  injected: S['kind'] | null;
+}
+
+export class FaultDeck<S extends FaultSpecBase> {
   private armed: Armed<S>[] = [];
   private readonly rng: Rng;
 
   constructor(
     seed: number,
-    private readonly validate: (fault: S, field: string) => S,
-    private readonly applies: (fault: S, target: string) => boolean,
+    private readonly rules: FaultRules<S>,
     faults: readonly S[] = [],
   ) {
     this.rng = new Rng(seed, 'faults');
@@ -36,7 +34,7 @@ export class FaultDeck<S extends DeckFault> {
 
   /** Replaces the faults (validated first: a bad one changes nothing). */
   set(faults: readonly S[]): void {
-    const checked = faults.map((f, i) => this.validate(f, `faults[${i}]`));
+    const checked = faults.map((f, i) => validateFault(this.rules, f, `faults[${i}]`));
     this.armed = checked.map((spec) => ({ spec, left: spec.count ?? null }));
   }
 
@@ -53,6 +51,18 @@ export class FaultDeck<S extends DeckFault> {
     }
     this.armed = this.armed.filter((a) => a.left === null || a.left > 0);
     return { answer, delayMs };
+  }
+
+  /** Draws for this request and waits out any `slow` delay (real time) before returning. */
+  async meet(target: string): Promise<MetFault<S>> {
+    const { answer, delayMs } = this.draw(target);
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return { fault: answer, injected: answer?.kind ?? (delayMs > 0 ? 'slow' : null) };
+  }
+
+  private applies(spec: S, target: string): boolean {
+    const text = spec[this.rules.match.field];
+    return text === undefined || target.includes(String(text));
   }
 
   private fires(a: Armed<S>): boolean {

@@ -60,11 +60,23 @@ export class Rng {
   }
 }
 
+/** `length` hex digits hashed from `key` (deterministic ids: SHAs, UUIDs). */
+export function hashHex(key: string, length: number): string {
+  let out = '';
+  for (let i = 0; out.length < length; i++) out += hash32(`${key}:${i}`).toString(16).padStart(8, '0');
+  return out.slice(0, length);
+}
+
+/** `length` characters of `alphabet` hashed from `key` (deterministic local tokens and keys). */
+export function hashText(key: string, alphabet: string, length: number): string {
+  let out = '';
+  for (let i = 0; out.length < length; i++) out += alphabet[hash32(`${key}:${i}`) % alphabet.length];
+  return out;
+}
+
 /** A 40-hex-digit commit SHA derived from `tag` (deterministic, not a real object id). */
 export function fakeSha(seed: number, tag: string): string {
-  let out = '';
-  for (let i = 0; out.length < 40; i++) out += hash32(`${seed}:sha:${tag}:${i}`).toString(16).padStart(8, '0');
-  return out.slice(0, 40);
+  return hashHex(`${seed}:sha:${tag}`, 40);
 }
 
 /** A GitHub-looking node id (base64 of a type-prefixed id). */

@@ -1,6 +1,5 @@
 /** Turns an authenticated, in-budget request into an answer: route, repository access, paging. */
-import type { OrgData } from './generate.js';
-import type { UserRecord } from './model.js';
+import type { OrgData, UserRecord } from './model.js';
 import { isList, type RequestContext } from './routeTypes.js';
 import { AnswerError, paginate } from './query.js';
 import type { RateLimiter } from './ratelimit.js';

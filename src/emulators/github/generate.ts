@@ -11,10 +11,12 @@ import type {
   ItemRecord,
   LabelRecord,
   MilestoneRecord,
+  OrgData,
   RepoRecord,
   UserRecord,
 } from './model.js';
-import { DAY_MS } from './model.js';
+import { DAY_MS, ID_BASE, REPO_ID_SPAN } from './model.js';
+import { nthName } from '../core/names.js';
 import { fakeSha, Rng } from '../core/random.js';
 import { buildItem } from './items.js';
 import {
@@ -26,22 +28,6 @@ import {
   LANGUAGES,
   REPO_NAMES,
 } from './words.js';
-
-export interface OrgData {
-  seed: number;
-  org: UserRecord;
-  members: UserRecord[];
-  /** Everyone who appears: members, outside collaborators, other authors. */
-  users: UserRecord[];
-  repos: RepoRecord[];
-  /** Where the generated history ends. */
-  now: number;
-  start: number;
-}
-
-/** Id ranges per record kind, per repository (ids ascend with creation, as GitHub's do). */
-export const ID_BASE = { item: 100_000_000, comment: 200_000_000, event: 400_000_000, review: 600_000_000 };
-export const REPO_ID_SPAN = 10_000_000;
 
 export function generateOrg(seed: number, orgLogin: string, scale: EmulatorScale, now: number): OrgData {
   const end = Math.floor(now / 1000) * 1000;
@@ -80,8 +66,7 @@ function share(total: number, parts: number, index: number): number {
 
 function makeRepo(data: OrgData, scale: EmulatorScale, r: number): RepoRecord {
   const rng = new Rng(data.seed, `repo:${r}`);
-  const baseName = REPO_NAMES[r % REPO_NAMES.length]!;
-  const name = r < REPO_NAMES.length ? baseName : `${baseName}-${Math.floor(r / REPO_NAMES.length) + 1}`;
+  const name = nthName(REPO_NAMES, r, (round) => `-${round + 1}`);
   const collaborators = data.users.filter((u) => u.association !== 'CONTRIBUTOR' && u.association !== 'NONE');
   const repo: RepoRecord = {
     index: r,

@@ -1,7 +1,7 @@
 /** One issue or pull request with its comments, events and reviews, drawn from a seeded generator. */
 import type { EmulatorScale } from './options.js';
-import type { EventRecord, ItemRecord, PullDetails, RepoRecord, ReviewState, UserRecord } from './model.js';
-import type { OrgData } from './generate.js';
+import type { EventRecord, ItemRecord, OrgData, PullDetails, RepoRecord, ReviewState, UserRecord } from './model.js';
+import { phrase } from '../core/names.js';
 import { fakeSha, Rng } from '../core/random.js';
 import { COMMENT_BODIES, IN_PROGRESS_LABEL, OBJECTS, VERBS } from './words.js';
 
@@ -31,7 +31,7 @@ export function buildItem(
     repo,
     id: 0,
     number: draft.number,
-    title: `${rng.pick(VERBS)} ${rng.pick(OBJECTS)}`,
+    title: phrase(rng, VERBS, OBJECTS),
     body: rng.chance(0.85) ? `Details for #${draft.number}.` : null,
     author: draft.pull ? rng.pick(repo.collaborators) : rng.pick(data.users),
     createdAt: draft.createdAt,

@@ -138,6 +138,23 @@ export interface RepoRecord {
   version: number;
 }
 
+/** The whole emulated organisation. */
+export interface OrgData {
+  seed: number;
+  org: UserRecord;
+  members: UserRecord[];
+  /** Everyone who appears: members, outside collaborators, other authors. */
+  users: UserRecord[];
+  repos: RepoRecord[];
+  /** Where the generated history ends. */
+  now: number;
+  start: number;
+}
+
+/** Id ranges per record kind, per repository (ids ascend with creation, as GitHub's do). */
+export const ID_BASE = { item: 100_000_000, comment: 200_000_000, event: 400_000_000, review: 600_000_000 };
+export const REPO_ID_SPAN = 10_000_000;
+
 export const DAY_MS = 86_400_000;
 
 /** An epoch-ms instant as GitHub writes it: `2026-01-01T00:00:00Z`. */

@@ -3,9 +3,8 @@
  * pull requests and opens new ones, all at `at` — deterministic from the seed and the round.
  */
 import type { EmulatorScale } from './options.js';
-import { ID_BASE, REPO_ID_SPAN, type OrgData } from './generate.js';
+import { ID_BASE, REPO_ID_SPAN, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 import { buildItem, touch } from './items.js';
-import type { ItemRecord, RepoRecord } from './model.js';
 import { Rng } from '../core/random.js';
 import { COMMENT_BODIES } from './words.js';
 

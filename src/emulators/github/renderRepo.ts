@@ -3,9 +3,15 @@
  * description (@octokit/openapi-types), so a missing required field is a compile error.
  */
 import type { components } from '@octokit/openapi-types';
-import type { OrgData } from './generate.js';
-import { isoSeconds, itemState, type LabelRecord, type MilestoneRecord, type RepoRecord } from './model.js';
-import type { UserRecord } from './model.js';
+import {
+  isoSeconds,
+  itemState,
+  type LabelRecord,
+  type MilestoneRecord,
+  type OrgData,
+  type RepoRecord,
+  type UserRecord,
+} from './model.js';
 import { nodeId } from '../core/random.js';
 
 type Schemas = components['schemas'];

@@ -1,17 +1,13 @@
 /** GitHub's error bodies and the headers every answer carries. */
+import type { Answer } from '../core/http.js';
+import type { FaultSpec } from './faults.js';
 import type { RateState } from './ratelimit.js';
+
+export type { Answer };
 
 export const DOCS = 'https://docs.github.com/rest';
 export const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 export const SECONDARY_DOCS = `${RATE_DOCS}#about-secondary-rate-limits`;
-
-export interface Answer {
-  status: number;
-  /** JSON-serialisable body, or a string sent as it is (with `contentType`). */
-  body: unknown;
-  headers?: Record<string, string>;
-  contentType?: string;
-}
 
 /** `{"message", "documentation_url", "status"}` as GitHub's basic-error. */
 export function errorAnswer(status: number, message: string, documentationUrl = DOCS): Answer {
@@ -79,6 +75,37 @@ export function serverErrorAnswer(status: number): Answer {
       );
     default:
       return { status: 502, body: UNICORN, contentType: 'text/html; charset=utf-8' };
+  }
+}
+
+/**
+ * The answer of a fault that answers by itself (not `primary-limit`, which drains the window, nor
+ * `slow`); `info` is the requested route's documentation URL and permission, when it is known.
+ */
+export function faultAnswer(
+  fault: FaultSpec,
+  info: { docs: string; permission: string } | null,
+  requestId: string,
+): Answer {
+  switch (fault.kind) {
+    case 'secondary-limit':
+      return secondaryLimitAnswer(403, requestId, fault.retryAfter);
+    case 'too-many-requests':
+      return secondaryLimitAnswer(429, requestId, fault.retryAfter);
+    case 'bad-credentials':
+      return errorAnswer(401, 'Bad credentials');
+    case 'forbidden': {
+      const answer = errorAnswer(403, 'Resource not accessible by personal access token', info?.docs);
+      answer.headers = { 'x-accepted-github-permissions': info?.permission ?? 'metadata=read' };
+      return answer;
+    }
+    case 'not-found':
+      return notFound(info?.docs);
+    case 'server-error':
+      return serverErrorAnswer(fault.status ?? 502);
+    case 'primary-limit':
+    case 'slow':
+      throw new Error(`fault ${fault.kind} does not answer by itself`);
   }
 }
 

@@ -3,8 +3,7 @@
  * `/organizations/{id}/…`; those are read as the `/repos/{owner}/{repo}/…` and `/orgs/{org}/…`
  * they stand for.
  */
-import type { OrgData } from './generate.js';
-import type { RepoRecord } from './model.js';
+import type { OrgData, RepoRecord } from './model.js';
 import type { Route } from './routeTypes.js';
 import { ISSUE_ROUTES } from './routesIssues.js';
 import { ORG_ROUTES } from './routesOrg.js';

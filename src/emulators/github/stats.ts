@@ -1,5 +1,5 @@
 /** Expected values computed straight from the records, for tests that check what a sync stored. */
-import type { OrgData } from './generate.js';
+import type { OrgData } from './model.js';
 
 export interface DayCounts {
   issuesOpened: number;

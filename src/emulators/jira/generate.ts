@@ -3,6 +3,7 @@
  * sprints) and issues with a status lifecycle in their changelog (To Do → In Progress → In Review →
  * Done, some resolved Won't Do), label and assignee changes, and comments. Same seed, same site.
  */
+import { phrase } from '../core/names.js';
 import { Rng } from '../core/random.js';
 import type { JiraScale } from './options.js';
 import {
@@ -118,10 +119,6 @@ function sprintAt(data: SiteData, projectKey: string, t: number): number[] {
   return s ? [s.id] : [];
 }
 
-function pick<T>(rng: Rng, list: readonly T[]): T {
-  return list[Math.floor(rng.next() * list.length)]!;
-}
-
 /** One issue with its lifecycle; `long` gives it more comments and changelog entries than a search embeds. */
 export function addIssue(data: SiteData, project: ProjectRec, rng: Rng, scale: JiraScale, now: number, long = false) {
   const number = project.issues.length + 1;
@@ -131,13 +128,13 @@ export function addIssue(data: SiteData, project: ProjectRec, rng: Rng, scale: J
     id: String(data.next.issue++),
     key: `${project.key}-${number}`,
     projectKey: project.key,
-    summary: `${pick(rng, WORDS)} ${pick(rng, WORDS)} ${number}`,
-    type: number % 25 === 1 ? 'Epic' : pick(rng, TYPES),
+    summary: `${phrase(rng, WORDS, WORDS)} ${number}`,
+    type: number % 25 === 1 ? 'Epic' : rng.pick(TYPES),
     statusId: STATUSES[0]!.id,
     resolution: null,
-    assignee: rng.next() < 0.8 ? pick(rng, users).accountId : null,
-    reporter: pick(rng, users).accountId,
-    labels: rng.next() < 0.6 ? [pick(rng, LABELS)] : [],
+    assignee: rng.chance(0.8) ? rng.pick(users).accountId : null,
+    reporter: rng.pick(users).accountId,
+    labels: rng.chance(0.6) ? [rng.pick(LABELS)] : [],
     created,
     updated: created,
     resolutiondate: null,
@@ -147,22 +144,22 @@ export function addIssue(data: SiteData, project: ProjectRec, rng: Rng, scale: J
     histories: [],
   };
   const epic = project.issues.find((i) => i.type === 'Epic');
-  if (issue.type !== 'Epic' && epic && rng.next() < 0.3) issue.parentId = epic.id;
+  if (issue.type !== 'Epic' && epic && rng.chance(0.3)) issue.parentId = epic.id;
   let t = created;
   const step = () => (t = Math.min(now - 1000, t + Math.floor(rng.next() * 2 * DAY) + 60_000));
   const stage = rng.next();
   const path = stage < 0.25 ? [] : stage < 0.5 ? ['3'] : stage < 0.6 ? ['3', '10001'] : ['3', '10001', '10002'];
-  for (const to of path) transition(data, issue, to, step(), pick(rng, users).accountId);
+  for (const to of path) transition(data, issue, to, step(), rng.pick(users).accountId);
   if (issue.statusId === '10002') {
-    issue.resolution = rng.next() < 0.15 ? "Won't Do" : 'Done';
+    issue.resolution = rng.chance(0.15) ? "Won't Do" : 'Done';
     issue.resolutiondate = issue.updated;
     issue.histories.at(-1)!.items.push(resolutionItem(issue.resolution));
   }
-  const extra = long ? 25 + Math.floor(rng.next() * 10) : Math.floor(rng.next() * (scale.maxHistories + 1));
-  for (let h = 0; h < extra; h++) labelChange(data, issue, step(), pick(rng, users).accountId, pick(rng, LABELS));
-  const comments = long ? 25 + Math.floor(rng.next() * 20) : Math.floor(rng.next() * (scale.maxComments + 1));
+  const extra = long ? rng.int(25, 34) : rng.int(0, scale.maxHistories);
+  for (let h = 0; h < extra; h++) labelChange(data, issue, step(), rng.pick(users).accountId, rng.pick(LABELS));
+  const comments = long ? rng.int(25, 44) : rng.int(0, scale.maxComments);
   for (let c = 0; c < comments; c++)
-    addComment(data, issue, step(), pick(rng, users).accountId, `${pick(rng, WORDS)} ${c}`);
+    addComment(data, issue, step(), rng.pick(users).accountId, `${rng.pick(WORDS)} ${c}`);
   project.issues.push(issue);
   data.issuesById.set(issue.id, issue);
   return issue;

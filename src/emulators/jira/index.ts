@@ -5,45 +5,36 @@
  * runs. Not part of the engine: only `emulate jira`, `demo --provider jira`, benchmarks and tests
  * import it.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../../clock.js';
-import { ValidationError } from '../../errors.js';
-import { hash32 } from '../core/random.js';
-import { DEFAULT_SPRINT_FIELD } from '../../providers/jira/config.js';
+import {
+  emulatedIntegration,
+  hashText,
+  prepareEmulator,
+  serveEmulator,
+  tally,
+  type EmulatedIntegration,
+  type EmulatorControls,
+} from '../core/index.js';
+import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
-import { FaultInjector, RateLimiter } from './limits.js';
+import { RateLimiter } from './limits.js';
 import type { SiteData } from './model.js';
 import { mutateSite, type MutationSummary } from './mutate.js';
 import {
-  DEFAULT_RATE_LIMIT,
-  parseFaults,
-  parseRateLimit,
-  resolveScale,
-  validateRateLimit,
+  resolveFaults,
+  resolveRateLimit,
+  SCALE_RULES,
   validateTimeZone,
-  type FaultSpec,
   type JiraEmulatorOptions,
   type JiraScale,
   type RateLimitSpec,
 } from './options.js';
 import { createHandler, type RequestLogEntry } from './server.js';
+import { SPRINT_FIELD } from './time.js';
 
-export {
-  parseJiraEmulatorArgs,
-  parseFaults,
-  parseRateLimit,
-  parseScale,
-  SCALES,
-  FAULT_KINDS,
-  type FaultKind,
-  type FaultSpec,
-  type JiraEmulatorOptions,
-  type JiraScale,
-  type RateLimitSpec,
-} from './options.js';
 export type { MutationSummary } from './mutate.js';
 export type { RequestLogEntry } from './server.js';
+export * from './faults.js';
+export * from './options.js';
 export type * from './model.js';
 export { EMBEDDED } from './render.js';
 
@@ -54,7 +45,7 @@ export interface JiraEmulatorStats {
   byRoute: Record<string, number>;
 }
 
-export interface JiraEmulator {
+export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummary> {
   /** `http://127.0.0.1:<port>`: the site URL (use as `config.siteUrl`). */
   url: string;
   /** The credential in Jira Cloud's `email:api_token` form (basic auth). */
@@ -69,19 +60,13 @@ export interface JiraEmulator {
   rateLimit: RateLimitSpec;
   timeZone: string;
   stats(): JiraEmulatorStats;
-  setFaults(faults: FaultSpec[]): void;
-  /** Changes some data at the clock's now (see MutationSummary). */
-  mutate(): MutationSummary;
-  close(): Promise<void>;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
 
 /** An Atlassian-style API token derived from the seed (a local emulator token, not a real one). */
 export function emulatorApiToken(seed: number): string {
-  let out = 'ATATT3x';
-  for (let i = 0; out.length < 48; i++) out += ALPHABET[hash32(`${seed}:jira-token:${i}`) % ALPHABET.length];
-  return out;
+  return `ATATT3x${hashText(`${seed}:jira-token`, ALPHABET, 41)}`;
 }
 
 function routeName(path: string): string {
@@ -93,17 +78,11 @@ function routeName(path: string): string {
 }
 
 export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise<JiraEmulator> {
-  const seed = opts.seed ?? 1;
-  if (!Number.isInteger(seed)) throw new ValidationError('seed', `expected an integer, got ${seed}`);
-  const clock: Clock = opts.clock ?? systemClock;
-  const scale = resolveScale(opts.scale);
-  const rateLimit =
-    typeof opts.rateLimit === 'string'
-      ? parseRateLimit(opts.rateLimit)
-      : validateRateLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const rules = { scales: SCALE_RULES, faults: JIRA_FAULTS };
+  const { seed, clock, nowMs, logLimit, scale, faults } = prepareEmulator(opts, rules, resolveFaults(opts.faults));
+  const rateLimit = resolveRateLimit(opts.rateLimit);
   const timeZone = validateTimeZone(opts.timeZone);
-  const faults = new FaultInjector(seed, typeof opts.faults === 'string' ? parseFaults(opts.faults) : opts.faults);
-  const data = generateSite(seed, opts.site ?? 'emulated', scale, (opts.now ?? clock.now()).getTime());
+  const data = generateSite(seed, opts.site ?? 'emulated', scale, nowMs);
   const viewer = {
     accountId: '712020:emulator-admin',
     displayName: 'Site Admin',
@@ -114,7 +93,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const apiToken = emulatorApiToken(seed);
   const requestLog: RequestLogEntry[] = [];
   const site = { url: '', data };
-  const server: Server = createServer(
+  const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
       site,
@@ -123,20 +102,15 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       viewer,
       limiter: new RateLimiter(rateLimit, clock),
       faults,
-      sprintField: DEFAULT_SPRINT_FIELD,
+      sprintField: SPRINT_FIELD,
       log: requestLog,
-      logLimit: opts.logLimit ?? 100_000,
+      logLimit,
     }),
+    opts,
+    { faults, clock },
+    (round, at) => mutateSite(data, scale, round, at),
   );
-  const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  site.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  let rounds = 0;
-  let closed: Promise<void> | null = null;
+  site.url = origin;
   return {
     url: site.url,
     token: `${viewer.email}:${apiToken}`,
@@ -147,24 +121,19 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     scale,
     rateLimit,
     timeZone,
-    stats: () => {
-      const byStatus: Record<string, number> = {};
-      const byRoute: Record<string, number> = {};
-      for (const e of requestLog) {
-        byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
-        const r = `${e.method} ${routeName(e.path)}`;
-        byRoute[r] = (byRoute[r] ?? 0) + 1;
-      }
-      return { requests: requestLog.length, byStatus, byRoute };
-    },
-    setFaults: (f) => faults.set(f),
-    mutate: () => mutateSite(data, scale, ++rounds, clock.now().getTime()),
-    close: () =>
-      (closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
+    stats: () => statsOf(requestLog),
+    ...controls,
   };
+}
+
+function statsOf(log: readonly RequestLogEntry[]): JiraEmulatorStats {
+  const byStatus: Record<string, number> = {};
+  const byRoute: Record<string, number> = {};
+  for (const e of log) {
+    tally(byStatus, String(e.status));
+    tally(byRoute, `${e.method} ${routeName(e.path)}`);
+  }
+  return { requests: log.length, byStatus, byRoute };
 }
 
 /** The datasets a demo integration enables (the work-item family is fetched in one unit per project). */
@@ -188,20 +157,9 @@ export const JIRA_TABLES = [
 ] as const;
 
 /** What an integration pointed at this emulator needs (`engine.createIntegration` fields). */
-export function jiraDemoIntegration(emu: JiraEmulator): {
-  provider: 'jira';
-  sources: string[];
-  datasets: string[];
-  config: { siteUrl: string };
-  credential: string;
-} {
-  return {
-    provider: 'jira',
-    sources: emu.data.projects.map((p) => p.key),
-    datasets: [...JIRA_DEMO_DATASETS],
-    config: { siteUrl: emu.url },
-    credential: emu.token,
-  };
+export function jiraDemoIntegration(emu: JiraEmulator): EmulatedIntegration<'jira', { siteUrl: string }> {
+  const projects = emu.data.projects.map((p) => p.key);
+  return emulatedIntegration('jira', { siteUrl: emu.url }, emu.token, projects, JIRA_DEMO_DATASETS);
 }
 
 /** One line for a CLI: the URL and what the site holds (never the credential). */

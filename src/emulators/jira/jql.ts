@@ -5,7 +5,7 @@
  * `yyyy-MM-dd HH:mm`, `yyyy/MM/dd HH:mm` or `yyyy-MM-dd` in the user's time zone. Anything else
  * is a `JqlError` (Jira's 400).
  */
-import { jqlWallToInstant } from '../../providers/jira/timeZone.js';
+import { jqlDateInstant } from './time.js';
 
 export class JqlError extends Error {}
 
@@ -89,7 +89,7 @@ export function parseJql(jql: string, timeZone: string): ParsedJql {
     if (f === 'project' && op.text === '=' && project === null) project = value();
     else if (f === 'updated' && ['>=', '>', '<', '<='].includes(op.text)) {
       const text = value();
-      const ms = jqlWallToInstant(text, timeZone);
+      const ms = jqlDateInstant(text, timeZone);
       if (!Number.isFinite(ms)) {
         throw new JqlError(
           `Date value '${text}' for field 'updated' is invalid. Valid formats include: 'yyyy/MM/dd HH:mm', ` +

@@ -1,11 +1,10 @@
 /**
- * The enforced budget and injected faults. Budget: per credential, `limit` requests in a window
+ * The enforced budget: per credential, `limit` requests in a window
  * of `windowSeconds` that starts with the first request after the previous one ended and ends on
  * a whole minute (Jira's `X-RateLimit-Reset` is written to the minute: `yyyy-MM-ddTHH:mmZ`).
  */
 import type { Clock } from '../../clock.js';
-import { FaultDeck } from '../core/faultDeck.js';
-import { validateFault, type FaultSpec, type RateLimitSpec } from './options.js';
+import type { RateLimitSpec } from './options.js';
 
 const MINUTE = 60_000;
 
@@ -43,9 +42,13 @@ export function resetHeader(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16)}Z`;
 }
 
-/** Faults for requests whose path contains `path`: the next `count`, each with `probability`, or all. */
-export class FaultInjector extends FaultDeck<FaultSpec> {
-  constructor(seed: number, faults: readonly FaultSpec[] = []) {
-    super(seed, validateFault, (f, target) => f.path === undefined || target.includes(f.path), faults);
-  }
+/** The `X-RateLimit-*` headers of an answer counted against the budget (none when it was not). */
+export function rateHeaders(rate: RateState | null): Record<string, string> {
+  if (!rate) return {};
+  return {
+    'x-ratelimit-limit': String(rate.limit),
+    'x-ratelimit-remaining': String(Math.max(0, rate.remaining)),
+    'x-ratelimit-reset': resetHeader(rate.resetAt),
+    'x-ratelimit-nearlimit': String(rate.remaining < rate.limit * 0.2),
+  };
 }

@@ -22,11 +22,11 @@ export function mutateSite(data: SiteData, scale: JiraScale, round: number, now:
   const all = data.projects.flatMap((p) => p.issues);
   const n = Math.max(1, Math.ceil(all.length / 50));
   const summary: MutationSummary = { touched: [], created: [], transitioned: [], commented: [] };
-  const author = () => data.users[Math.floor(rng.next() * data.users.length)]!.accountId;
+  const author = () => rng.pick(data.users).accountId;
   for (let k = 0; k < n && all.length > 0; k++) {
-    const issue = all[Math.floor(rng.next() * all.length)]!;
+    const issue = rng.pick(all);
     const to = NEXT[issue.statusId];
-    if (to && rng.next() < 0.6) {
+    if (to && rng.chance(0.6)) {
       transition(data, issue, to, now, author());
       if (to === '10002') resolve(issue, now);
       summary.transitioned.push(issue.key);

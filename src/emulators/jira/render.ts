@@ -3,7 +3,7 @@
  * `Comment`, `Changelog`, `Project`; Agile `Board`, `Sprint`), with `self` links under the
  * emulator's URL. Timestamps as Jira writes them: `2026-03-02T12:00:00.000+0000`.
  */
-import { formatJiraTime } from '../../providers/jira/timeZone.js';
+import { jiraTimestamp } from './time.js';
 import {
   ISSUE_TYPES,
   RESOLUTIONS,
@@ -29,7 +29,7 @@ const CATEGORIES = {
   done: { id: 3, key: 'done', colorName: 'green', name: 'Done' },
 } as const;
 
-const t = (ms: number | null) => (ms === null ? null : formatJiraTime(ms));
+const t = (ms: number | null) => (ms === null ? null : jiraTimestamp(ms));
 
 function avatars(site: Site, kind: string, id: string): Record<string, string> {
   const base = `${site.url}/secure/${kind}avatar?id=${encodeURIComponent(id)}`;

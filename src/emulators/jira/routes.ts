@@ -4,16 +4,12 @@
  * `search/jql` (GET and POST), `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and
  * `board/{id}/sprint`. Errors are Jira's `{errorMessages, errors}`.
  */
+import type { Answer } from '../core/http.js';
 import { JqlError, matchesUpdated, parseJql } from './jql.js';
 import type { IssueRec, ProjectRec, UserRec } from './model.js';
 import * as render from './render.js';
 
-export interface Answer {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-  contentType?: string;
-}
+export type { Answer };
 
 export interface RouteContext {
   site: render.Site;

@@ -1,13 +1,39 @@
 /**
- * Injected faults. Each applies to requests whose operation name contains `operation` (all when
- * absent): to the next `count` of them, or to each with `probability` (drawn from a generator
- * seeded from the emulator's seed), or to every one when neither is given.
+ * Linear's injectable faults: the kinds and the settings they take (a fault applies to requests
+ * whose operation name contains `operation`). Their answers are in answers.ts.
  */
-import { FaultDeck } from '../core/faultDeck.js';
-import { validateLinearFault, type LinearFaultSpec } from './options.js';
+import { parseFaultText, type FaultRules, type FaultSpecBase } from '../core/faultSpec.js';
 
-export class LinearFaults extends FaultDeck<LinearFaultSpec> {
-  constructor(seed: number, faults: readonly LinearFaultSpec[] = []) {
-    super(seed, validateLinearFault, (f, target) => f.operation === undefined || target.includes(f.operation), faults);
-  }
+export const LINEAR_FAULT_KINDS = [
+  'too-many-requests', // HTTP 429 with the RATELIMITED body and the budget headers
+  'ratelimited', // a RATELIMITED GraphQL error (status 400, or `status` 200)
+  'complexity', // a QUERY_TOO_COMPLEX GraphQL error
+  'unauthenticated', // HTTP 401 AUTHENTICATION_ERROR
+  'server-error', // 500, 502, 503 or 504
+  'slow', // answer normally after `delayMs`
+] as const;
+
+export type LinearFaultKind = (typeof LINEAR_FAULT_KINDS)[number];
+
+/** An injected fault: applies to matching requests with `probability`, or to the next `count` of them. */
+export interface LinearFaultSpec extends FaultSpecBase {
+  kind: LinearFaultKind;
+  /** Only requests whose operation name contains this text. */
+  operation?: string;
+  /** server-error: 500, 502, 503 or 504 (default 502); ratelimited: 200 or 400 (default 400). */
+  status?: number;
+  /** too-many-requests / ratelimited: seconds until the reported reset (default: the window's own). */
+  resetSeconds?: number;
+}
+
+export const LINEAR_FAULTS: FaultRules<LinearFaultSpec> = {
+  kinds: LINEAR_FAULT_KINDS,
+  match: { field: 'operation', names: ['op'] },
+  extras: ['resetSeconds'],
+  statuses: [200, 400, 500, 502, 503, 504],
+};
+
+/** `--faults` text: a JSON array, or comma-separated `kind[:key=value…]` (e.g. `ratelimited:count=2`). */
+export function parseLinearFaults(text: string): LinearFaultSpec[] {
+  return parseFaultText(LINEAR_FAULTS, text);
 }

@@ -3,7 +3,8 @@
  * issues, each issue with a history (state, assignee and label changes) and comments. The same
  * seed, scale and `now` always give the same workspace. Times are epoch milliseconds.
  */
-import { hash32, Rng } from '../core/random.js';
+import { nthName, phrase } from '../core/names.js';
+import { hashHex, Rng } from '../core/random.js';
 import type { LinearScale } from './options.js';
 
 export interface TeamRec {
@@ -122,27 +123,19 @@ const STATE_DEFS: [StateRec['type'], string, string][] = [
 
 /** A UUID (version 4 layout) derived from the seed and a tag. */
 export function uuidFor(seed: number, tag: string): string {
-  const hex = [0, 1, 2, 3].map((i) => hash32(`${seed}:${tag}:${i}`).toString(16).padStart(8, '0')).join('');
+  const hex = hashHex(`${seed}:${tag}`, 32);
   const v = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${v}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-function teamName(i: number): string {
-  const base = TEAM_NAMES[i % TEAM_NAMES.length] ?? 'Team';
-  return i < TEAM_NAMES.length ? base : `${base} ${Math.floor(i / TEAM_NAMES.length)}`;
-}
-
-function teamKey(i: number): string {
-  const base = (TEAM_NAMES[i % TEAM_NAMES.length] ?? 'Team').slice(0, 3).toUpperCase();
-  return i < TEAM_NAMES.length ? base : `${base}${Math.floor(i / TEAM_NAMES.length)}`;
-}
+const TEAM_KEYS = TEAM_NAMES.map((name) => name.slice(0, 3).toUpperCase());
 
 export function generateWorkspace(seed: number, scale: LinearScale, nowMs: number): Workspace {
   const start = nowMs - scale.days * DAY;
   const teams = Array.from({ length: scale.teams }, (_, i) => ({
     id: uuidFor(seed, `team:${i}`),
-    key: teamKey(i),
-    name: teamName(i),
+    key: nthName(TEAM_KEYS, i, String),
+    name: nthName(TEAM_NAMES, i, (round) => ` ${round}`),
     createdAt: start - 30 * DAY,
   }));
   const users = Array.from({ length: scale.users }, (_, i) => ({
@@ -251,7 +244,7 @@ export function makeIssue(
     id,
     teamId: team.id,
     number,
-    title: `${rng.pick(VERBS)} ${rng.pick(WORDS)} ${rng.pick(WORDS)}`,
+    title: phrase(rng, VERBS, WORDS, WORDS),
     priority: rng.int(0, 4),
     createdAt,
     updatedAt: createdAt,

@@ -5,19 +5,22 @@
  * enforced request and complexity budgets, and injectable faults. Not part of the engine: only the
  * `emulate` and `demo --provider linear` commands, the benchmark and tests import it.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock } from '../../clock.js';
-import { ValidationError } from '../../errors.js';
-import { hash32 } from '../core/random.js';
-import { LinearFaults } from './faults.js';
+import {
+  emulatedIntegration,
+  hashText,
+  prepareEmulator,
+  serveEmulator,
+  tally,
+  type EmulatedIntegration,
+  type EmulatorControls,
+} from '../core/index.js';
+import { LINEAR_FAULTS, type LinearFaultSpec } from './faults.js';
 import { generateWorkspace, type Workspace } from './generate.js';
 import { mutateWorkspace, type LinearMutationSummary } from './mutate.js';
 import {
-  resolveLinearScale,
+  SCALE_RULES,
   resolveRateLimit,
   type LinearEmulatorOptions,
-  type LinearFaultSpec,
   type LinearRateLimit,
   type LinearScale,
 } from './options.js';
@@ -27,26 +30,13 @@ import { rootValue } from './root.js';
 import { linearSchema } from './schema.js';
 import { createHandler, type EmulatorKey, type LinearRequestLogEntry } from './server.js';
 
-export {
-  LINEAR_FAULT_KINDS,
-  LINEAR_SCALES,
-  parseBudget,
-  parseLinearEmulatorArgs,
-  parseLinearFaults,
-  parseLinearScale,
-  type BudgetSpec,
-  type LinearEmulatorFlags,
-  type LinearEmulatorOptions,
-  type LinearFaultKind,
-  type LinearFaultSpec,
-  type LinearRateLimit,
-  type LinearScale,
-} from './options.js';
 export { LINEAR_SDL, linearSchema } from './schema.js';
 export { queryComplexity } from './complexity.js';
 export type { Workspace } from './generate.js';
 export type { LinearMutationSummary } from './mutate.js';
 export type { EmulatorKey, LinearRequestLogEntry } from './server.js';
+export * from './faults.js';
+export * from './options.js';
 
 export interface LinearEmulatorStats {
   requests: number;
@@ -57,7 +47,7 @@ export interface LinearEmulatorStats {
   complexity: number;
 }
 
-export interface LinearEmulator {
+export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, LinearMutationSummary> {
   /** `http://127.0.0.1:<port>/graphql`: use as the integration's `config.apiUrl`. */
   url: string;
   /** The personal API key (id `demo`), sent as `Authorization: <key>`. */
@@ -72,30 +62,20 @@ export interface LinearEmulator {
   data: Workspace;
   scale: LinearScale;
   rateLimit: Required<LinearRateLimit>;
-  /** Replaces the injected faults. */
-  setFaults(faults: LinearFaultSpec[]): void;
-  /** Changes some data at the clock's now (see LinearMutationSummary). */
-  mutate(): LinearMutationSummary;
-  close(): Promise<void>;
 }
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /** A key shaped like Linear's (`lin_api_…` / `lin_oauth_…`) derived from the seed: local only. */
 export function emulatorKey(seed: number, prefix: 'lin_api_' | 'lin_oauth_', id: string): string {
-  let out = prefix;
-  for (let i = 0; out.length < prefix.length + 40; i++) out += ALPHABET[hash32(`${seed}:key:${id}:${i}`) % 62];
-  return out;
+  return `${prefix}${hashText(`${seed}:key:${id}`, ALPHABET, 40)}`;
 }
 
 export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Promise<LinearEmulator> {
-  const seed = opts.seed ?? 1;
-  if (!Number.isInteger(seed)) throw new ValidationError('seed', `expected an integer, got ${seed}`);
-  const clock: Clock = opts.clock ?? systemClock;
-  const scale = resolveLinearScale(opts.scale);
+  const rules = { scales: SCALE_RULES, faults: LINEAR_FAULTS };
+  const { seed, clock, nowMs, logLimit, scale, faults } = prepareEmulator(opts, rules, opts.faults);
   const rateLimit = resolveRateLimit(opts.rateLimit);
-  const faults = new LinearFaults(seed, opts.faults ?? []);
-  const data = generateWorkspace(seed, scale, (opts.now ?? clock.now()).getTime());
+  const data = generateWorkspace(seed, scale, nowMs);
   const keys: EmulatorKey[] = [
     { id: 'demo', key: emulatorKey(seed, 'lin_api_', 'demo'), kind: 'api-key' },
     { id: 'oauth', key: emulatorKey(seed, 'lin_oauth_', 'oauth'), kind: 'oauth' },
@@ -103,7 +83,7 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
   const log: LinearRequestLogEntry[] = [];
   let base = '';
   const views = new Views(data, () => base);
-  const server: Server = createServer(
+  const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
       schema: linearSchema(),
@@ -114,19 +94,13 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
       rateLimit,
       faults,
       log,
-      logLimit: opts.logLimit ?? 100_000,
+      logLimit,
     }),
+    opts,
+    { faults, clock },
+    (round, at) => mutateWorkspace(data, scale, round, at),
   );
-  const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   base = `${origin}/_web/${data.urlKey}`;
-  let rounds = 0;
-  let closed: Promise<void> | null = null;
   return {
     url: `${origin}/graphql`,
     token: keys[0]!.key,
@@ -137,31 +111,14 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     data,
     scale,
     rateLimit,
-    setFaults: (f) => faults.set(f),
-    mutate: () => mutateWorkspace(data, scale, ++rounds, clock.now().getTime()),
-    close: () =>
-      (closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
+    ...controls,
   };
 }
 
 /** What an integration reading this emulator is made of (for `demo --provider linear` and tests). */
-export function linearIntegrationFor(emu: LinearEmulator): {
-  provider: 'linear';
-  sources: string[];
-  datasets: string[];
-  config: { apiUrl: string };
-  credential: string;
-} {
-  return {
-    provider: 'linear',
-    sources: emu.data.teams.map((t) => t.key),
-    datasets: [...LINEAR_EMULATED_DATASETS],
-    config: { apiUrl: emu.url },
-    credential: emu.token,
-  };
+export function linearIntegrationFor(emu: LinearEmulator): EmulatedIntegration<'linear', { apiUrl: string }> {
+  const teams = emu.data.teams.map((t) => t.key);
+  return emulatedIntegration('linear', { apiUrl: emu.url }, emu.token, teams, LINEAR_EMULATED_DATASETS);
 }
 
 /** Every dataset the emulator serves data for (all of the provider's). */
@@ -193,8 +150,7 @@ function statsOf(log: readonly LinearRequestLogEntry[]): LinearEmulatorStats {
   let limited = 0;
   let complexity = 0;
   for (const e of log) {
-    const op = e.operation ?? '(none)';
-    byOperation[op] = (byOperation[op] ?? 0) + 1;
+    tally(byOperation, e.operation ?? '(none)');
     if (e.errorCode === 'RATELIMITED') limited++;
     if (e.status === 200) complexity += e.complexity ?? 0;
   }

@@ -4,7 +4,7 @@
  * budget (RATELIMITED), injected faults, then execution. Every answer carries the budget headers
  * and lands in the request log (the key's id, never the key).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   execute,
   Kind,
@@ -17,9 +17,12 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Clock } from '../../clock.js';
+import type { FaultDeck } from '../core/faultDeck.js';
+import { appendLog, readBody, requestHandler, sendAnswer } from '../core/http.js';
+import { faultAnswer, gqlError, rateLimited, unauthenticated, type Answer } from './answers.js';
 import { queryComplexity } from './complexity.js';
-import type { LinearFaults } from './faults.js';
-import type { LinearFaultKind, LinearFaultSpec, LinearRateLimit } from './options.js';
+import type { LinearFaultKind, LinearFaultSpec } from './faults.js';
+import type { LinearRateLimit } from './options.js';
 import { rateHeaders, type FixedWindow, type WindowState } from './ratelimit.js';
 
 export interface EmulatorKey {
@@ -58,40 +61,20 @@ export interface ServerParts {
   requests: FixedWindow;
   complexity: FixedWindow;
   rateLimit: Required<LinearRateLimit>;
-  faults: LinearFaults;
+  faults: FaultDeck<LinearFaultSpec>;
   log: LinearRequestLogEntry[];
   logLimit: number;
 }
 
-interface Answer {
-  status: number;
-  body: unknown;
-  code: string | null;
-}
-
 const MAX_BODY = 1_000_000;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
-function gqlError(status: number, code: string, type: string, message: string): Answer {
-  return {
-    status,
-    code,
-    body: {
-      data: null,
-      errors: [{ message, extensions: { code, type, userError: true, userPresentableMessage: message } }],
-    },
-  };
-}
-
-export function createHandler(parts: ServerParts): (req: IncomingMessage, res: ServerResponse) => void {
-  let seq = 0;
-  return (req, res) => {
-    const n = ++seq;
-    handle(parts, n, req, res).catch((err: unknown) => {
-      if (!res.headersSent)
-        res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"internal"}]}');
-      res.destroy(err instanceof Error ? err : undefined);
-    });
-  };
+export function createHandler(parts: ServerParts): RequestListener {
+  return requestHandler(
+    (seq, req, res) => handle(parts, seq, req, res),
+    (_seq, req, res) =>
+      sendAnswer(req, res, { status: 500, body: { errors: [{ message: 'internal' }] } }, {}, 'application/json'),
+  );
 }
 
 function keyOf(parts: ServerParts, header: string | undefined): EmulatorKey | null {
@@ -101,17 +84,6 @@ function keyOf(parts: ServerParts, header: string | undefined): EmulatorKey | nu
   const key = parts.keys.find((k) => k.key === given);
   if (!key) return null;
   return (key.kind === 'oauth') === Boolean(bearer) ? key : null;
-}
-
-async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 interface Request {
@@ -156,41 +128,19 @@ function parseRequest(parts: ServerParts, text: string | null): Request | Answer
 async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const startedAt = performance.now();
   const key = keyOf(parts, req.headers.authorization);
-  const text = req.method === 'POST' ? await readBody(req) : null;
+  const text = req.method === 'POST' ? await readBody(req, MAX_BODY) : null;
   let operation: string | null = null;
   let after: string | null = null;
   let complexity: number | null = null;
   let fault: LinearFaultKind | null = null;
   const finish = (a: Answer, headers: Record<string, string>) => {
-    const body = JSON.stringify(a.body);
-    res.writeHead(a.status, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      ...headers,
-    });
-    res.end(body);
+    sendAnswer(req, res, { status: a.status, body: a.body, headers }, {}, JSON_TYPE);
     const requests = key ? parts.requests.peek(key.id) : null;
-    record(parts, {
-      seq,
-      at: parts.clock.now().toISOString(),
-      operation,
-      after,
-      keyId: key?.id ?? null,
-      status: a.status,
-      errorCode: a.code,
-      fault,
-      complexity,
-      requests,
-      startedAt,
-      endedAt: performance.now(),
-    });
+    const entry = { seq, at: parts.clock.now().toISOString(), operation, after, keyId: key?.id ?? null };
+    const outcome = { status: a.status, errorCode: a.code, fault, complexity, requests };
+    appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
   };
-  if (!key) {
-    return finish(
-      gqlError(401, 'AUTHENTICATION_ERROR', 'authentication error', 'Authentication required, not authenticated'),
-      {},
-    );
-  }
+  if (!key) return finish(unauthenticated(), {});
   const parsed = parseRequest(parts, text);
   const headersNow = (cost: number | null) =>
     rateHeaders(parts.requests.peek(key.id), parts.complexity.peek(key.id), cost);
@@ -229,10 +179,9 @@ async function gatekeep(
   if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
     return { answer: rateLimited(parts.rateLimit.status), fault: null };
   }
-  const drawn = parts.faults.draw(operation);
-  if (drawn.delayMs > 0) await new Promise((r) => setTimeout(r, drawn.delayMs));
-  const fault = drawn.answer?.kind ?? (drawn.delayMs > 0 ? 'slow' : null);
-  return { answer: drawn.answer ? faultAnswer(parts, key, drawn.answer) : null, fault };
+  const { fault, injected } = await parts.faults.meet(operation);
+  const drain = (resetSeconds?: number) => parts.requests.drain(key.id, resetSeconds);
+  return { answer: fault ? faultAnswer(fault, drain) : null, fault: injected };
 }
 
 async function run(parts: ServerParts, req: Request): Promise<Answer> {
@@ -249,37 +198,4 @@ async function run(parts: ServerParts, req: Request): Promise<Answer> {
     body: result,
     code: typeof code === 'string' ? code : null,
   };
-}
-
-function rateLimited(status: number): Answer {
-  return gqlError(status, 'RATELIMITED', 'ratelimited', 'Rate limit exceeded. Please retry after the reset.');
-}
-
-function faultAnswer(parts: ServerParts, key: EmulatorKey, f: LinearFaultSpec): Answer {
-  switch (f.kind) {
-    case 'too-many-requests':
-      parts.requests.drain(key.id, f.resetSeconds);
-      return rateLimited(429);
-    case 'ratelimited':
-      parts.requests.drain(key.id, f.resetSeconds);
-      return rateLimited(f.status ?? 400);
-    case 'complexity':
-      return gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', 'Query too complex');
-    case 'unauthenticated':
-      return gqlError(
-        401,
-        'AUTHENTICATION_ERROR',
-        'authentication error',
-        'Authentication required, not authenticated',
-      );
-    case 'server-error':
-      return { status: f.status ?? 502, code: 'INTERNAL_SERVER_ERROR', body: { errors: [{ message: 'Bad gateway' }] } };
-    case 'slow':
-      throw new Error('slow does not answer by itself');
-  }
-}
-
-function record(parts: ServerParts, entry: LinearRequestLogEntry): void {
-  parts.log.push(entry);
-  if (parts.log.length > parts.logLimit * 1.1) parts.log.splice(0, parts.log.length - parts.logLimit);
 }

@@ -10,7 +10,7 @@
  *
  * A source is a repository, `owner/repo`.
  */
-import { NonRetryableError, ValidationError } from '../../errors.js';
+import { budgetShare, checkUrl, parseSettings, sourceKeys } from '../kit/config.js';
 
 export interface GithubConfig {
   baseUrl: string;
@@ -18,46 +18,15 @@ export interface GithubConfig {
 }
 
 export const GITHUB_DEFAULT_BASE_URL = 'https://api.github.com';
-const MAX_URL = 2048;
-const KEYS = new Set(['baseUrl', 'budgetShare']);
-
 /** Reads `config`, throwing `ValidationError` naming `config.<key>` for the first problem. */
 export function parseGithubConfig(config: unknown): GithubConfig {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new ValidationError('config', 'must be an object');
-  }
-  const c = config as Record<string, unknown>;
-  for (const key of Object.keys(c)) {
-    if (!KEYS.has(key))
-      throw new ValidationError(`config.${key}`, 'is not a GitHub setting (known: baseUrl, budgetShare)');
-  }
-  return { baseUrl: baseUrl(c.baseUrl), budgetShare: share(c.budgetShare) };
+  return parseSettings<GithubConfig>(config, 'GitHub', { baseUrl, budgetShare });
 }
 
+/** GitHub Enterprise Server may be served over plain http, and its API lives under a path. */
 function baseUrl(raw: unknown): string {
   if (raw === undefined) return GITHUB_DEFAULT_BASE_URL;
-  const field = 'config.baseUrl';
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_URL) {
-    throw new ValidationError(field, `must be a URL of 1–${MAX_URL} characters`);
-  }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch (cause) {
-    throw new ValidationError(field, 'is not a URL', { cause });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ValidationError(field, 'must use http or https');
-  if (url.username || url.password) throw new ValidationError(field, 'must not carry credentials');
-  if (url.search || url.hash) throw new ValidationError(field, 'must not have a query or fragment');
-  return raw.replace(/\/+$/, '');
-}
-
-function share(raw: unknown): number {
-  if (raw === undefined) return 1;
-  if (typeof raw !== 'number' || !Number.isFinite(raw) || raw <= 0 || raw > 1) {
-    throw new ValidationError('config.budgetShare', 'must be a number greater than 0 and at most 1');
-  }
-  return raw;
+  return checkUrl(raw, 'config.baseUrl', { http: 'any', path: true }).text.replace(/\/+$/, '');
 }
 
 export interface RepoRef {
@@ -71,7 +40,7 @@ const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
 const REPO = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** Whether `source` names a repository (`owner/repo`); the reason when it does not. */
-export function sourceProblem(source: string): string | null {
+function sourceProblem(source: string): string | null {
   const parts = source.split('/');
   if (parts.length !== 2) return 'must be owner/repo';
   const [owner, repo] = parts as [string, string];
@@ -80,21 +49,17 @@ export function sourceProblem(source: string): string | null {
   return null;
 }
 
+const REPOS = sourceKeys<RepoRef>({
+  what: 'a repository (owner/repo)',
+  problem: sourceProblem,
+  parse: (source) => {
+    const [owner, repo] = source.split('/') as [string, string];
+    return { owner, repo, full: source };
+  },
+});
+
 /** Throws `ValidationError` naming `field` unless `source` is `owner/repo`. */
-export function validateSource(source: string, field = 'source'): void {
-  const problem = sourceProblem(source);
-  if (problem) throw new ValidationError(field, `${problem}, got ${JSON.stringify(source)}`);
-}
+export const validateSource = REPOS.validate;
 
 /** A unit's source as a repository; one that is not `owner/repo` cannot be found. */
-export function repoOf(source: string | null, subject: string): RepoRef {
-  const problem = source === null ? 'no source' : sourceProblem(source);
-  if (problem !== null || source === null) {
-    throw new NonRetryableError(
-      `${subject}: source ${JSON.stringify(source)} is not a repository (${problem ?? 'no source'})`,
-      'not_found',
-    );
-  }
-  const [owner, repo] = source.split('/') as [string, string];
-  return { owner, repo, full: source };
-}
+export const repoOf = REPOS.of;

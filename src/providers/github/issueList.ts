@@ -33,8 +33,7 @@ export function readFromIssueList(dataset: string): boolean {
  * then moving only to the latest `updated_at` read.
  */
 export function readIssueList(job: Job): Promise<UnitResult> {
-  const datasets = job.ctx.unit.datasets.length > 0 ? job.ctx.unit.datasets : [job.ctx.unit.datasetKey];
-  const outputs = datasets.map((d) => {
+  const outputs = job.datasets.map((d) => {
     const part = Object.hasOwn(PARTS, d) ? PARTS[d] : undefined;
     if (!part) {
       const msg = `github: dataset ${d} is not read from the issues list (unit of ${job.ctx.unit.datasetKey})`;

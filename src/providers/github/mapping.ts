@@ -1,15 +1,11 @@
 /** GitHub REST objects mapped onto the normalized surfaces (one row per object). */
-import { normalizeStatus } from '../../sinks/normalized/index.js';
+import { githubStatus } from './status.js';
+import { at, baseRow as base, type RowScope as UnitRowScope } from '../kit/rows.js';
 
-/** What every row of a unit carries. */
-export interface RowScope {
-  orgId: string;
-  integrationId: string;
-  provider: string;
+/** What every row of a unit carries: the unit's scope and its repository. */
+export interface RowScope extends UnitRowScope {
   /** `owner/repo` */
   container: string;
-  /** The unit's clock time. */
-  syncedAt: Date;
 }
 
 type Row = Record<string, unknown>;
@@ -109,21 +105,6 @@ export function itemKey(container: string, number: number | string): string {
   return `${container}#${number}`;
 }
 
-function base(s: RowScope, externalId: string, raw: unknown): Row {
-  return {
-    org_id: s.orgId,
-    integration_id: s.integrationId,
-    provider: s.provider,
-    external_id: externalId,
-    last_synced_at: s.syncedAt,
-    raw,
-  };
-}
-
-function at(v: string | null | undefined): Date | null {
-  return v ? new Date(v) : null;
-}
-
 function labelNames(labels: GhIssue['labels']): string[] {
   return labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter((n) => n !== '');
 }
@@ -155,11 +136,11 @@ export function memberRow(s: RowScope, u: GhUser, role: string): Row {
 
 /**
  * An issue as a work item. It carries no `started_at`: the normalized sink derives it from the
- * issue's stored `labeled` events (src/sinks/normalized/starts.ts), which another unit reads.
+ * issue's stored `labeled` events (GitHub's surface hooks, ./starts.ts), which another unit reads.
  */
 export function workItemRow(s: RowScope, i: GhIssue): Row {
   const labels = labelNames(i.labels);
-  const status = normalizeStatus({ provider: 'github', state: i.state, stateReason: i.state_reason ?? null, labels });
+  const status = githubStatus({ state: i.state, stateReason: i.state_reason ?? null, labels });
   return {
     ...base(s, itemKey(s.container, i.number), i),
     number: String(i.number),

@@ -8,26 +8,25 @@
  * moves only to the latest `updated_at` read. Lists without `since`, newest first
  * (`descendingWindow`), stop after the first page that reaches back past the window's start.
  */
-import type { UnitContext, UnitResult } from '../../sdk/types.js';
+import type { UnitResult } from '../../sdk/types.js';
+import { mapLimited } from '../kit/concurrency.js';
+import type { Row } from '../kit/rows.js';
+import type { UnitBase } from '../kit/runner.js';
+import { PageWriter } from '../kit/write.js';
 import type { GithubOctokit } from './client.js';
 import type { RepoRef } from './config.js';
 import type { RowScope } from './mapping.js';
 
-export interface Job {
-  ctx: UnitContext;
+/** One repository's part of a unit (`maxPages`: pages an incremental unit reads from an ascending list). */
+export interface Job extends UnitBase {
   gh: GithubOctokit;
   repo: RepoRef;
   scope: RowScope;
-  since: Date | null;
-  before: Date | null;
-  backfill: boolean;
-  /** Pages an incremental unit reads from an ascending list before it stops (and moves its watermark). */
-  maxPages: number;
   /** Detail requests (a PR's or commit's figures) in flight at once. */
   detailConcurrency: number;
 }
 
-export type Row = Record<string, unknown>;
+export type { Row };
 export const PER_PAGE = 100;
 
 export function afterSince(job: Job, t: Date): boolean {
@@ -150,47 +149,17 @@ export async function writePages<T>(
   watermark?: () => Date | null | undefined,
 ): Promise<UnitResult> {
   const list = Array.isArray(outputs) ? (outputs as readonly Output<T>[]) : [outputs as Output<T>];
-  let items = 0;
-  const touched = new Set<string>();
+  const writer = new PageWriter(job.ctx);
   for await (const page of pages) {
-    for (const out of list) {
-      const rows = await out.rows(page);
-      if (rows.length === 0) continue;
-      await job.ctx.sink.write(job.ctx.lease, out.surface, rows);
-      items += rows.length;
-      touched.add(out.surface);
-    }
+    for (const out of list) await writer.write(out.surface, await out.rows(page));
   }
-  const result: UnitResult = { items, touchedSurfaces: [...touched] };
+  const result = writer.result();
   const moved = watermark?.();
   if (moved !== undefined) result.watermark = moved;
   return result;
 }
 
-/**
- * Each object's detail (`fetch`), in order, with up to `detailConcurrency` requests in flight at
- * all times (a slow answer holds up only its own slot). After a failure no further request starts;
- * the first failure is thrown once the requests in flight have ended.
- */
-export async function details<T, R>(job: Job, items: readonly T[], fetch: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  let firstError: unknown;
-  const slot = async () => {
-    while (next < items.length && !failed) {
-      const i = next++;
-      try {
-        out[i] = await fetch(items[i]!);
-      } catch (err) {
-        if (!failed) firstError = err;
-        failed = true;
-        return;
-      }
-    }
-  };
-  const slots = Array.from({ length: Math.min(items.length, Math.max(1, job.detailConcurrency)) }, slot);
-  await Promise.all(slots);
-  if (failed) throw firstError;
-  return out;
+/** Each object's detail (`fetch`), in order, with up to `detailConcurrency` requests in flight. */
+export function details<T, R>(job: Job, items: readonly T[], fetch: (t: T) => Promise<R>): Promise<R[]> {
+  return mapLimited(items, job.detailConcurrency, fetch, job.ctx.signal);
 }

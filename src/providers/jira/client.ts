@@ -1,7 +1,7 @@
 /**
- * The Jira Cloud REST client of one unit (plain `fetch`): every request gated by the credential's
- * shared budget, its rate-limit headers recorded, and every failure classified by the shared HTTP
- * layer (../http/errors.ts).
+ * The Jira Cloud REST client of one unit (plain `fetch`): every request runs through the kit's call
+ * loop (../kit/call.ts), gated by the credential's shared budget; what is Jira's own is here: URLs,
+ * the Authorization header, how an answer signals a limit, its budget headers and its error body.
  *
  * Jira Cloud's rate-limit rules (developer.atlassian.com/cloud/jira/platform/rate-limiting): a 429
  * carries `Retry-After` (seconds) and/or `X-RateLimit-Reset` (ISO-8601, e.g. `2026-03-02T12:31Z`);
@@ -12,31 +12,20 @@
  * failures are retried in place, then end as `provider_error`. Errors name the integration and the
  * request (method and path), never the credential.
  */
-import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
-import { NonRetryableError } from '../../errors.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
-import { classifyFailure, failureError, type CallSubject, type LimitSignal } from '../kit/errors.js';
-import { withRetries, type RetryOptions } from '../kit/retry.js';
-import { abortReason } from '../kit/sleep.js';
+import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
+import { providerError, type LimitSignal } from '../kit/errors.js';
+import { numberHeader, timeHeader, type HeaderSource } from '../kit/headers.js';
 
 /** A limit response without a lift time lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;
 
-export interface JiraClientOptions {
+export interface JiraClientOptions extends ClientOptions {
   siteUrl: string;
   /** The Authorization header value (config.ts `authorizationFor`); sent and never shown. */
   authorization: string;
-  /** Named in every error, e.g. `jira integration "acme"`. */
-  subject: string;
-  clock: Clock;
-  signal: AbortSignal;
-  logger: Logger;
   budget: RateBudget | null;
-  retry?: RetryOptions;
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 export type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
@@ -46,21 +35,8 @@ export interface JiraClient {
   post<T>(path: string, body: unknown): Promise<T>;
 }
 
-function numberHeader(h: Headers, name: string): number | null {
-  const raw = h.get(name);
-  if (raw === null || raw.trim() === '') return null;
-  const n = Number(raw);
-  return Number.isFinite(n) ? n : null;
-}
-
-function timeHeader(h: Headers, name: string): Date | null {
-  const raw = h.get(name);
-  const ms = raw === null ? Number.NaN : Date.parse(raw.trim());
-  return Number.isFinite(ms) ? new Date(ms) : null;
-}
-
 /** The rate limit a failed Jira response signals, if any (see the module comment). */
-export function jiraLimitSignal(status: number, headers: Headers, now: Date): LimitSignal | null {
+export function jiraLimitSignal(status: number, headers: HeaderSource, now: Date): LimitSignal | null {
   if (status !== 429 && status !== 403) return null;
   const retryAfter = numberHeader(headers, 'retry-after');
   const reset = timeHeader(headers, 'x-ratelimit-reset');
@@ -75,7 +51,7 @@ export function jiraLimitSignal(status: number, headers: Headers, now: Date): Li
 }
 
 /** The budget figures a response's headers give (null when it carries none and no limit). */
-export function jiraObservation(headers: Headers, now: Date, limitedUntil: Date | null): BudgetObservation | null {
+export function jiraObservation(headers: HeaderSource, now: Date, limitedUntil: Date | null): BudgetObservation | null {
   const remaining = numberHeader(headers, 'x-ratelimit-remaining');
   if (remaining === null && limitedUntil === null) return null;
   return {
@@ -87,9 +63,6 @@ export function jiraObservation(headers: Headers, now: Date, limitedUntil: Date 
   };
 }
 
-/** A failure worth retrying in place (5xx, network). */
-class TransientFailure extends Error {}
-
 /** The JSON request's URL: `path` under the site, with `query` (arrays repeat the key). */
 export function urlOf(siteUrl: string, path: string, query: Query = {}): string {
   const url = new URL(path, `${siteUrl}/`);
@@ -100,68 +73,57 @@ export function urlOf(siteUrl: string, path: string, query: Query = {}): string 
   return url.toString();
 }
 
+/** A client whose every request is gated, recorded, classified and (when transient) retried. */
 export function createJiraClient(o: JiraClientOptions): JiraClient {
-  const call = <T>(method: string, path: string, query: Query | undefined, body: unknown): Promise<T> => {
-    const subject: CallSubject = { integration: o.subject, what: `${method} ${path}` };
-    const url = urlOf(o.siteUrl, path, query);
-    return withRetries(
-      () => once<T>(o, subject, method, url, body),
-      (e) => e instanceof TransientFailure,
-      (e) => failureError({ kind: 'transient' }, subject, o.clock.now(), (e as Error).cause),
-      { ...o.retry, signal: o.signal },
+  const call = createCaller<Response, unknown>(o, o.budget ? [o.budget] : [], {
+    judge: judgeJira,
+    observations: (headers, now, limit) => [jiraObservation(headers, now, limit?.liftsAt ?? null)],
+  });
+  const request = (method: string, path: string, query: Query | undefined, body: unknown): Promise<unknown> =>
+    call(
+      `${method} ${path}`,
+      sendFetch(o, urlOf(o.siteUrl, path, query), {
+        method,
+        headers: {
+          authorization: o.authorization,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
     );
-  };
   return {
-    get: (path, query) => call('GET', path, query, undefined),
-    post: (path, body) => call('POST', path, undefined, body),
+    get: <T>(path: string, query?: Query) => request('GET', path, query, undefined) as Promise<T>,
+    post: <T>(path: string, body: unknown) => request('POST', path, undefined, body) as Promise<T>,
   };
 }
 
-async function once<T>(o: JiraClientOptions, subject: CallSubject, method: string, url: string, body: unknown) {
-  await o.budget?.gate();
-  let res: Response;
-  try {
-    res = await (o.fetch ?? globalThis.fetch)(url, {
-      method,
-      headers: {
-        authorization: o.authorization,
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: o.signal,
-    });
-  } catch (err) {
-    o.budget?.done();
-    if (o.signal.aborted) throw abortReason(o.signal);
-    throw new TransientFailure(subject.what, { cause: err });
-  }
-  o.budget?.done();
-  const text = await readText(o, res, subject);
-  if (res.ok) {
-    const seen = jiraObservation(res.headers, o.clock.now(), null);
-    if (seen) await o.budget?.observe(seen);
-    return parseJson<T>(text, subject);
-  }
-  throw await failed(o, res, text, subject);
+/** A 2xx answer's JSON; any other answer as Jira's error (see the module comment). */
+function judgeJira(a: Answer<Response>, now: Date): Verdict<unknown> {
+  const text = bodyText(a);
+  if (a.raw.ok) return parseJson(a.status, text);
+  const cause = new JiraHttpError(a.status, jiraMessages(text));
+  return {
+    ok: false,
+    status: a.status,
+    limit: jiraLimitSignal(a.status, a.headers, now),
+    cause,
+    refused: (s) => providerError(s, `: Jira refused the request (${cause.message})`, cause),
+  };
 }
 
-async function readText(o: JiraClientOptions, res: Response, subject: CallSubject): Promise<string> {
+/** A success answer's JSON; one that is not JSON is refused (a 2xx is classified as no other failure). */
+function parseJson(status: number, text: string): Verdict<unknown> {
   try {
-    return await res.text();
-  } catch (err) {
-    if (o.signal.aborted) throw abortReason(o.signal);
-    throw new TransientFailure(subject.what, { cause: err });
-  }
-}
-
-function parseJson<T>(text: string, subject: CallSubject): T {
-  try {
-    return JSON.parse(text) as T;
+    return { ok: true, value: JSON.parse(text) as unknown };
   } catch (cause) {
-    throw new NonRetryableError(`${subject.integration}: ${subject.what}: the answer is not JSON`, 'provider_error', {
+    return {
+      ok: false,
+      status,
+      limit: null,
       cause,
-    });
+      refused: (s) => providerError(s, ': the answer is not JSON', cause),
+    };
   }
 }
 
@@ -187,20 +149,4 @@ function jiraMessages(text: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** What a failed response ends with: a classified error (a 5xx as a transient failure, retried). */
-async function failed(o: JiraClientOptions, res: Response, text: string, subject: CallSubject): Promise<Error> {
-  const now = o.clock.now();
-  const limit = jiraLimitSignal(res.status, res.headers, now);
-  const seen = jiraObservation(res.headers, now, limit?.liftsAt ?? null);
-  if (seen) await o.budget?.observe(seen);
-  const cause = new JiraHttpError(res.status, jiraMessages(text));
-  const c = classifyFailure({ status: res.status, limit });
-  if (c.kind === 'transient') return new TransientFailure(subject.what, { cause });
-  if (c.kind === 'other') {
-    const msg = `${subject.integration}: ${subject.what}: Jira refused the request (${cause.message})`;
-    return new NonRetryableError(msg, 'provider_error', { cause });
-  }
-  return failureError(c, subject, now, cause);
 }

@@ -7,25 +7,23 @@
  * member's the account id (also what `assignees` and event actors hold), a project's the project
  * id, a sprint's the sprint id.
  *
- * Status: `normalizeStatus` over the status category key and the resolution. `started_at` is the
+ * Status: `jiraStatus` over the status category key and the resolution. `started_at` is the
  * first changelog transition into a status of the `indeterminate` category; `completed_at` the last
  * transition into a `done` category status while the item is done (its resolution date when the
  * changelog shows none), null otherwise.
  */
 import { ValidationError } from '../../errors.js';
-import { normalizeStatus } from '../../sinks/normalized/status.js';
-import type { WorkItemStatus } from '../../sinks/normalized/surfaces.js';
+import type { WorkItemStatus } from '../../sdk/normalized.js';
+import { jiraStatus } from './status.js';
 import { adfToText } from './adf.js';
 import { jiraDate, parseJiraTime } from './timeZone.js';
+import { baseRow as base, type RowScope as UnitRowScope } from '../kit/rows.js';
 
 type Row = Record<string, unknown>;
 
-export interface RowScope {
-  orgId: string;
-  integrationId: string;
-  provider: string;
+/** What every row of a unit carries: the unit's scope and the Jira site. */
+export interface RowScope extends UnitRowScope {
   siteUrl: string;
-  syncedAt: Date;
 }
 
 export interface JiraUser {
@@ -141,17 +139,6 @@ export interface JiraSprint {
 /** Status id → status category key (`new`, `indeterminate`, `done`). */
 export type StatusCategories = ReadonlyMap<string, string>;
 
-function base(s: RowScope, externalId: string, raw: unknown): Row {
-  return {
-    org_id: s.orgId,
-    integration_id: s.integrationId,
-    provider: s.provider,
-    external_id: externalId,
-    last_synced_at: s.syncedAt,
-    raw,
-  };
-}
-
 export function projectRow(s: RowScope, p: JiraProject): Row {
   return {
     ...base(s, p.id, p),
@@ -210,7 +197,7 @@ function normalized(f: JiraIssueFields): WorkItemStatus | null {
   const category = f.status?.statusCategory?.key;
   if (category === undefined) return null;
   try {
-    return normalizeStatus({ provider: 'jira', category, resolution: f.resolution?.name ?? null });
+    return jiraStatus({ category, resolution: f.resolution?.name ?? null });
   } catch (err) {
     if (err instanceof ValidationError) return null;
     throw err;

@@ -10,75 +10,35 @@
  * `work-item-labels` (labels arrive on the issues: nothing of its own to call), all fetched with
  * `work-items` in one unit per (project, window).
  */
-import { BudgetLedger } from '../kit/budget.js';
-import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
-import { createJiraClient } from './client.js';
-import { authorizationFor, parseJiraConfig, projectOf, validateSource } from './config.js';
+import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
+import type { BudgetLedger } from '../kit/budget.js';
+import { datasetTable, specsOf } from '../kit/datasets.js';
+import { rowScope } from '../kit/rows.js';
+import { httpProvider, runUnit, type ProviderUnits } from '../kit/runner.js';
+import type { HttpProviderOptions } from '../kit/unitScaffold.js';
+import { createJiraClient, type JiraClient } from './client.js';
+import { authorizationFor, parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
 import * as units from './units.js';
 import { workItemFamily } from './workItems.js';
-import {
-  combineResults,
-  credentialOf,
-  datasetOf,
-  recordBudgetsQuietly,
-  sourcesOf,
-  subjectOf,
-  unitBudget,
-  httpProvider,
-  type HttpProviderOptions,
-} from '../kit/unitScaffold.js';
 
 export const JIRA_PROVIDER = 'jira';
 
-const LONG_WINDOW_DAYS = 36_500;
-
-type Runner = (job: units.Job) => Promise<UnitResult>;
-
-interface DatasetDef {
-  spec: DatasetSpec;
-  /** null: the dataset's data arrives with another dataset's calls (nothing to call). */
-  run: Runner | null;
-}
-
-function work(key: string, surfaces: string[], run: Runner | null, fetchedWith?: string): DatasetDef {
-  const spec: DatasetSpec = {
-    key,
-    tier: 'work_item',
-    costClass: 'rest',
-    keepsWatermark: run !== null,
-    surfaces,
-    ...(fetchedWith ? { fetchedWith } : {}),
-  };
-  return { spec, run };
-}
-
-function reference(key: string, surfaces: string[], run: Runner | null, fetchedWith?: string): DatasetDef {
-  const spec: DatasetSpec = {
-    key,
-    tier: 'reference',
-    costClass: 'rest',
-    keepsWatermark: false,
-    windowDays: LONG_WINDOW_DAYS,
-    surfaces,
-    ...(fetchedWith ? { fetchedWith } : {}),
-  };
-  return { spec, run };
-}
+const { work, reference } = datasetTable<units.Job>('rest');
 
 const FAMILY_SURFACES = ['work_items', 'work_item_comments', 'work_item_events'];
 
-const DATASETS: readonly DatasetDef[] = [
+const DATASETS = [
   reference('projects', ['projects'], units.projects),
   reference('members', ['members'], units.members),
   reference('sprints', ['sprints'], units.sprints),
-  reference('boards', [], null, 'sprints'),
+  reference('boards', [], null, { fetchedWith: 'sprints' }),
   work('work-items', FAMILY_SURFACES, workItemFamily),
-  work('work-item-comments', ['work_item_comments'], workItemFamily, 'work-items'),
-  work('work-item-history', ['work_item_events'], workItemFamily, 'work-items'),
-  work('work-item-labels', [], null, 'work-items'),
+  work('work-item-comments', ['work_item_comments'], workItemFamily, { fetchedWith: 'work-items' }),
+  work('work-item-history', ['work_item_events'], workItemFamily, { fetchedWith: 'work-items' }),
+  work('work-item-labels', [], null, { fetchedWith: 'work-items' }),
 ];
 
-export const JIRA_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
+export const JIRA_DATASETS: readonly DatasetSpec[] = specsOf(DATASETS);
 
 export interface JiraProviderOptions extends HttpProviderOptions {
   /** Issues per search page. @default 100 */
@@ -87,75 +47,37 @@ export interface JiraProviderOptions extends HttpProviderOptions {
   detailConcurrency?: number;
 }
 
-export function createJiraProvider(opts: JiraProviderOptions = {}): Provider {
-  const validateConfig = (config: Record<string, unknown>) => void parseJiraConfig(config);
-  return httpProvider(
-    { name: JIRA_PROVIDER, datasets: JIRA_DATASETS, validateConfig, validateSource },
-    opts,
-    runJiraUnit,
-  );
-}
+const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, units.Job> = {
+  name: JIRA_PROVIDER,
+  datasets: DATASETS,
+  parseConfig: parseJiraConfig,
+  sources: { validate: validateSource, of: projectOf },
+  client: ({ config, credential, call, budget }) =>
+    createJiraClient({
+      ...call,
+      siteUrl: config.siteUrl,
+      authorization: authorizationFor(credential.reveal(), call.subject),
+      budget: budget(),
+    }),
+  // One job per project, each timed when it starts.
+  *jobs({ ctx, opts, config, client, base }, projects) {
+    for (const project of projects) {
+      yield {
+        ...base,
+        jira: client,
+        project,
+        config,
+        scope: { ...rowScope(ctx, JIRA_PROVIDER), siteUrl: config.siteUrl },
+        pageSize: opts.pageSize ?? 100,
+        detailConcurrency: opts.detailConcurrency ?? 4,
+      };
+    }
+  },
+};
+
+/** The Jira provider, for the engine's registry. */
+export const createJiraProvider = (opts: JiraProviderOptions = {}): Provider => httpProvider(JIRA, opts);
 
 /** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */
-export async function runJiraUnit(
-  ctx: UnitContext,
-  opts: JiraProviderOptions = {},
-  ledger?: BudgetLedger,
-): Promise<UnitResult> {
-  const subject = subjectOf(ctx, JIRA_PROVIDER);
-  const def = datasetOf(DATASETS, ctx, subject);
-  const config = parseJiraConfig(ctx.integration.config);
-  const projects = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => projectOf(key, subject));
-  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.spec.fetchedWith };
-  const credential = credentialOf(ctx, subject);
-  const budget = unitBudget(
-    ctx,
-    { budgetName: JIRA_PROVIDER, credentialId: credential.id, subject, share: config.budgetShare, ledger },
-    opts.budget,
-  );
-  const jira = createJiraClient({
-    siteUrl: config.siteUrl,
-    authorization: authorizationFor(credential.reveal(), subject),
-    subject,
-    clock: ctx.clock,
-    signal: ctx.signal,
-    logger: ctx.logger,
-    budget,
-    ...(opts.retry ? { retry: opts.retry } : {}),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-  });
-  const run = def.run;
-  const datasets = ctx.unit.datasets.includes(ctx.unit.datasetKey)
-    ? ctx.unit.datasets
-    : [ctx.unit.datasetKey, ...ctx.unit.datasets];
-  try {
-    const results: UnitResult[] = [];
-    for (const project of projects) results.push(await run(job(project)));
-    return combineResults(results);
-  } finally {
-    await recordBudgetsQuietly(ctx, [budget]);
-  }
-
-  function job(project: string): units.Job {
-    return {
-      ctx,
-      jira,
-      project,
-      config,
-      scope: {
-        orgId: ctx.unit.orgId,
-        integrationId: ctx.unit.integrationId,
-        provider: JIRA_PROVIDER,
-        siteUrl: config.siteUrl,
-        syncedAt: ctx.clock.now(),
-      },
-      since: ctx.unit.since,
-      before: ctx.unit.before,
-      backfill: ctx.unit.mode === 'backfill',
-      datasets,
-      maxPages: opts.maxPages ?? 200,
-      pageSize: opts.pageSize ?? 100,
-      detailConcurrency: opts.detailConcurrency ?? 4,
-    };
-  }
-}
+export const runJiraUnit = (ctx: UnitContext, opts: JiraProviderOptions = {}, ledger?: BudgetLedger) =>
+  runUnit(JIRA, ctx, opts, ledger);

@@ -2,7 +2,9 @@
  * The reference units (projects, members, sprints): each reads one project's lists and writes
  * each page through the fenced sink before asking for the next (a lost lease stops the unit).
  */
-import type { UnitContext, UnitResult } from '../../sdk/types.js';
+import type { UnitResult } from '../../sdk/types.js';
+import type { UnitBase } from '../kit/runner.js';
+import { PageWriter } from '../kit/write.js';
 import type { JiraClient } from './client.js';
 import type { JiraConfig } from './config.js';
 import {
@@ -15,26 +17,17 @@ import {
   type RowScope,
 } from './mapping.js';
 
-export interface Job {
-  ctx: UnitContext;
+/** One project's part of a unit (`maxPages`: search pages an incremental unit reads). */
+export interface Job extends UnitBase {
   jira: JiraClient;
   project: string;
   scope: RowScope;
   config: JiraConfig;
-  since: Date | null;
-  before: Date | null;
-  backfill: boolean;
-  /** The datasets this unit fetches (`UnitInfo.datasets`). */
-  datasets: readonly string[];
-  /** Search pages an incremental unit reads before it stops (and moves its watermark). */
-  maxPages: number;
   /** Issues per search page. */
   pageSize: number;
   /** Per-issue requests (long comment lists and changelogs) in flight at once. */
   detailConcurrency: number;
 }
-
-type Row = Record<string, unknown>;
 
 /** An Agile API page (`/rest/agile/1.0/…`): `values` with `startAt`, `maxResults` and `isLast`. */
 interface AgilePage<T> {
@@ -51,20 +44,12 @@ interface JiraBoard {
   type: string;
 }
 
-export async function write(job: Job, surface: string, rows: Row[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  await job.ctx.sink.write(job.ctx.lease, surface, rows);
-  return rows.length;
-}
-
-export function done(surface: string, items: number): UnitResult {
-  return { items, touchedSurfaces: items > 0 ? [surface] : [] };
-}
-
 /** The project itself (`GET /rest/api/3/project/{key}`: a missing one is `not_found`). */
 export async function projects(job: Job): Promise<UnitResult> {
   const p = await job.jira.get<JiraProject>(`/rest/api/3/project/${encodeURIComponent(job.project)}`);
-  return done('projects', await write(job, 'projects', [projectRow(job.scope, p)]));
+  const writer = new PageWriter(job.ctx);
+  await writer.write('projects', [projectRow(job.scope, p)]);
+  return writer.result();
 }
 
 const USERS_PAGE = 100;
@@ -74,21 +59,20 @@ const USERS_PAGE = 100;
  * for before the end (it drops users it hides), so the list ends with an empty page.
  */
 export async function members(job: Job): Promise<UnitResult> {
-  let items = 0;
+  const writer = new PageWriter(job.ctx);
   for (let startAt = 0; ; startAt += USERS_PAGE) {
     const users = await job.jira.get<JiraUser[]>('/rest/api/3/user/assignable/search', {
       project: job.project,
       startAt,
       maxResults: USERS_PAGE,
     });
-    items += await write(
-      job,
+    await writer.write(
       'members',
       users.map((u) => memberRow(job.scope, u, 'assignee')),
     );
     if (users.length === 0) break;
   }
-  return done('members', items);
+  return writer.result();
 }
 
 const AGILE_PAGE = 50;
@@ -106,17 +90,16 @@ async function* agilePages<T>(job: Job, path: string, query: Record<string, stri
 
 /** Sprints of the project's scrum boards (kanban boards have none). */
 export async function sprints(job: Job): Promise<UnitResult> {
-  let items = 0;
+  const writer = new PageWriter(job.ctx);
   for await (const boards of agilePages<JiraBoard>(job, '/rest/agile/1.0/board', { projectKeyOrId: job.project })) {
     for (const board of boards.filter((b) => b.type === 'scrum')) {
       for await (const page of agilePages<JiraSprint>(job, `/rest/agile/1.0/board/${board.id}/sprint`)) {
-        items += await write(
-          job,
+        await writer.write(
           'sprints',
           page.map((s) => sprintRow(job.scope, job.project, s)),
         );
       }
     }
   }
-  return done('sprints', items);
+  return writer.result();
 }

@@ -15,6 +15,8 @@
  */
 import { NonRetryableError, RateLimitError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
+import { mapLimited } from '../kit/concurrency.js';
+import { writeRows } from '../kit/write.js';
 import { inWindow, issuesJql } from './jql.js';
 import {
   commentRow,
@@ -29,7 +31,7 @@ import {
 } from './mapping.js';
 import { familyCheckpoint, freshProgress, progressFrom, wrote, writtenBefore, type FamilyProgress } from './resume.js';
 import { parseJiraTime, isTimeZone } from './timeZone.js';
-import { write, type Job } from './units.js';
+import type { Job } from './units.js';
 
 /** The work-item family's datasets and the surface each writes. */
 export const FAMILY: Readonly<Record<string, string>> = {
@@ -182,22 +184,23 @@ async function writePage(
   categories: StatusCategories,
   counts: Record<string, number>,
 ): Promise<void> {
-  const details = await mapLimited(issues, job.detailConcurrency, async (i) => ({
+  const withDetails = async (i: JiraIssue) => ({
     issue: i,
     histories: wants.items || wants.history ? await changelogOf(job, i) : [],
     comments: wants.comments ? await commentsOf(job, i) : [],
-  }));
+  });
+  const details = await mapLimited(issues, job.detailConcurrency, withDetails, job.ctx.signal);
   if (wants.items) {
     const rows = details.map((d) => workItemRow(job.scope, d.issue, d.histories, categories, job.config.sprintField));
-    counts.work_items! += await write(job, 'work_items', rows);
+    counts.work_items! += await writeRows(job.ctx, 'work_items', rows);
   }
   if (wants.comments) {
     const rows = details.flatMap((d) => d.comments.map((c) => commentRow(job.scope, d.issue.id, c)));
-    counts.work_item_comments! += await write(job, 'work_item_comments', rows);
+    counts.work_item_comments! += await writeRows(job.ctx, 'work_item_comments', rows);
   }
   if (wants.history) {
     const rows = details.flatMap((d) => eventRows(job.scope, d.issue.id, d.histories));
-    counts.work_item_events! += await write(job, 'work_item_events', rows);
+    counts.work_item_events! += await writeRows(job.ctx, 'work_item_events', rows);
   }
 }
 
@@ -246,11 +249,4 @@ async function detail<T>(job: Job, path: string, startAt: number): Promise<T | n
     if (err instanceof NonRetryableError && err.category === 'not_found') return null;
     throw err;
   }
-}
-
-/** Runs `fn` over `items`, at most `n` at a time, keeping their order. */
-async function mapLimited<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += n) out.push(...(await Promise.all(items.slice(i, i + n).map(fn))));
-  return out;
 }

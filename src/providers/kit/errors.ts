@@ -3,7 +3,7 @@
  * rate limited until a time → `RateLimitError`; 401, or 403 without rate-limit signals →
  * non-retryable `auth`; 404 → non-retryable `not_found`; 5xx and network errors → transient
  * (retried in place, then non-retryable `provider_error`). Each provider only says how its
- * responses signal a rate limit (see the GitHub client).
+ * responses signal a rate limit (the call loop's `judge`, see call.ts).
  */
 import { NonRetryableError, RateLimitError } from '../../errors.js';
 
@@ -58,8 +58,13 @@ export function failureError(c: FailureClass, subject: CallSubject, now: Date, c
     case 'not_found':
       return new NonRetryableError(`${at}: not found (or not visible to the credential)`, 'not_found', { cause });
     case 'transient':
-      return new NonRetryableError(`${at}: provider unavailable after retries`, 'provider_error', { cause });
+      return providerError(subject, ': provider unavailable after retries', cause);
     case 'other':
-      return new NonRetryableError(`${at}: the provider refused the request`, 'provider_error', { cause });
+      return providerError(subject, ': the provider refused the request', cause);
   }
+}
+
+/** A non-retryable `provider_error` naming the call, then `detail` (e.g. `: the answer is not JSON`). */
+export function providerError(subject: CallSubject, detail: string, cause: unknown): NonRetryableError {
+  return new NonRetryableError(`${subject.integration}: ${subject.what}${detail}`, 'provider_error', { cause });
 }

@@ -1,19 +1,12 @@
 /**
- * What every real provider's unit does around its API calls: find the unit's dataset, require a
- * credential, open the shared budget(s) of (org, provider, credential), list the sources a
- * reference-tier unit reads, combine per-source results, and record what the budgets saw however
- * the unit ends. Providers keep their own clients, pages and mapping.
+ * The steps of every unit on the kit, which the runner (runner.ts) puts together: find the unit's
+ * dataset, require a credential, open the shared budget(s) of (org, budget name, credential), list
+ * the sources a reference-tier unit reads, combine per-source results, and record what the budgets
+ * saw however the unit ends.
  */
 import { NonRetryableError } from '../../errors.js';
 import { listSources } from '../../store/integrations.js';
-import type {
-  DatasetSpec,
-  PostSyncHandler,
-  Provider,
-  UnitContext,
-  UnitCredential,
-  UnitResult,
-} from '../../sdk/types.js';
+import type { DatasetSpec, PostSyncHandler, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
 import { BudgetLedger, RateBudget } from './budget.js';
 import type { RetryOptions } from './retry.js';
 
@@ -25,11 +18,11 @@ export interface BudgetTuning {
   probePolls?: number;
 }
 
-/** The options every provider on this HTTP layer takes. */
+/** The options every provider on the kit takes. */
 export interface HttpProviderOptions {
   /** Post-sync handlers (the normalized store's `work-item-metrics`). */
   postSyncHandlers?: readonly PostSyncHandler[];
-  /** Pages an incremental unit reads before it stops. @default 200 */
+  /** Pages an incremental unit reads before it stops. @default DEFAULT_MAX_PAGES (200) */
   maxPages?: number;
   /** In-place retries of 5xx and network failures. */
   retry?: RetryOptions;
@@ -37,25 +30,6 @@ export interface HttpProviderOptions {
   budget?: BudgetTuning;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
-}
-
-/**
- * A provider on this HTTP layer (weekly backfill windows, 30 days of first incremental depth) whose
- * units share one in-process ledger of what they know of each credential's budget.
- */
-export function httpProvider<O extends HttpProviderOptions>(
-  p: Pick<Provider, 'name' | 'datasets' | 'validateConfig' | 'validateSource'>,
-  opts: O,
-  run: (ctx: UnitContext, opts: O, ledger: BudgetLedger) => Promise<UnitResult>,
-): Provider {
-  const ledger = new BudgetLedger();
-  return {
-    ...p,
-    windowDays: 7,
-    initialDepthDays: 30,
-    runUnit: (ctx) => run(ctx, opts, ledger),
-    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
-  };
 }
 
 /** `<provider> integration "<name>"`: how errors and logs name the integration (never the secret). */

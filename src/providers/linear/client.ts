@@ -1,7 +1,8 @@
 /**
- * The Linear GraphQL client of one unit: a plain `fetch` POST of our own queries (queries.ts),
- * every call gated by the credential's shared budgets, its rate-limit headers recorded, and every
- * failure classified by the shared HTTP layer (../http/errors.ts).
+ * The Linear GraphQL client of one unit: a plain `fetch` POST of our own queries (queries.ts) through
+ * the kit's call loop (../kit/call.ts), gated by the credential's two shared budgets; what is
+ * Linear's own is here: the Authorization header, how an answer signals a limit, its budget headers
+ * and its GraphQL errors.
  *
  * Credential: a personal API key (`lin_api_…`) is sent as `Authorization: <key>`; an OAuth access
  * token — one given as `Bearer <token>`, or starting `lin_oauth_` — is sent as
@@ -17,13 +18,11 @@
  * `auth`; 5xx and network failures are retried in place, then `provider_error`.
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../../clock.js';
-import { NonRetryableError } from '../../errors.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
-import { classifyFailure, failureError, type CallSubject, type LimitSignal } from '../kit/errors.js';
-import { withRetries, type RetryOptions } from '../kit/retry.js';
-import { abortReason } from '../kit/sleep.js';
+import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
+import { providerError, type CallSubject, type LimitSignal } from '../kit/errors.js';
+import { numberHeader, type HeaderSource } from '../kit/headers.js';
 
 /** A limit response without a usable reset header lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;
@@ -37,19 +36,11 @@ export interface LinearBudgets {
   complexity: RateBudget;
 }
 
-export interface LinearClientOptions {
+export interface LinearClientOptions extends ClientOptions {
   apiUrl: string;
   /** The credential's secret; it goes into the Authorization header and nowhere else. */
   credential: string;
-  /** Named in every error, e.g. `linear integration "acme"`. */
-  subject: string;
-  clock: Clock;
-  signal: AbortSignal;
-  logger: Logger;
   budgets: LinearBudgets | null;
-  retry?: RetryOptions;
-  /** @default globalThis.fetch */
-  fetch?: typeof fetch;
 }
 
 export interface LinearClient {
@@ -76,13 +67,6 @@ interface GraphqlBody {
   errors?: GraphqlError[];
 }
 
-function numberHeader(h: Headers, name: string): number | null {
-  const raw = h.get(name);
-  if (raw === null || raw.trim() === '') return null;
-  const n = Number(raw);
-  return Number.isFinite(n) ? n : null;
-}
-
 /** One budget's figures from a response's headers. */
 interface BudgetFigures {
   remaining: number | null;
@@ -90,7 +74,7 @@ interface BudgetFigures {
   resetMs: number | null;
 }
 
-function figures(h: Headers, kind: 'requests' | 'complexity'): BudgetFigures {
+function figures(h: HeaderSource, kind: 'requests' | 'complexity'): BudgetFigures {
   return {
     remaining: numberHeader(h, `x-ratelimit-${kind}-remaining`),
     limit: numberHeader(h, `x-ratelimit-${kind}-limit`),
@@ -103,7 +87,7 @@ function errorIs(e: GraphqlError, code: string, type: string): boolean {
 }
 
 /** The rate limit a response signals, if any: 429 or a RATELIMITED error (see the module comment). */
-export function linearLimitSignal(status: number, headers: Headers, errors: readonly GraphqlError[], now: Date) {
+export function linearLimitSignal(status: number, headers: HeaderSource, errors: readonly GraphqlError[], now: Date) {
   const limited = status === 429 || errors.some((e) => errorIs(e, 'RATELIMITED', 'ratelimited'));
   if (!limited) return null;
   const req = figures(headers, 'requests');
@@ -121,7 +105,7 @@ export function linearLimitSignal(status: number, headers: Headers, errors: read
 
 /** A budget's observation from a response (null when its headers are absent and it was no limit). */
 export function linearObservation(
-  headers: Headers,
+  headers: HeaderSource,
   kind: 'requests' | 'complexity',
   now: Date,
   limitedUntil: Date | null,
@@ -132,82 +116,26 @@ export function linearObservation(
   return { remaining: f.remaining, limit: f.limit, resetAt, limitedUntil, observedAt: now };
 }
 
-/** A failure worth retrying in place (5xx, network). */
-class TransientFailure extends Error {}
-
+/** A client whose every query is gated, recorded, classified and (when transient) retried. */
 export function createLinearClient(o: LinearClientOptions): LinearClient {
-  const fetchFn = o.fetch ?? globalThis.fetch;
   const auth = authorizationHeader(o.credential);
+  const call = createCaller<Response, unknown>(o, o.budgets ? [o.budgets.requests, o.budgets.complexity] : [], {
+    judge: (answer, now) => judgeLinear(o.logger, answer, now),
+    observations: (headers, now, limit) => [
+      linearObservation(headers, 'requests', now, limit?.liftsAt ?? null),
+      linearObservation(headers, 'complexity', now, null),
+    ],
+  });
   return {
     query<T>(name: string, text: string, variables: Record<string, unknown>): Promise<T> {
-      const subject: CallSubject = { integration: o.subject, what: `query ${name}` };
-      const body = JSON.stringify({ query: text, variables, operationName: name });
-      const once = () => callOnce<T>(o, fetchFn, auth, body, subject);
-      return withRetries(
-        once,
-        (e) => e instanceof TransientFailure,
-        (e) => failureError({ kind: 'transient' }, subject, o.clock.now(), (e as Error).cause),
-        { ...o.retry, signal: o.signal },
-      );
+      const send = sendFetch(o, o.apiUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: auth },
+        body: JSON.stringify({ query: text, variables, operationName: name }),
+      });
+      return call(`query ${name}`, send) as Promise<T>;
     },
   };
-}
-
-async function gate(budgets: LinearBudgets | null): Promise<void> {
-  if (!budgets) return;
-  await budgets.requests.gate();
-  try {
-    await budgets.complexity.gate();
-  } catch (err) {
-    budgets.requests.done();
-    throw err;
-  }
-}
-
-function done(budgets: LinearBudgets | null): void {
-  budgets?.requests.done();
-  budgets?.complexity.done();
-}
-
-async function callOnce<T>(
-  o: LinearClientOptions,
-  fetchFn: typeof fetch,
-  auth: string,
-  body: string,
-  subject: CallSubject,
-): Promise<T> {
-  await gate(o.budgets);
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetchFn(o.apiUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: auth },
-      body,
-      signal: o.signal,
-    });
-    text = await res.text();
-  } catch (err) {
-    if (o.signal.aborted) throw abortReason(o.signal);
-    throw new TransientFailure(subject.what, { cause: err });
-  } finally {
-    done(o.budgets);
-  }
-  const parsed = parseBody(text);
-  const errors = parsed?.errors ?? [];
-  const now = o.clock.now();
-  const limit = linearLimitSignal(res.status, res.headers, errors, now);
-  await observe(o, res.headers, now, limit);
-  if (!limit && res.ok && parsed && errors.length === 0 && parsed.data) return parsed.data as T;
-  throw failure(o, subject, res.status, errors, limit, now);
-}
-
-async function observe(o: LinearClientOptions, h: Headers, now: Date, limit: LimitSignal | null): Promise<void> {
-  if (!o.budgets) return;
-  const req = linearObservation(h, 'requests', now, limit?.liftsAt ?? null);
-  if (req) await o.budgets.requests.observe(req);
-  const cx = linearObservation(h, 'complexity', now, null);
-  if (cx) await o.budgets.complexity.observe(cx);
 }
 
 function parseBody(text: string): GraphqlBody | null {
@@ -219,37 +147,24 @@ function parseBody(text: string): GraphqlBody | null {
   }
 }
 
-/** The error a failed call ends with (TransientFailure: retried in place first). */
-function failure(
-  o: LinearClientOptions,
-  subject: CallSubject,
-  status: number,
-  errors: readonly GraphqlError[],
-  limit: LimitSignal | null,
-  now: Date,
-): Error {
-  const cause = new Error(`HTTP ${status}: ${errors.map((e) => e.message ?? '?').join('; ')}`.slice(0, 500));
-  if (limit) return failureError({ kind: 'rate_limit', limit }, subject, now, cause);
+/** An answer's `data`, or its failure: a limit, a query too complex, auth, or Linear's first error. */
+function judgeLinear(logger: Logger, a: Answer<Response>, now: Date): Verdict<unknown> {
+  const parsed = parseBody(bodyText(a));
+  const errors = parsed?.errors ?? [];
+  const limit = linearLimitSignal(a.status, a.headers, errors, now);
+  if (!limit && a.raw.ok && parsed && errors.length === 0 && parsed.data) return { ok: true, value: parsed.data };
+  const cause = new Error(`HTTP ${a.status}: ${errors.map((e) => e.message ?? '?').join('; ')}`.slice(0, 500));
   if (errors.some((e) => e.extensions?.code === COMPLEXITY_ERROR_CODE)) {
-    return new NonRetryableError(
-      `${subject.integration}: ${subject.what} is too complex for Linear (a bug in the query)`,
-      'provider_error',
-      { cause },
-    );
+    // Classified as a plain refusal (400) unless a limit wins: our query asks too much.
+    const refused = (s: CallSubject) => providerError(s, ' is too complex for Linear (a bug in the query)', cause);
+    return { ok: false, status: 400, limit, cause, refused };
   }
   const auth = errors.some(
     (e) => errorIs(e, 'AUTHENTICATION_ERROR', 'authentication error') || errorIs(e, 'FORBIDDEN', 'forbidden'),
   );
-  const c = classifyFailure({ status: auth ? 401 : status, limit: null });
-  if (c.kind === 'transient') return new TransientFailure(subject.what, { cause });
-  if (c.kind !== 'other') return failureError(c, subject, now, cause);
-  o.logger.warn({ status, errors: errors.length }, 'linear_query_failed');
-  const first = errors[0]?.message ?? `HTTP ${status}`;
-  return new NonRetryableError(
-    `${subject.integration}: ${subject.what} failed: ${first.slice(0, 200)}`,
-    'provider_error',
-    {
-      cause,
-    },
-  );
+  const refused = (s: CallSubject) => {
+    logger.warn({ status: a.status, errors: errors.length }, 'linear_query_failed');
+    return providerError(s, ` failed: ${(errors[0]?.message ?? `HTTP ${a.status}`).slice(0, 200)}`, cause);
+  };
+  return { ok: false, status: auth ? 401 : a.status, limit, cause, refused };
 }

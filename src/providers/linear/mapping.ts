@@ -2,16 +2,11 @@
  * Linear GraphQL objects mapped onto the normalized surfaces. A work item's external id is the
  * issue's id (stable when the issue moves between teams); `number` is its identifier (`ENG-12`).
  */
-import { normalizeStatus } from '../../sinks/normalized/index.js';
+import { linearStatus } from './status.js';
+import { at, baseRow as base, type RowScope } from '../kit/rows.js';
 
-/** What every row of a unit carries. */
-export interface RowScope {
-  orgId: string;
-  integrationId: string;
-  provider: string;
-  /** The unit's clock time. */
-  syncedAt: Date;
-}
+/** What every row of a unit carries: the unit's scope (Linear rows name no container). */
+export type { RowScope };
 
 type Row = Record<string, unknown>;
 
@@ -118,21 +113,6 @@ export interface LnCycle {
   team?: { id: string; key: string } | null;
 }
 
-function base(s: RowScope, externalId: string, raw: unknown): Row {
-  return {
-    org_id: s.orgId,
-    integration_id: s.integrationId,
-    provider: s.provider,
-    external_id: externalId,
-    last_synced_at: s.syncedAt,
-    raw,
-  };
-}
-
-function at(v: string | null | undefined): Date | null {
-  return v ? new Date(v) : null;
-}
-
 /** A user as the normalized tables name them: display name, else name, else id. */
 function login(u: LnUser | null | undefined): string | null {
   if (!u) return null;
@@ -157,7 +137,7 @@ export function firstStarted(i: LnIssue): Date | null {
 
 export function workItemRow(s: RowScope, i: LnIssue): Row {
   const stateType = i.state?.type ?? 'backlog';
-  const status = normalizeStatus({ provider: 'linear', stateType });
+  const status = linearStatus({ stateType });
   const completed = status === 'done' ? at(i.completedAt) : status === 'cancelled' ? at(i.canceledAt) : null;
   return {
     ...base(s, i.id, issueRaw(i)),

@@ -11,70 +11,42 @@
  * connection. Every surface is a normalized upsert table, so an expired lease on a backfill unit of
  * the family is retried (the `linearBackfillEligibility` policy).
  */
-import { BudgetLedger } from '../kit/budget.js';
-import type { DatasetSpec, Provider, UnitContext, UnitResult } from '../../sdk/types.js';
-import { createLinearClient, type LinearBudgets } from './client.js';
-import { parseLinearConfig, teamKeyOf, validateSource } from './config.js';
+import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
+import type { BudgetLedger } from '../kit/budget.js';
+import { datasetTable, specsOf } from '../kit/datasets.js';
+import { rowScope } from '../kit/rows.js';
+import { httpProvider, runUnit, type ProviderUnits } from '../kit/runner.js';
+import type { HttpProviderOptions } from '../kit/unitScaffold.js';
+import { createLinearClient, type LinearClient } from './client.js';
+import { parseLinearConfig, teamKeyOf, validateSource, type LinearConfig } from './config.js';
 import * as units from './units.js';
-import {
-  credentialOf,
-  datasetOf,
-  recordBudgetsQuietly,
-  sourcesOf,
-  subjectOf,
-  unitBudget,
-  httpProvider,
-  type HttpProviderOptions,
-} from '../kit/unitScaffold.js';
 
 export const LINEAR_PROVIDER = 'linear';
 /** The complexity budget's row in rate_budgets (the request budget's is `linear`). */
 export const LINEAR_COMPLEXITY_BUDGET = 'linear:complexity';
 
-const LONG_WINDOW_DAYS = 36_500;
 const ANCHOR = 'work-items';
 
-type Runner = (job: units.Job) => Promise<UnitResult>;
+const { work, reference } = datasetTable<units.Job>('graphql');
 
-interface DatasetDef {
-  spec: DatasetSpec;
-  /** null: the dataset's data arrives with another dataset's calls (nothing to call). */
-  run: Runner | null;
-  /** Reads every enabled team of the integration (reference datasets planned without a source). */
-  allTeams?: boolean;
-}
+/** A member of the work-item family: fetched with the anchor, in one query per page. */
+const member = (key: string, surfaces: string[]) =>
+  work(key, surfaces, units.workItemFamily, key === ANCHOR ? {} : { fetchedWith: ANCHOR });
 
-function work(key: string, surfaces: string[]): DatasetDef {
-  const spec: DatasetSpec = { key, tier: 'work_item', costClass: 'graphql', keepsWatermark: true, surfaces };
-  if (key !== ANCHOR) spec.fetchedWith = ANCHOR;
-  return { spec, run: units.workItemFamily };
-}
-
-function reference(key: string, surfaces: string[], run: Runner | null): DatasetDef {
-  const spec: DatasetSpec = {
-    key,
-    tier: 'reference',
-    costClass: 'graphql',
-    keepsWatermark: false,
-    windowDays: LONG_WINDOW_DAYS,
-    surfaces,
-  };
-  return { spec, run, allTeams: true };
-}
-
-const DATASETS: readonly DatasetDef[] = [
+const DATASETS = [
   reference('teams', ['teams'], units.teams),
   reference('members', ['members'], units.members),
   reference('projects', ['projects'], units.projects),
   reference('cycles', ['sprints'], units.cycles),
-  reference('workflow-states', [], null),
-  work('work-items', ['work_items']),
-  work('work-item-comments', ['work_item_comments']),
-  work('work-item-history', ['work_item_events']),
-  work('work-item-labels', ['work_items']),
+  // The states arrive on the issues: the work-items unit writes them.
+  reference('workflow-states', [], null, { coveredBy: ANCHOR }),
+  member('work-items', ['work_items']),
+  member('work-item-comments', ['work_item_comments']),
+  member('work-item-history', ['work_item_events']),
+  member('work-item-labels', ['work_items']),
 ];
 
-export const LINEAR_DATASETS: readonly DatasetSpec[] = DATASETS.map((d) => d.spec);
+export const LINEAR_DATASETS: readonly DatasetSpec[] = specsOf(DATASETS);
 
 /** Page sizes when the options give none (see LinearProviderOptions). */
 export const LINEAR_PAGE_DEFAULTS = { pageSize: 50, nestedPageSize: 10 } as const;
@@ -90,66 +62,38 @@ export interface LinearProviderOptions extends HttpProviderOptions {
   nestedPageSize?: number;
 }
 
-export function createLinearProvider(opts: LinearProviderOptions = {}): Provider {
-  const validateConfig = (config: Record<string, unknown>) => void parseLinearConfig(config);
-  return httpProvider(
-    { name: LINEAR_PROVIDER, datasets: LINEAR_DATASETS, validateConfig, validateSource },
-    opts,
-    runLinearUnit,
-  );
-}
+const LINEAR: ProviderUnits<LinearProviderOptions, LinearConfig, string, LinearClient, units.Job> = {
+  name: LINEAR_PROVIDER,
+  datasets: DATASETS,
+  parseConfig: parseLinearConfig,
+  sources: { validate: validateSource, of: teamKeyOf },
+  // Every call spends from two budgets: requests and query complexity points.
+  client: ({ config, credential, call, budget }) =>
+    createLinearClient({
+      ...call,
+      apiUrl: config.apiUrl,
+      credential: credential.reveal(),
+      budgets: { requests: budget(), complexity: budget(LINEAR_COMPLEXITY_BUDGET) },
+    }),
+  // One job for every team the unit reads: the queries filter by all of them at once.
+  jobs: ({ ctx, opts, client, base }, teams) =>
+    teams.length === 0
+      ? []
+      : [
+          {
+            ...base,
+            client,
+            teams: [...teams],
+            scope: rowScope(ctx, LINEAR_PROVIDER),
+            pageSize: opts.pageSize ?? LINEAR_PAGE_DEFAULTS.pageSize,
+            nestedPageSize: opts.nestedPageSize ?? LINEAR_PAGE_DEFAULTS.nestedPageSize,
+          },
+        ],
+};
+
+/** The Linear provider, for the engine's registry. */
+export const createLinearProvider = (opts: LinearProviderOptions = {}): Provider => httpProvider(LINEAR, opts);
 
 /** Runs one unit: the budgets gate every call, and what they saw is recorded however the unit ends. */
-export async function runLinearUnit(
-  ctx: UnitContext,
-  opts: LinearProviderOptions = {},
-  ledger?: BudgetLedger,
-): Promise<UnitResult> {
-  const subject = subjectOf(ctx, LINEAR_PROVIDER);
-  const def = datasetOf(DATASETS, ctx, subject);
-  const config = parseLinearConfig(ctx.integration.config);
-  const teams = await sourcesOf(ctx, def.allTeams === true, (key) => teamKeyOf(key, subject));
-  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: ANCHOR };
-  const credential = credentialOf(ctx, subject);
-  const budget = (budgetName: string) =>
-    unitBudget(
-      ctx,
-      { budgetName, credentialId: credential.id, subject, share: config.budgetShare, ledger },
-      opts.budget,
-    );
-  const budgets: LinearBudgets = { requests: budget(LINEAR_PROVIDER), complexity: budget(LINEAR_COMPLEXITY_BUDGET) };
-  const client = createLinearClient({
-    apiUrl: config.apiUrl,
-    credential: credential.reveal(),
-    subject,
-    clock: ctx.clock,
-    signal: ctx.signal,
-    logger: ctx.logger,
-    budgets,
-    ...(opts.retry ? { retry: opts.retry } : {}),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-  });
-  try {
-    if (teams.length === 0) return { items: 0, touchedSurfaces: [] };
-    return await def.run({
-      ctx,
-      client,
-      teams,
-      scope: {
-        orgId: ctx.unit.orgId,
-        integrationId: ctx.unit.integrationId,
-        provider: LINEAR_PROVIDER,
-        syncedAt: ctx.clock.now(),
-      },
-      since: ctx.unit.since,
-      before: ctx.unit.before,
-      backfill: ctx.unit.mode === 'backfill',
-      datasets: ctx.unit.datasets.length > 0 ? ctx.unit.datasets : [ctx.unit.datasetKey],
-      pageSize: opts.pageSize ?? LINEAR_PAGE_DEFAULTS.pageSize,
-      nestedPageSize: opts.nestedPageSize ?? LINEAR_PAGE_DEFAULTS.nestedPageSize,
-      maxPages: opts.maxPages ?? 200,
-    });
-  } finally {
-    await recordBudgetsQuietly(ctx, [budgets.requests, budgets.complexity]);
-  }
-}
+export const runLinearUnit = (ctx: UnitContext, opts: LinearProviderOptions = {}, ledger?: BudgetLedger) =>
+  runUnit(LINEAR, ctx, opts, ledger);

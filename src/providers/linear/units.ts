@@ -14,7 +14,10 @@
  * otherwise it reads its whole window (bounded by the planner: watermark → planning time).
  */
 import { RateLimitError } from '../../errors.js';
-import type { UnitContext, UnitResult } from '../../sdk/types.js';
+import type { UnitResult } from '../../sdk/types.js';
+import type { UnitBase } from '../kit/runner.js';
+import type { Row } from '../kit/rows.js';
+import { PageWriter, writeRows } from '../kit/write.js';
 import type { LinearClient } from './client.js';
 import {
   commentRow,
@@ -46,103 +49,67 @@ import { familyCheckpoint, freshProgress, progressFrom, type FamilyCounts, type 
 
 export { UpdateOrder } from './resume.js';
 
-export interface Job {
-  ctx: UnitContext;
+/** A unit's reads (`maxPages`: pages an incremental unit reads before it stops). */
+export interface Job extends UnitBase {
   client: LinearClient;
   /** The team keys the unit reads. */
   teams: string[];
   scope: RowScope;
-  since: Date | null;
-  before: Date | null;
-  backfill: boolean;
-  /** The datasets the unit fetches (`ctx.unit.datasets`). */
-  datasets: readonly string[];
   pageSize: number;
   nestedPageSize: number;
-  /** Pages an incremental unit reads before it stops (and moves its watermark to what it read). */
-  maxPages: number;
 }
 
-type Row = Record<string, unknown>;
-
-async function write(job: Job, surface: string, rows: Row[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  await job.ctx.sink.write(job.ctx.lease, surface, rows);
-  return rows.length;
+/** A top-level connection of the API: its query and its field in the answer. */
+interface Connection {
+  query: { name: string; text: string };
+  field: string;
+  variables: Record<string, unknown>;
 }
 
-/** Reads every page of a top-level connection, handing each page's nodes to `onPage`. */
-async function eachPage<T>(
+/**
+ * Reads every page of a top-level connection and writes each page's rows (`rows` of its nodes) to
+ * `surface` before asking for the next.
+ */
+async function writeConnection<T>(
   job: Job,
-  query: { name: string; text: string },
-  field: string,
-  variables: Record<string, unknown>,
-  onPage: (nodes: T[]) => Promise<void>,
-): Promise<void> {
+  c: Connection,
+  surface: string,
+  rows: (nodes: T[]) => Row[],
+): Promise<UnitResult> {
+  const writer = new PageWriter(job.ctx);
   let after: string | null = null;
   for (;;) {
-    const data: Record<string, LnConnection<T>> = await job.client.query(query.name, query.text, {
-      ...variables,
+    const data: Record<string, LnConnection<T>> = await job.client.query(c.query.name, c.query.text, {
+      ...c.variables,
       first: job.pageSize,
       after,
     });
-    const conn = data[field]!;
-    await onPage(conn.nodes);
-    if (!conn.pageInfo.hasNextPage || !conn.pageInfo.endCursor) return;
+    const conn = data[c.field]!;
+    await writer.write(surface, rows(conn.nodes));
+    if (!conn.pageInfo.hasNextPage || !conn.pageInfo.endCursor) return writer.result();
     after = conn.pageInfo.endCursor;
   }
 }
 
-function result(surface: string, items: number): UnitResult {
-  return { items, touchedSurfaces: items > 0 ? [surface] : [] };
+export function teams(job: Job): Promise<UnitResult> {
+  const c = { query: TEAMS_QUERY, field: 'teams', variables: { teams: job.teams } };
+  return writeConnection<LnTeam>(job, c, 'teams', (nodes) => nodes.map((t) => teamRow(job.scope, t)));
 }
 
-export async function teams(job: Job): Promise<UnitResult> {
-  let items = 0;
-  await eachPage<LnTeam>(job, TEAMS_QUERY, 'teams', { teams: job.teams }, async (nodes) => {
-    items += await write(
-      job,
-      'teams',
-      nodes.map((t) => teamRow(job.scope, t)),
-    );
-  });
-  return result('teams', items);
+export function members(job: Job): Promise<UnitResult> {
+  const c = { query: USERS_QUERY, field: 'users', variables: {} };
+  return writeConnection<LnUser>(job, c, 'members', (nodes) => nodes.map((u) => memberRow(job.scope, u)));
 }
 
-export async function members(job: Job): Promise<UnitResult> {
-  let items = 0;
-  await eachPage<LnUser>(job, USERS_QUERY, 'users', {}, async (nodes) => {
-    items += await write(
-      job,
-      'members',
-      nodes.map((u) => memberRow(job.scope, u)),
-    );
-  });
-  return result('members', items);
+export function projects(job: Job): Promise<UnitResult> {
+  const c = { query: PROJECTS_QUERY, field: 'projects', variables: {} };
+  return writeConnection<LnProject>(job, c, 'projects', (nodes) => nodes.map((p) => projectRow(job.scope, p)));
 }
 
-export async function projects(job: Job): Promise<UnitResult> {
-  let items = 0;
-  await eachPage<LnProject>(job, PROJECTS_QUERY, 'projects', {}, async (nodes) => {
-    items += await write(
-      job,
-      'projects',
-      nodes.map((p) => projectRow(job.scope, p)),
-    );
-  });
-  return result('projects', items);
-}
-
-export async function cycles(job: Job): Promise<UnitResult> {
-  let items = 0;
-  await eachPage<LnCycle>(job, CYCLES_QUERY, 'cycles', { teams: job.teams }, async (nodes) => {
-    items += await write(
-      job,
-      'sprints',
-      nodes.map((c) => sprintRow(job.scope, c, job.ctx.clock.now())),
-    );
-  });
-  return result('sprints', items);
+export function cycles(job: Job): Promise<UnitResult> {
+  const c = { query: CYCLES_QUERY, field: 'cycles', variables: { teams: job.teams } };
+  const now = () => job.ctx.clock.now();
+  return writeConnection<LnCycle>(job, c, 'sprints', (nodes) => nodes.map((n) => sprintRow(job.scope, n, now())));
 }
 
 /** What a family unit reads and writes, from its datasets. */
@@ -212,18 +179,18 @@ async function readFamily(job: Job, p: FamilyProgress): Promise<UnitResult> {
 async function writeFamilyPage(job: Job, plan: FamilyPlan, issues: LnIssue[], counts: FamilyCounts): Promise<void> {
   const s = job.scope;
   if (plan.items)
-    counts.work_items += await write(
-      job,
+    counts.work_items += await writeRows(
+      job.ctx,
       'work_items',
       issues.map((i) => workItemRow(s, i)),
     );
   if (plan.comments) {
     const rows = issues.flatMap((i) => (i.comments?.nodes ?? []).map((c) => commentRow(s, i.id, c)));
-    counts.work_item_comments += await write(job, 'work_item_comments', rows);
+    counts.work_item_comments += await writeRows(job.ctx, 'work_item_comments', rows);
   }
   if (plan.history) {
     const rows = issues.flatMap((i) => (i.history?.nodes ?? []).flatMap((h) => eventRows(s, i.id, h)));
-    counts.work_item_events += await write(job, 'work_item_events', rows);
+    counts.work_item_events += await writeRows(job.ctx, 'work_item_events', rows);
   }
 }
 

@@ -1,6 +1,7 @@
-/** The normalized store: surfaces, the sink over them, status normalization, the metrics handler. */
+/** The normalized store: its vocabulary, surfaces, the sink over them and its hooks, the metrics handler. */
+export * from '../../sdk/normalized.js';
 export * from './surfaces.js';
-export * from './status.js';
 export * from './sink.js';
+export { combineSurfaceHooks } from './hooks.js';
 export { prepareRow } from './rows.js';
 export * from './metricsHandler.js';

@@ -6,14 +6,8 @@
  * dropped from text values and from strings inside `raw`.
  */
 import { ValidationError } from '../../errors.js';
-import {
-  columnTypes,
-  PULL_REQUEST_STATES,
-  WORK_ITEM_EVENT_KINDS,
-  WORK_ITEM_STATUSES,
-  type ColumnType,
-  type NormalizedSurface,
-} from './surfaces.js';
+import { PULL_REQUEST_STATES, WORK_ITEM_EVENT_KINDS, WORK_ITEM_STATUSES } from '../../sdk/normalized.js';
+import { columnTypes, type ColumnType, type NormalizedSurface } from './surfaces.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT4_MAX = 2_147_483_647;

@@ -1,24 +1,52 @@
 /**
  * The normalized sink: a PostgresSink over the normalized surfaces (every one a retry-safe upsert
- * on (org_id, integration_id, provider, external_id)), each row checked first (`prepareRow`).
+ * on (org_id, integration_id, provider, external_id)), each row checked first (`prepareRow`), with
+ * the providers' hooks (hooks.ts) around the writes of the surfaces they name.
  */
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../../db/types.js';
+import type { SurfaceHookMap } from '../../sdk/normalized.js';
 import type { LeaseGuard, Sink } from '../../sdk/types.js';
 import { PostgresSink } from '../postgres.js';
+import { combineSurfaceHooks } from './hooks.js';
 import { prepareRow } from './rows.js';
-import { NORMALIZED_SURFACES, normalizedSurfaceSpecs, type NormalizedSurface } from './surfaces.js';
+import { isNormalizedSurface, NORMALIZED_SURFACES, normalizedSurfaceSpecs } from './surfaces.js';
+
+export interface NormalizedSinkOptions {
+  /**
+   * The providers' hooks (`Provider.surfaceHooks`, e.g. GitHub's `started_at` rule), run around
+   * the writes of the surfaces they name; several on one surface run in this order. Without a
+   * provider's hooks, what they derive is left unset. @default none
+   */
+  hooks?: readonly SurfaceHookMap[];
+}
 
 export class NormalizedSink implements Sink {
   readonly surfaces: readonly string[] = NORMALIZED_SURFACES;
   readonly retrySafeSurfaces: readonly string[] = NORMALIZED_SURFACES;
-  private readonly inner: PostgresSink;
+  private inner: PostgresSink;
+  private readonly hooks: SurfaceHookMap[];
 
+  /** Throws `ValidationError` when a hook names a surface that is not a normalized one. */
   constructor(
-    db: Db,
+    private readonly db: Db,
     readonly name = 'normalized',
+    hooks: readonly SurfaceHookMap[] = [],
   ) {
-    this.inner = new PostgresSink(db, normalizedSurfaceSpecs(), name);
+    this.hooks = [...new Set(hooks)];
+    this.inner = this.build();
+  }
+
+  /** Runs `hooks` too from now on (after those given before; a map given again is run once). */
+  useSurfaceHooks(hooks: SurfaceHookMap): void {
+    if (this.hooks.includes(hooks)) return;
+    combineSurfaceHooks([hooks]); // refuses a map naming an unknown surface before anything changes
+    this.hooks.push(hooks);
+    this.inner = this.build();
+  }
+
+  private build(): PostgresSink {
+    return new PostgresSink(this.db, normalizedSurfaceSpecs(combineSurfaceHooks(this.hooks)), this.name);
   }
 
   /**
@@ -27,18 +55,14 @@ export class NormalizedSink implements Sink {
    * (nothing written) for an unknown surface or a bad value. Returns rows written.
    */
   async write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number> {
-    if (!isSurface(surface)) throw new ValidationError('surface', `unknown surface "${surface}"`);
+    if (!isNormalizedSurface(surface)) throw new ValidationError('surface', `unknown surface "${surface}"`);
     if (!Array.isArray(rows)) throw new ValidationError(surface, 'rows must be an array');
     const prepared = rows.map((row: Readonly<Record<string, unknown>>) => prepareRow(surface, row));
     return this.inner.write(guard, surface, prepared);
   }
 }
 
-/** The sink over the normalized tables of `db`'s schema. */
-export function normalizedSink(db: Db): NormalizedSink {
-  return new NormalizedSink(db);
-}
-
-function isSurface(surface: string): surface is NormalizedSurface {
-  return (NORMALIZED_SURFACES as readonly string[]).includes(surface);
+/** The sink over the normalized tables of `db`'s schema, running `options.hooks` around its writes. */
+export function normalizedSink(db: Db, options: NormalizedSinkOptions = {}): NormalizedSink {
+  return new NormalizedSink(db, 'normalized', options.hooks);
 }

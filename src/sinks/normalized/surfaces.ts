@@ -7,8 +7,11 @@
  * `first_seen_at` is set by the table's DEFAULT on insert and is not a column a row may carry, so
  * an upsert never moves it.
  */
-import type { SurfaceHooks, SurfaceSpec } from '../postgres.js';
-import { workItemEventStartHooks, workItemStartHooks } from './starts.js';
+import type { SurfaceHooks, WorkItemStatus } from '../../sdk/normalized.js';
+import type { SurfaceSpec } from '../postgres.js';
+
+/** `work_items.status`'s type, also read from here by the metrics queries. */
+export type { WorkItemStatus };
 
 /** How a column's values are checked and bound. */
 export type ColumnType = 'text' | 'text[]' | 'integer' | 'boolean' | 'timestamptz' | 'jsonb' | 'uuid';
@@ -26,19 +29,6 @@ const COMMON: ColumnTypes = {
   last_synced_at: 'timestamptz',
   raw: 'jsonb',
 };
-
-/** `work_items.status`: the provider's status mapped by `normalizeStatus`. */
-export const WORK_ITEM_STATUSES = ['todo', 'in_progress', 'done', 'cancelled'] as const;
-export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number];
-
-/** `work_item_events.kind`. */
-export const WORK_ITEM_EVENT_KINDS = ['state', 'label', 'assignee', 'other'] as const;
-
-/** `pull_requests.state`. */
-export const PULL_REQUEST_STATES = ['open', 'closed', 'merged'] as const;
-
-/** `pull_request_reviews.state` (GitHub's review states; other hosts map onto them). */
-export const REVIEW_STATES = ['APPROVED', 'CHANGES_REQUESTED', 'COMMENTED', 'DISMISSED', 'PENDING'] as const;
 
 /** Each surface's own columns (besides the common ones), with their types. */
 export const NORMALIZED_COLUMNS = {
@@ -77,13 +67,13 @@ export const NORMALIZED_COLUMNS = {
     number: 'text', // "42", "ENG-12"
     title: 'text',
     type: 'text', // issue / bug / story / task / epic / …
-    status: 'text', // one of WORK_ITEM_STATUSES (normalizeStatus)
+    status: 'text', // one of WORK_ITEM_STATUSES (the provider's status rule)
     status_raw: 'text', // the provider's own status name
     assignees: 'text[]',
     labels: 'text[]',
     created_at: 'timestamptz',
     updated_at: 'timestamptz',
-    started_at: 'timestamptz', // first transition into in_progress when known, else null (GitHub: starts.ts)
+    started_at: 'timestamptz', // first transition into in_progress when known, else null (GitHub: its hooks)
     completed_at: 'timestamptz', // when it closed (done or cancelled); null while open
     parent_external_id: 'text',
     container: 'text', // repository "owner/repo" or project key
@@ -154,23 +144,28 @@ export function columnTypes(surface: NormalizedSurface): ColumnTypes {
   return { ...COMMON, ...NORMALIZED_COLUMNS[surface] };
 }
 
-/** Surfaces whose writes derive other rows' columns: GitHub's started_at (starts.ts). */
-const HOOKS: Partial<Record<NormalizedSurface, SurfaceHooks>> = {
-  work_items: workItemStartHooks,
-  work_item_events: workItemEventStartHooks,
-};
+/** Whether `surface` names a normalized surface. */
+export function isNormalizedSurface(surface: string): surface is NormalizedSurface {
+  return Object.hasOwn(NORMALIZED_COLUMNS, surface);
+}
 
-/** The PostgresSink specs: plain table names (in the install's schema), all retry-safe upserts. */
-export function normalizedSurfaceSpecs(): Record<NormalizedSurface, SurfaceSpec> {
+/**
+ * The PostgresSink specs: plain table names (in the install's schema), all retry-safe upserts;
+ * a surface with `hooks` runs them around its writes (hooks.ts).
+ */
+export function normalizedSurfaceSpecs(
+  hooks: Partial<Record<NormalizedSurface, SurfaceHooks>> = {},
+): Record<NormalizedSurface, SurfaceSpec> {
   const specs = {} as Record<NormalizedSurface, SurfaceSpec>;
   for (const surface of NORMALIZED_SURFACES) {
+    const own = hooks[surface];
     specs[surface] = {
       table: surface,
       conflictColumns: [...KEY_COLUMNS],
       columns: Object.keys(columnTypes(surface)),
       retrySafe: true,
       jsonColumns: ['raw'],
-      ...(HOOKS[surface] ? { hooks: HOOKS[surface] } : {}),
+      ...(own ? { hooks: own } : {}),
     };
   }
   return specs;

@@ -4,88 +4,47 @@
  * encrypted. A backfill writes every record once, the work-item metrics handler runs after it, and
  * an incremental run after changes reads the changed issues.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../../../src/engine.js';
+import { describe, expect, it } from 'vitest';
 import { createJiraProvider } from '../../../src/providers/jira/index.js';
-import {
-  jiraDemoIntegration,
-  JIRA_TABLES,
-  startJiraEmulator,
-  type JiraEmulator,
-} from '../../../src/emulators/jira/index.js';
+import { jiraDemoIntegration, JIRA_TABLES, startJiraEmulator } from '../../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../../src/sinks/normalized/index.js';
-import { openProviderEngine, runTerminal, waitFor, type TestEngine } from '../../helpers/engine.js';
-import type { TestDatabase } from '../../helpers/pg.js';
-
-const ORG = 'org-jira-e2e';
-const DAY = 86_400_000;
+import { waitFor } from '../../helpers/engine.js';
+import { jiraRows } from '../../helpers/emulatorRows.js';
+import { useEngineSuite } from '../../helpers/engineSuite.js';
+import { DAY } from '../../helpers/emulatorSuite.js';
 
 describe('Jira end to end (engine, emulator)', () => {
-  let h: TestEngine;
-  let t: TestDatabase;
-  let engine: Engine;
-  let emu: JiraEmulator;
-
-  beforeAll(async () => {
-    emu = await startJiraEmulator({ seed: 31, scale: { projects: 2, issues: 90, longLists: 2, days: 12 } });
-    h = await openProviderEngine({
-      provider: createJiraProvider({
-        postSyncHandlers: [workItemMetricsHandler],
-        retry: { baseDelayMs: 5, maxDelayMs: 20 },
-      }),
-      concurrency: 4,
-      poolSize: 8,
-    });
-    ({ t, engine } = h);
-  }, 60_000);
-
-  afterAll(async () => {
-    await h?.close();
-    await emu?.close();
+  const fx = useEngineSuite({
+    orgId: 'org-jira-e2e',
+    emulator: () => startJiraEmulator({ seed: 31, scale: { projects: 2, issues: 90, longLists: 2, days: 12 } }),
+    provider: createJiraProvider({
+      postSyncHandlers: [workItemMetricsHandler],
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    }),
+    concurrency: 4,
+    poolSize: 8,
   });
 
-  async function counts(integrationId: string): Promise<Record<string, number>> {
-    const out: Record<string, number> = {};
-    for (const table of JIRA_TABLES) {
-      const { rows } = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM ${t.db.schema.table(table)} WHERE integration_id = $1`,
-        [integrationId],
-      );
-      out[table] = rows[0]!.n;
-    }
-    return out;
-  }
-
   it('backfills every record once; an incremental run after changes reads the changed issues', async () => {
-    const demo = jiraDemoIntegration(emu);
-    const integ = await engine.createIntegration({ orgId: ORG, name: 'acme-jira', ...demo });
+    const { emu, db } = fx;
+    const id = await fx.integrate(jiraDemoIntegration(emu));
     const now = Date.now();
-    const { syncRunId } = await engine.trigger({
-      orgId: ORG,
-      integrationId: integ.id,
-      mode: 'backfill',
-      triggeredBy: 'backfill',
-      since: new Date(Math.floor((now - 14 * DAY) / DAY) * DAY),
-      before: new Date(now),
-    });
-    expect(await runTerminal(t.db, syncRunId, 60_000)).toBe('success');
-    const issues = emu.data.projects.flatMap((p) => p.issues);
-    const kinds = new Set(['status', 'assignee', 'labels']);
-    expect(await counts(integ.id)).toEqual({
-      projects: 2,
-      members: emu.data.users.length,
-      sprints: emu.data.sprints.length,
-      work_items: issues.length,
-      work_item_comments: issues.reduce((n, i) => n + i.comments.length, 0),
-      work_item_events: issues.reduce(
-        (n, i) => n + i.histories.reduce((m, h) => m + h.items.filter((x) => kinds.has(x.field)).length, 0),
-        0,
-      ),
-    });
+    const since = new Date(Math.floor((now - 14 * DAY) / DAY) * DAY);
+    const backfill = await fx.run(
+      id,
+      { mode: 'backfill', triggeredBy: 'backfill', since, before: new Date(now) },
+      60_000,
+    );
+    expect(backfill.status).toBe('success');
+    const expected = jiraRows(emu.data);
+    expect(expected.projects).toBe(2);
+    expect(Object.keys(expected).sort()).toEqual([...JIRA_TABLES].sort());
+    for (const [table, n] of Object.entries(expected))
+      expect(await fx.stored(id, table), table).toEqual({ keys: n, rows: n });
     const metrics = await waitFor(async () => {
-      const { rows } = await t.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM ${t.db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1`,
-        [integ.id],
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1`,
+        [id],
       );
       return rows[0]!.n > 0 ? rows[0]!.n : null;
     });
@@ -94,17 +53,12 @@ describe('Jira end to end (engine, emulator)', () => {
 
     const m = emu.mutate();
     const before = emu.requestLog.length;
-    const inc = await engine.trigger({
-      orgId: ORG,
-      integrationId: integ.id,
-      mode: 'incremental',
-      triggeredBy: 'manual',
-    });
-    expect(await runTerminal(t.db, inc.syncRunId, 60_000)).toBe('success');
+    const inc = await fx.run(id, { mode: 'incremental', triggeredBy: 'manual' }, 60_000);
+    expect(inc.status).toBe('success');
     expect(emu.requestLog.length).toBeGreaterThan(before);
-    const changed = await t.db.query<{ number: string; updated_at: Date }>(
-      `SELECT number, updated_at FROM ${t.db.schema.table('work_items')} WHERE integration_id = $1`,
-      [integ.id],
+    const changed = await db.query<{ number: string; updated_at: Date }>(
+      `SELECT number, updated_at FROM ${db.schema.table('work_items')} WHERE integration_id = $1`,
+      [id],
     );
     const byKey = new Map(changed.rows.map((r) => [r.number, r.updated_at.getTime()]));
     const all = new Map(emu.data.projects.flatMap((p) => p.issues).map((i) => [i.key, i.updated]));

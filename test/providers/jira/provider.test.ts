@@ -3,121 +3,72 @@
  * into the test database: datasets, the family in one unit and members alone, pagination, long
  * comment and changelog lists, windows, status mapping, lease loss and failures.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { classifyError, LeaseLostError, NonRetryableError } from '../../../src/errors.js';
 import { runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
-import { EMBEDDED, startJiraEmulator, type JiraEmulator } from '../../../src/emulators/jira/index.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
-import { count, rows, TestGuard, truncate, unitContext, type UnitSpec } from './support.js';
+import { EMBEDDED } from '../../../src/emulators/jira/index.js';
+import { jiraEventCount } from '../../helpers/emulatorRows.js';
+import { count, DAY, rows, T0, truncateSurfaces } from '../../helpers/emulatorSuite.js';
+import { failureOf } from '../../helpers/failures.js';
+import { TestGuard } from '../../helpers/unitContext.js';
+import { useJiraSuite } from './support.js';
 
-const T0 = Date.UTC(2026, 2, 2, 12);
-const DAY = 86_400_000;
 const FAST: JiraProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, pageSize: 25 };
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 
-let t: TestDatabase;
-let clock: ManualClock;
-let emu: JiraEmulator;
+const fx = useJiraSuite({ seed: 5, scale: { projects: 1, issues: 130, longLists: 2, days: 20 } });
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
-beforeEach(async () => {
-  clock = new ManualClock(T0);
-  await truncate(t.db);
-});
-afterEach(async () => {
-  await emu.close();
-});
-
-async function start(o: Parameters<typeof startJiraEmulator>[0] = {}) {
-  emu = await startJiraEmulator({
-    clock,
-    now: new Date(T0),
-    seed: 5,
-    scale: { projects: 1, issues: 130, longLists: 2, days: 20 },
-    ...o,
-  });
-}
-
-function unit(spec: Partial<UnitSpec> & { datasetKey: string }) {
-  return unitContext({
-    db: t.db,
-    clock,
-    siteUrl: emu.url,
-    token: emu.token,
-    since: new Date(T0 - 30 * DAY),
-    before: new Date(T0),
-    ...spec,
-  });
-}
-
-const issues = () => emu.data.projects[0]!.issues;
-const searches = () => emu.requestLog.filter((l) => l.path.startsWith('/rest/api/3/search/jql'));
-const KINDS = new Set(['status', 'assignee', 'labels']);
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return err as Error;
-}
+const issues = () => fx.emu.data.projects[0]!.issues;
+const searches = () => fx.emu.requestLog.filter((l) => l.path.startsWith('/rest/api/3/search/jql'));
 
 describe('Jira provider: the work-item family', () => {
   it('one unit writes items, comments and history; ≥ 5 search pages; long lists from their endpoints', async () => {
-    await start();
-    const r = await runJiraUnit(unit({ datasetKey: 'work-items', datasets: FAMILY }), FAST);
+    await fx.start();
+    const r = await runJiraUnit(fx.unit({ datasetKey: 'work-items', datasets: FAMILY }), FAST);
     const all = issues();
     const comments = all.reduce((n, i) => n + i.comments.length, 0);
-    const events = all.reduce(
-      (n, i) => n + i.histories.flatMap((h) => h.items.filter((x) => KINDS.has(x.field))).length,
-      0,
-    );
+    const events = jiraEventCount(all);
     expect(r.written).toEqual({ work_items: 130, work_item_comments: comments, work_item_events: events });
     expect(r.touchedSurfaces).toEqual(['work_items', 'work_item_comments', 'work_item_events']);
     expect(searches().length).toBe(6);
-    expect(await count(t.db, 'work_items')).toBe(130);
-    expect(await count(t.db, 'work_item_comments')).toBe(comments);
-    expect(await count(t.db, 'work_item_events')).toBe(events);
+    expect(await count(fx.db, 'work_items')).toBe(130);
+    expect(await count(fx.db, 'work_item_comments')).toBe(comments);
+    expect(await count(fx.db, 'work_item_events')).toBe(events);
 
     const long = all.filter((i) => i.comments.length > EMBEDDED);
     expect(long.length).toBe(2);
     for (const i of long) {
-      expect(emu.requestLog.some((l) => l.path.startsWith(`/rest/api/3/issue/${i.id}/comment`))).toBe(true);
-      expect(emu.requestLog.some((l) => l.path.startsWith(`/rest/api/3/issue/${i.id}/changelog`))).toBe(true);
+      expect(fx.emu.requestLog.some((l) => l.path.startsWith(`/rest/api/3/issue/${i.id}/comment`))).toBe(true);
+      expect(fx.emu.requestLog.some((l) => l.path.startsWith(`/rest/api/3/issue/${i.id}/changelog`))).toBe(true);
     }
-    const perItem = emu.requestLog.filter((l) => l.path.includes('/rest/api/3/issue/'));
+    const perItem = fx.emu.requestLog.filter((l) => l.path.includes('/rest/api/3/issue/'));
     expect(perItem.length).toBe(4); // only the long ones
-    const body = await t.db.query<{ body: string }>(
-      `SELECT body FROM ${t.db.schema.table('work_item_comments')} WHERE external_id = $1`,
+    const body = await fx.db.query<{ body: string }>(
+      `SELECT body FROM ${fx.db.schema.table('work_item_comments')} WHERE external_id = $1`,
       [long[0]!.comments.at(-1)!.id],
     );
     expect(body.rows[0]!.body).toBe(long[0]!.comments.at(-1)!.text);
   });
 
   it('the family in one unit costs fewer requests than one unit per dataset, and writes the same rows', async () => {
-    await start();
-    await runJiraUnit(unit({ datasetKey: 'work-items', datasets: FAMILY }), FAST);
-    const together = emu.requestLog.length;
-    const written = { items: await count(t.db, 'work_items'), events: await count(t.db, 'work_item_events') };
-    await truncate(t.db);
-    emu.requestLog.length = 0;
-    for (const d of FAMILY) await runJiraUnit(unit({ datasetKey: d }), FAST);
-    const apart = emu.requestLog.length;
+    await fx.start();
+    await runJiraUnit(fx.unit({ datasetKey: 'work-items', datasets: FAMILY }), FAST);
+    const together = fx.emu.requestLog.length;
+    const written = { items: await count(fx.db, 'work_items'), events: await count(fx.db, 'work_item_events') };
+    await truncateSurfaces(fx.db);
+    fx.emu.requestLog.length = 0;
+    for (const d of FAMILY) await runJiraUnit(fx.unit({ datasetKey: d }), FAST);
+    const apart = fx.emu.requestLog.length;
     expect(together * 2).toBeLessThan(apart);
-    expect({ items: await count(t.db, 'work_items'), events: await count(t.db, 'work_item_events') }).toEqual(written);
+    expect({ items: await count(fx.db, 'work_items'), events: await count(fx.db, 'work_item_events') }).toEqual(
+      written,
+    );
   });
 
   it('maps status, started_at (first move into In Progress) and completed_at (the move into Done)', async () => {
-    await start();
-    await runJiraUnit(unit({ datasetKey: 'work-items', datasets: ['work-items'] }), FAST);
-    const byId = new Map((await rows<Record<string, unknown>>(t.db, 'work_items')).map((r) => [r.external_id, r]));
+    await fx.start();
+    await runJiraUnit(fx.unit({ datasetKey: 'work-items', datasets: ['work-items'] }), FAST);
+    const byId = new Map((await rows<Record<string, unknown>>(fx.db, 'work_items')).map((r) => [r.external_id, r]));
     const at = (ms: number) => new Date(ms);
     let checked = { done: 0, cancelled: 0, todo: 0, progress: 0 };
     for (const i of issues()) {
@@ -157,27 +108,27 @@ describe('Jira provider: the work-item family', () => {
   });
 
   it('a member planned alone works: comments alone, history alone (no work items written)', async () => {
-    await start();
-    const c = await runJiraUnit(unit({ datasetKey: 'work-item-comments' }), FAST);
+    await fx.start();
+    const c = await runJiraUnit(fx.unit({ datasetKey: 'work-item-comments' }), FAST);
     expect(c.touchedSurfaces).toEqual(['work_item_comments']);
-    expect(await count(t.db, 'work_item_comments')).toBe(issues().reduce((n, i) => n + i.comments.length, 0));
-    expect(emu.requestLog.some((l) => l.path === '/rest/api/3/status')).toBe(false);
-    expect(emu.requestLog.some((l) => l.path.includes('/changelog'))).toBe(false);
-    const h = await runJiraUnit(unit({ datasetKey: 'work-item-history' }), FAST);
+    expect(await count(fx.db, 'work_item_comments')).toBe(issues().reduce((n, i) => n + i.comments.length, 0));
+    expect(fx.emu.requestLog.some((l) => l.path === '/rest/api/3/status')).toBe(false);
+    expect(fx.emu.requestLog.some((l) => l.path.includes('/changelog'))).toBe(false);
+    const h = await runJiraUnit(fx.unit({ datasetKey: 'work-item-history' }), FAST);
     expect(h.touchedSurfaces).toEqual(['work_item_events']);
-    expect(await count(t.db, 'work_items')).toBe(0);
-    const kinds = await t.db.query<{ kind: string }>(
-      `SELECT DISTINCT kind FROM ${t.db.schema.table('work_item_events')}`,
+    expect(await count(fx.db, 'work_items')).toBe(0);
+    const kinds = await fx.db.query<{ kind: string }>(
+      `SELECT DISTINCT kind FROM ${fx.db.schema.table('work_item_events')}`,
     );
     expect(kinds.rows.map((k) => k.kind).sort()).toEqual(['label', 'state']);
-    expect(await runJiraUnit(unit({ datasetKey: 'work-item-labels' }), FAST)).toMatchObject({
+    expect(await runJiraUnit(fx.unit({ datasetKey: 'work-item-labels' }), FAST)).toMatchObject({
       items: 0,
       coveredBy: 'work-items',
     });
   });
 
   it('incremental after a backfill, items updated in between, another time zone: no gap, no duplicate', async () => {
-    await start({ timeZone: 'America/New_York' });
+    await fx.start({ timeZone: 'America/New_York' });
     // Two issues inside the minute of the watermark: one just before it, one just after.
     const [a, b] = [issues()[0]!, issues()[1]!];
     a.updated = T0 + 20_000;
@@ -186,16 +137,22 @@ describe('Jira provider: the work-item family', () => {
     const watermark = new Date(T0 + 30_000);
     const since = new Date(T0 - 30 * DAY);
     const back = await runJiraUnit(
-      unit({ datasetKey: 'work-items', datasets: FAMILY, since, before: watermark }),
+      fx.unit({ datasetKey: 'work-items', datasets: FAMILY, since, before: watermark }),
       FAST,
     );
     expect(back.written).toMatchObject({ work_items: 129 });
     expect(searches().at(-1)!.jql).toContain('updated < "2026-03-02 07:01"'); // T0 + 1 min in New York (UTC−5)
-    clock.set(T0 + 3_600_000 + 30_000);
-    const m = emu.mutate();
-    clock.advance(60_000);
+    fx.clock.set(T0 + 3_600_000 + 30_000);
+    const m = fx.emu.mutate();
+    fx.clock.advance(60_000);
     const inc = await runJiraUnit(
-      unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'incremental', since: watermark, before: clock.now() }),
+      fx.unit({
+        datasetKey: 'work-items',
+        datasets: FAMILY,
+        mode: 'incremental',
+        since: watermark,
+        before: fx.clock.now(),
+      }),
       FAST,
     );
     const expected = new Set([...m.touched, b.key]);
@@ -203,7 +160,7 @@ describe('Jira provider: the work-item family', () => {
     expect(inc.written).toMatchObject({ work_items: expected.size });
     expect(inc.watermark).toBeUndefined();
     expect(searches().at(-1)!.jql).toContain('updated >= "2026-03-02 07:00"');
-    const all = await rows<{ external_id: string; updated_at: Date; number: string }>(t.db, 'work_items');
+    const all = await rows<{ external_id: string; updated_at: Date; number: string }>(fx.db, 'work_items');
     expect(all.length).toBe(issues().length);
     expect(new Set(all.map((r) => r.number)).size).toBe(all.length);
     const byId = new Map(all.map((r) => [r.external_id, r.updated_at.getTime()]));
@@ -211,61 +168,61 @@ describe('Jira provider: the work-item family', () => {
   });
 
   it('an incremental unit that stops after maxPages moves its watermark only to what it read', async () => {
-    await start();
-    const r = await runJiraUnit(unit({ datasetKey: 'work-items', mode: 'incremental' }), { ...FAST, maxPages: 2 });
+    await fx.start();
+    const r = await runJiraUnit(fx.unit({ datasetKey: 'work-items', mode: 'incremental' }), { ...FAST, maxPages: 2 });
     const sorted = [...issues()].sort((a, b) => a.updated - b.updated);
     expect(r.written).toMatchObject({ work_items: 50 });
     expect(r.watermark).toEqual(new Date(sorted[49]!.updated));
   });
 
   it('a lease lost mid-unit stops it: nothing is written after the loss, no page asked for', async () => {
-    await start();
+    await fx.start();
     const guard = new TestGuard('u-lost');
     guard.loseAfter = 2; // pages 1's work items, page 2's work items → lost on page 3
-    const err = await failure(runJiraUnit(unit({ datasetKey: 'work-items', guard }), FAST));
+    const err = await failureOf(runJiraUnit(fx.unit({ datasetKey: 'work-items', guard }), FAST));
     expect(err).toBeInstanceOf(LeaseLostError);
-    expect(await count(t.db, 'work_items')).toBe(50);
+    expect(await count(fx.db, 'work_items')).toBe(50);
     expect(searches().length).toBe(3);
   });
 });
 
 describe('Jira provider: reference datasets and failures', () => {
   it('projects, members and sprints (scrum boards only); bearer tokens work too', async () => {
-    await start();
-    expect(await runJiraUnit(unit({ datasetKey: 'projects', tier: 'reference' }), FAST)).toMatchObject({ items: 1 });
-    const m = await runJiraUnit(unit({ datasetKey: 'members', tier: 'reference', token: emu.apiToken }), FAST);
-    expect(m.items).toBe(emu.data.users.length);
-    const s = await runJiraUnit(unit({ datasetKey: 'sprints', tier: 'reference' }), FAST);
-    expect(s.items).toBe(emu.data.sprints.length);
-    expect((await rows(t.db, 'projects'))[0]).toMatchObject({
+    await fx.start();
+    expect(await runJiraUnit(fx.unit({ datasetKey: 'projects', tier: 'reference' }), FAST)).toMatchObject({ items: 1 });
+    const m = await runJiraUnit(fx.unit({ datasetKey: 'members', tier: 'reference', token: fx.emu.apiToken }), FAST);
+    expect(m.items).toBe(fx.emu.data.users.length);
+    const s = await runJiraUnit(fx.unit({ datasetKey: 'sprints', tier: 'reference' }), FAST);
+    expect(s.items).toBe(fx.emu.data.sprints.length);
+    expect((await rows(fx.db, 'projects'))[0]).toMatchObject({
       key: 'ENG',
       state: 'active',
-      url: `${emu.url}/browse/ENG`,
+      url: `${fx.emu.url}/browse/ENG`,
     });
-    expect((await rows(t.db, 'sprints')).every((r) => r.container === 'ENG')).toBe(true);
-    expect(emu.requestLog.some((l) => /board\/2\/sprint/.test(l.path))).toBe(false); // the kanban board
-    expect(emu.requestLog.filter((l) => l.auth === 'bearer').length).toBeGreaterThan(0);
+    expect((await rows(fx.db, 'sprints')).every((r) => r.container === 'ENG')).toBe(true);
+    expect(fx.emu.requestLog.some((l) => /board\/2\/sprint/.test(l.path))).toBe(false); // the kanban board
+    expect(fx.emu.requestLog.filter((l) => l.auth === 'bearer').length).toBeGreaterThan(0);
   });
 
   it('401 and 403 fail as auth without the secret; a missing project is not_found; 5xx retried in place', async () => {
-    await start();
-    const bad = await failure(
-      runJiraUnit(unit({ datasetKey: 'projects', token: `${emu.email}:ATATTwrongsecret` }), FAST),
+    await fx.start();
+    const bad = await failureOf(
+      runJiraUnit(fx.unit({ datasetKey: 'projects', token: `${fx.emu.email}:ATATTwrongsecret` }), FAST),
     );
     expect(classifyError(bad)).toBe('auth');
     expect(bad.message).toContain('acme-jira');
     expect(bad.message).not.toContain('ATATTwrongsecret');
-    emu.setFaults([{ kind: 'forbidden', count: 1 }]);
-    const forbidden = await failure(runJiraUnit(unit({ datasetKey: 'work-items' }), FAST));
+    fx.emu.setFaults([{ kind: 'forbidden', count: 1 }]);
+    const forbidden = await failureOf(runJiraUnit(fx.unit({ datasetKey: 'work-items' }), FAST));
     expect(classifyError(forbidden)).toBe('auth');
-    expect(forbidden.message).not.toContain(emu.apiToken);
-    const missing = await failure(runJiraUnit(unit({ datasetKey: 'work-items', sourceKey: 'NOPE' }), FAST));
+    expect(forbidden.message).not.toContain(fx.emu.apiToken);
+    const missing = await failureOf(runJiraUnit(fx.unit({ datasetKey: 'work-items', sourceKey: 'NOPE' }), FAST));
     expect(missing).toBeInstanceOf(NonRetryableError);
     expect((missing as NonRetryableError).category).toBe('not_found');
-    emu.setFaults([{ kind: 'server-error', count: 2, status: 503 }]);
-    expect(await runJiraUnit(unit({ datasetKey: 'projects' }), FAST)).toMatchObject({ items: 1 });
-    emu.setFaults([{ kind: 'server-error', count: 10, status: 500 }]);
-    const down = await failure(runJiraUnit(unit({ datasetKey: 'projects' }), FAST));
+    fx.emu.setFaults([{ kind: 'server-error', count: 2, status: 503 }]);
+    expect(await runJiraUnit(fx.unit({ datasetKey: 'projects' }), FAST)).toMatchObject({ items: 1 });
+    fx.emu.setFaults([{ kind: 'server-error', count: 10, status: 500 }]);
+    const down = await failureOf(runJiraUnit(fx.unit({ datasetKey: 'projects' }), FAST));
     expect((down as NonRetryableError).category).toBe('provider_error');
   });
 });

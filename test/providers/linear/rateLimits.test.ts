@@ -6,8 +6,7 @@
  * retried in place. A unit deferred mid-window hands its deferral the cursor after its last written
  * page, and its next attempt asks for the page after it (not the first), every issue written once.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { classifyError, NonRetryableError, RateLimitError } from '../../../src/errors.js';
 import {
   authorizationHeader,
@@ -15,78 +14,32 @@ import {
   runLinearUnit,
   type LinearProviderOptions,
 } from '../../../src/providers/linear/index.js';
-import {
-  parseLinearFaults,
-  startLinearEmulator,
-  type LinearEmulator,
-  type LinearEmulatorOptions,
-} from '../../../src/emulators/linear/index.js';
+import { parseLinearFaults } from '../../../src/emulators/linear/index.js';
 import { readRateBudget, recordRateBudget } from '../../../src/store/rateBudgets.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
-import { recordingSink } from '../../helpers/recordingSink.js';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
-import { countOf, linearContext, ORG, truncateSurfaces, type LinearUnitSpec } from './support.js';
+import { count, DAY, T0, type UnitOverrides } from '../../helpers/emulatorSuite.js';
+import { failureOf } from '../../helpers/failures.js';
+import { recordingSink } from '../../helpers/recordingSink.js';
+import { CREDENTIAL_ID, ORG } from '../../helpers/unitContext.js';
+import { useLinearSuite } from './support.js';
 
-const T0 = Date.UTC(2026, 2, 2, 12);
-const DAY = 86_400_000;
 const FAST: LinearProviderOptions = {
   pageSize: 10,
   nestedPageSize: 10,
   retry: { baseDelayMs: 1, maxDelayMs: 2 },
   budget: { probePollMs: 20 },
 };
-const REQ_KEY = { orgId: ORG, provider: 'linear', credentialId: 'cred-ln' };
+const REQ_KEY = { orgId: ORG, provider: 'linear', credentialId: CREDENTIAL_ID };
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-item-labels'];
 
-let t: TestDatabase;
-let clock: ManualClock;
-let emu: LinearEmulator;
+/** Units are the work-item family's over the 40 days before T0. */
+const fx = useLinearSuite(
+  { scale: { teams: 2, issues: 120 } },
+  { datasetKey: 'work-items', datasets: FAMILY, since: new Date(T0 - 40 * DAY), before: new Date(T0) },
+);
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t.drop();
-});
-beforeEach(async () => {
-  clock = new ManualClock(T0);
-  await truncateSurfaces(t.db);
-});
-afterEach(async () => {
-  await emu.close();
-});
-
-async function start(opts: LinearEmulatorOptions = {}): Promise<LinearEmulator> {
-  emu = await startLinearEmulator({ clock, now: new Date(T0), scale: { teams: 2, issues: 120 }, ...opts });
-  return emu;
-}
-
-/** The work-item family unit's context over the 40 days before T0, with `spec` on top. */
-function familyContext(spec: Partial<LinearUnitSpec> = {}) {
-  return linearContext({
-    db: t.db,
-    clock,
-    apiUrl: emu.url,
-    token: emu.token,
-    datasetKey: 'work-items',
-    datasets: FAMILY,
-    since: new Date(T0 - 40 * DAY),
-    before: new Date(T0),
-    ...spec,
-  });
-}
-
-function unit(spec: Partial<LinearUnitSpec> = {}, opts: LinearProviderOptions = FAST) {
-  return runLinearUnit(familyContext(spec), opts);
-}
-
-async function failure(p: Promise<unknown>): Promise<Error> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(Error);
-  return err as Error;
+function unit(spec: Partial<UnitOverrides> = {}, opts: LinearProviderOptions = FAST) {
+  return runLinearUnit(fx.unit({ datasetKey: 'work-items', ...spec }), opts);
 }
 
 describe('each kind of Linear limit → RateLimitError lifting at the reset, then success', () => {
@@ -97,67 +50,67 @@ describe('each kind of Linear limit → RateLimitError lifting at the reset, the
   ];
 
   it.each(cases)('$kind', async (c) => {
-    await start({ faults: parseLinearFaults(c.faults) });
+    await fx.start({ faults: parseLinearFaults(c.faults) });
     const lifts = T0 + 90_000;
-    const err = await failure(unit());
+    const err = await failureOf(unit());
     expect(err).toBeInstanceOf(RateLimitError);
     expect(classifyError(err)).toBe('rate_limit');
     expect((err as RateLimitError).liftsAt!.getTime()).toBe(lifts);
     expect((err as RateLimitError).retryAfterMs).toBe(90_000);
-    expect(emu.requestLog.map((e) => e.status)).toEqual([c.status]); // not retried in place
-    expect((await readRateBudget(t.db, REQ_KEY))!.limitedUntil!.getTime()).toBe(lifts);
+    expect(fx.emu.requestLog.map((e) => e.status)).toEqual([c.status]); // not retried in place
+    expect((await readRateBudget(fx.db, REQ_KEY))!.limitedUntil!.getTime()).toBe(lifts);
 
     // Before the lift, another unit of the credential is deferred without calling.
-    clock.set(lifts - 1);
-    expect(((await failure(unit())) as RateLimitError).liftsAt!.getTime()).toBe(lifts);
-    expect(emu.requestLog).toHaveLength(1);
+    fx.clock.set(lifts - 1);
+    expect(((await failureOf(unit())) as RateLimitError).liftsAt!.getTime()).toBe(lifts);
+    expect(fx.emu.requestLog).toHaveLength(1);
 
-    clock.set(lifts + 1);
+    fx.clock.set(lifts + 1);
     expect(await unit()).toMatchObject({ work_items: 60 });
-    expect((await readRateBudget(t.db, REQ_KEY))!.limitedUntil).toBeNull();
+    expect((await readRateBudget(fx.db, REQ_KEY))!.limitedUntil).toBeNull();
   });
 
   it('a spent complexity budget: RATELIMITED lifting at the complexity reset', async () => {
-    await start({
+    await fx.start({
       rateLimit: { complexity: { limit: 9_000, windowSeconds: 120 }, maxQueryComplexity: 10_000 },
     });
-    const err = await failure(unit());
+    const err = await failureOf(unit());
     expect(err).toBeInstanceOf(RateLimitError);
-    const limited = emu.requestLog.find((e) => e.errorCode === 'RATELIMITED');
+    const limited = fx.emu.requestLog.find((e) => e.errorCode === 'RATELIMITED');
     expect(limited?.status).toBe(400); // 9 000 points: some pages fit, a later one does not
-    const cx = await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET });
+    const cx = await readRateBudget(fx.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET });
     expect(cx!.resetAt!.getTime()).toBe(T0 + 120_000);
     expect((err as RateLimitError).liftsAt!.getTime()).toBe(T0 + 120_000);
-    clock.set(T0 + 120_001);
-    const calls = emu.requestLog.length;
-    await failure(unit()); // the next window is spent too, after some pages
-    expect(emu.requestLog.length).toBeGreaterThan(calls);
+    fx.clock.set(T0 + 120_001);
+    const calls = fx.emu.requestLog.length;
+    await failureOf(unit()); // the next window is spent too, after some pages
+    expect(fx.emu.requestLog.length).toBeGreaterThan(calls);
   });
 });
 
 describe('shared budget per credential', () => {
   it('records both budgets from the response headers', async () => {
-    await start({
+    await fx.start({
       rateLimit: { requests: { limit: 500, windowSeconds: 60 }, complexity: { limit: 90_000, windowSeconds: 60 } },
     });
     await unit();
-    const last = emu.requestLog[emu.requestLog.length - 1]!;
-    const req = (await readRateBudget(t.db, REQ_KEY))!;
+    const last = fx.emu.requestLog[fx.emu.requestLog.length - 1]!;
+    const req = (await readRateBudget(fx.db, REQ_KEY))!;
     expect(req).toMatchObject({ remaining: last.requests!.remaining, limit: 500 });
     expect(req.resetAt!.getTime()).toBe(T0 + 60_000);
-    const cx = (await readRateBudget(t.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET }))!;
+    const cx = (await readRateBudget(fx.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET }))!;
     expect(cx.limit).toBe(90_000);
-    expect(cx.remaining).toBe(90_000 - emu.stats().complexity);
+    expect(cx.remaining).toBe(90_000 - fx.emu.stats().complexity);
   });
 
   it('a spent request budget defers the other units to the reset without calling', async () => {
-    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    await fx.start({ rateLimit: { limit: 40, windowSeconds: 600 } });
     // Reserve for a limit of 40 is 10 requests: the first unit spends 30 and is deferred.
-    const first = await failure(unit({}, { ...FAST, nestedPageSize: 1, budget: { flushEvery: 1 } }));
+    const first = await failureOf(unit({}, { ...FAST, nestedPageSize: 1, budget: { flushEvery: 1 } }));
     expect(first).toBeInstanceOf(RateLimitError);
-    const calls = emu.requestLog.length;
+    const calls = fx.emu.requestLog.length;
     expect(calls).toBeLessThanOrEqual(30);
-    expect(emu.stats().limited).toBe(0);
+    expect(fx.emu.stats().limited).toBe(0);
     const reset = T0 + 600_000;
     expect((first as RateLimitError).liftsAt!.getTime()).toBe(reset);
 
@@ -173,9 +126,9 @@ describe('shared budget per credential', () => {
       expect(e.liftsAt!.getTime()).toBe(reset);
       expect(e.message).toMatch(/not called/);
     }
-    expect(emu.requestLog.length).toBe(calls); // the log proves nobody called
+    expect(fx.emu.requestLog.length).toBe(calls); // the log proves nobody called
 
-    clock.set(reset + 1);
+    fx.clock.set(reset + 1);
     expect(await unit({}, FAST)).toMatchObject({ work_items: 60 });
   });
 });
@@ -186,7 +139,7 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
 
   /** One attempt of the family unit whose work_items writes land in `written` (issue ids, in order). */
   function attempt(written: string[], checkpoint: UnitCheckpoint | null, opts: LinearProviderOptions) {
-    const ctx = familyContext({ checkpoint });
+    const ctx = fx.unit({ datasetKey: 'work-items', checkpoint });
     return runLinearUnit({ ...ctx, sink: recordingSink(ctx.sink, 'work_items', written) }, opts);
   }
 
@@ -194,22 +147,22 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
   const cursorId = (cursor: string) => Buffer.from(cursor, 'base64url').toString().split(':')[1];
 
   it('asks for the page after the last one it wrote; every issue of the window lands once', async () => {
-    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    await fx.start({ rateLimit: { limit: 40, windowSeconds: 600 } });
     const first: string[] = [];
-    const err = (await failure(attempt(first, null, LIMITED))) as RateLimitError;
+    const err = (await failureOf(attempt(first, null, LIMITED))) as RateLimitError;
     expect(err).toBeInstanceOf(RateLimitError);
     const cp = err.checkpoint!;
     expect(cp).toMatchObject({ v: 1, pages: first.length / 10, counts: { work_items: first.length } });
     expect(first.length).toBeGreaterThanOrEqual(10); // deferred mid-window: some pages written …
     expect(first.length).toBeLessThan(60); // … not all
     expect(cursorId(cp.after as string)).toBe(first[first.length - 1]); // the last issue it wrote
-    expect(JSON.stringify(cp)).not.toContain(emu.token);
-    const calls = emu.requestLog.length;
+    expect(JSON.stringify(cp)).not.toContain(fx.emu.token);
+    const calls = fx.emu.requestLog.length;
 
-    clock.set(T0 + 600_001);
+    fx.clock.set(T0 + 600_001);
     const second: string[] = [];
     const result = await attempt(second, cp, FAST);
-    const issuePages = emu.requestLog.slice(calls).filter((e) => e.operation === ISSUES);
+    const issuePages = fx.emu.requestLog.slice(calls).filter((e) => e.operation === ISSUES);
     expect(issuePages[0]!.after).toBe(cp.after); // the page after the last written one
     expect(issuePages.map((e) => e.after)).not.toContain(null); // never the first page again
     expect(second).not.toEqual(expect.arrayContaining([first[0]]));
@@ -217,29 +170,29 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
     const all = [...first, ...second];
     expect(new Set(all).size).toBe(all.length); // no issue written twice
     expect(all).toHaveLength(60);
-    expect(await countOf(t.db, 'work_items')).toBe(60);
+    expect(await count(fx.db, 'work_items')).toBe(60);
     // The result counts the whole window: the rows before the checkpoint and after it.
     expect(result).toMatchObject({ work_items: 60 });
     expect(result.items).toBe(
-      60 + (await countOf(t.db, 'work_item_comments')) + (await countOf(t.db, 'work_item_events')),
+      60 + (await count(fx.db, 'work_item_comments')) + (await count(fx.db, 'work_item_events')),
     );
   });
 
   it('a resumed attempt deferred before it writes a page hands back the checkpoint it started from', async () => {
-    await start({ rateLimit: { limit: 40, windowSeconds: 600 } });
-    const err = (await failure(attempt([], null, LIMITED))) as RateLimitError;
-    clock.set(T0 + 600_001);
-    emu.setFaults(parseLinearFaults('ratelimited:count=1:resetSeconds=90'));
-    const again = (await failure(attempt([], err.checkpoint, FAST))) as RateLimitError;
+    await fx.start({ rateLimit: { limit: 40, windowSeconds: 600 } });
+    const err = (await failureOf(attempt([], null, LIMITED))) as RateLimitError;
+    fx.clock.set(T0 + 600_001);
+    fx.emu.setFaults(parseLinearFaults('ratelimited:count=1:resetSeconds=90'));
+    const again = (await failureOf(attempt([], err.checkpoint, FAST))) as RateLimitError;
     expect(err.checkpoint).toMatchObject({ v: 1, after: expect.any(String) as string });
     expect(again.checkpoint).toEqual(err.checkpoint);
   });
 
   it('a checkpoint not of this format is ignored: the unit reads its window from the first page', async () => {
-    await start();
+    await fx.start();
     const written: string[] = [];
     const result = await attempt(written, { v: 99, after: 'elsewhere' }, FAST);
-    expect(emu.requestLog.find((e) => e.operation === ISSUES)!.after).toBeNull();
+    expect(fx.emu.requestLog.find((e) => e.operation === ISSUES)!.after).toBeNull();
     expect(result).toMatchObject({ work_items: 60 });
     expect(written).toHaveLength(60);
   });
@@ -247,77 +200,72 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
 
 describe('recorded complexity budget', () => {
   it('a spent complexity budget defers a unit to its reset without calling', async () => {
-    await start();
+    await fx.start();
     const resetAt = new Date(T0 + 300_000);
     await recordRateBudget(
-      t.db,
+      fx.db,
       { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET },
-      { remaining: 10, limit: 250_000, resetAt, limitedUntil: null, observedAt: clock.now() },
+      { remaining: 10, limit: 250_000, resetAt, limitedUntil: null, observedAt: fx.clock.now() },
       'seed',
     );
-    const err = (await failure(unit())) as RateLimitError;
+    const err = (await failureOf(unit())) as RateLimitError;
     expect(err).toBeInstanceOf(RateLimitError);
     expect(err.liftsAt).toEqual(resetAt);
-    expect(emu.requestLog).toHaveLength(0);
+    expect(fx.emu.requestLog).toHaveLength(0);
   });
 });
 
 describe('failures', () => {
   it('a refused key → failed `auth`, naming the integration, never the key', async () => {
-    await start();
+    await fx.start();
     const secret = 'lin_api_THISISASECRETKEY0123456789abcdefABCDEF';
-    const err = await failure(unit({ token: secret }));
+    const err = await failureOf(unit({ token: secret }));
     expect(err).toBeInstanceOf(NonRetryableError);
     expect(classifyError(err)).toBe('auth');
     expect(err.message).toContain('linear integration "acme-linear"');
     expect(JSON.stringify({ m: err.message, c: String((err as { cause?: unknown }).cause) })).not.toContain(secret);
-    expect(emu.requestLog).toHaveLength(1);
+    expect(fx.emu.requestLog).toHaveLength(1);
 
-    emu.setFaults(parseLinearFaults('unauthenticated:count=1'));
-    const injected = await failure(unit());
+    fx.emu.setFaults(parseLinearFaults('unauthenticated:count=1'));
+    const injected = await failureOf(unit());
     expect(classifyError(injected)).toBe('auth');
-    expect(injected.message).not.toContain(emu.token);
+    expect(injected.message).not.toContain(fx.emu.token);
   });
 
   it('an OAuth token is sent as a bearer; a personal key as is', async () => {
-    await start();
+    await fx.start();
     expect(authorizationHeader('lin_api_abc')).toBe('lin_api_abc');
     expect(authorizationHeader('Bearer xyz')).toBe('Bearer xyz');
     expect(authorizationHeader('lin_oauth_xyz')).toBe('Bearer lin_oauth_xyz');
-    expect(await unit({ token: emu.oauthToken })).toMatchObject({ work_items: 60 });
+    expect(await unit({ token: fx.emu.oauthToken })).toMatchObject({ work_items: 60 });
   });
 
   it('a query-complexity error is non-retryable and names the query', async () => {
-    await start({ faults: parseLinearFaults('complexity:count=1') });
-    const err = await failure(unit());
+    await fx.start({ faults: parseLinearFaults('complexity:count=1') });
+    const err = await failureOf(unit());
     expect(err).toBeInstanceOf(NonRetryableError);
     expect(classifyError(err)).toBe('provider_error');
     expect(err.message).toMatch(/query SyncIssuesCommentsHistoryLabels is too complex/);
-    expect(emu.requestLog).toHaveLength(1);
+    expect(fx.emu.requestLog).toHaveLength(1);
   });
 
   it('no server at the address: retried in place, then provider_error', async () => {
-    await start();
-    const url = emu.url;
-    await emu.close();
-    const err = await failure(
-      runLinearUnit(
-        linearContext({ db: t.db, clock, apiUrl: url, token: 'lin_api_x', datasetKey: 'teams', tier: 'reference' }),
-        FAST,
-      ),
-    );
+    await fx.start();
+    await fx.emu.close(); // the unit reads the closed emulator's address
+    const teams = { datasetKey: 'teams', datasets: ['teams'], tier: 'reference' as const, since: null, before: null };
+    const err = await failureOf(runLinearUnit(fx.unit({ ...teams, token: 'lin_api_x' }), FAST));
     expect(classifyError(err)).toBe('provider_error');
     expect(err.message).toMatch(/query SyncTeams: provider unavailable after retries/);
   });
 
   it('5xx is retried in place, then succeeds; 5xx every time → provider_error', async () => {
-    await start({ faults: parseLinearFaults('server-error:count=2:status=503') });
+    await fx.start({ faults: parseLinearFaults('server-error:count=2:status=503') });
     expect(await unit()).toMatchObject({ work_items: 60 });
-    expect(emu.requestLog.slice(0, 3).map((e) => e.status)).toEqual([503, 503, 200]);
-    emu.setFaults(parseLinearFaults('server-error:status=502'));
-    const err = await failure(unit());
+    expect(fx.emu.requestLog.slice(0, 3).map((e) => e.status)).toEqual([503, 503, 200]);
+    fx.emu.setFaults(parseLinearFaults('server-error:status=502'));
+    const err = await failureOf(unit());
     expect(classifyError(err)).toBe('provider_error');
     expect(err.message).toMatch(/unavailable after retries/);
-    expect(await countOf(t.db, 'work_items')).toBe(60);
+    expect(await count(fx.db, 'work_items')).toBe(60);
   });
 });

@@ -5,69 +5,50 @@
  * last one written, never the first page again (the emulator's request log shows it). Every issue
  * is stored once; each unit's result counts its whole window; its success clears its checkpoint.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../../../src/engine.js';
+import { describe, expect, it } from 'vitest';
 import { createLinearProvider } from '../../../src/providers/linear/index.js';
-import { startLinearEmulator, type LinearEmulator } from '../../../src/emulators/linear/index.js';
+import { startLinearEmulator } from '../../../src/emulators/linear/index.js';
 import type { UnitRow } from '../../../src/store/rows.js';
-import { openProviderEngine, runTerminal, type TestEngine } from '../../helpers/engine.js';
-import type { TestDatabase } from '../../helpers/pg.js';
+import { useEngineSuite } from '../../helpers/engineSuite.js';
+import { DAY } from '../../helpers/emulatorSuite.js';
 
-const ORG = 'org-ln-resume';
-const DAY = 86_400_000;
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-item-labels'];
 const ISSUES = 'SyncIssuesCommentsHistoryLabels';
 const PAGE = 10;
 
 describe('a Linear unit deferred by the budget resumes from its last cursor', () => {
-  let h: TestEngine;
-  let t: TestDatabase;
-  let engine: Engine;
-  let emu: LinearEmulator;
+  const fx = useEngineSuite({
+    orgId: 'org-ln-resume',
+    // 5 requests a second: the unit's pages of 10 issues (and their overflow pages) span windows.
+    emulator: () =>
+      startLinearEmulator({
+        seed: 11,
+        scale: { teams: 1, issues: 80, days: 20 },
+        rateLimit: { requests: { limit: 5, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
+      }),
+    provider: createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } }),
+    concurrency: 2,
+    random: () => 0, // no jitter: the unit comes due when the window resets
+  });
   const started = Date.now();
 
-  beforeAll(async () => {
-    // 5 requests a second: the unit's pages of 10 issues (and their overflow pages) span windows.
-    emu = await startLinearEmulator({
-      seed: 11,
-      scale: { teams: 1, issues: 80, days: 20 },
-      rateLimit: { requests: { limit: 5, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
-    });
-    h = await openProviderEngine({
-      provider: createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } }),
-      concurrency: 2,
-      random: () => 0, // no jitter: the unit comes due when the window resets
-    });
-    ({ t, engine } = h);
-  });
-  afterAll(async () => {
-    await h?.close();
-    await emu?.close();
-  });
-
   it('asks each next attempt for the page after the last written one; every issue stored once', async () => {
-    const integ = await engine.createIntegration({
-      orgId: ORG,
-      name: 'acme-linear',
+    const { emu, db } = fx;
+    const id = await fx.integrate({
       provider: 'linear',
       sources: emu.data.teams.map((x) => x.key),
       datasets: FAMILY,
       config: { apiUrl: emu.url },
       credential: emu.token,
     });
-    const run = await engine.trigger({
-      orgId: ORG,
-      integrationId: integ.id,
-      mode: 'backfill',
-      triggeredBy: 'backfill',
-      since: new Date(Math.floor((started - 22 * DAY) / DAY) * DAY),
-      before: new Date(Date.now() + 60_000),
-    });
-    expect(await runTerminal(t.db, run.syncRunId)).toBe('success');
+    const since = new Date(Math.floor((started - 22 * DAY) / DAY) * DAY);
+    const before = new Date(Date.now() + 60_000);
+    const run = await fx.run(id, { mode: 'backfill', triggeredBy: 'backfill', since, before });
+    expect(run.status).toBe('success');
 
-    const { rows: units } = await t.db.query<UnitRow>(
-      `SELECT * FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1`,
-      [run.syncRunId],
+    const { rows: units } = await db.query<UnitRow>(
+      `SELECT * FROM ${db.schema.sync_run_units} WHERE sync_run_id = $1`,
+      [run.runId],
     );
     const deferrals = units.reduce((n, u) => n + u.rate_limit_deferrals, 0);
     expect(deferrals).toBeGreaterThanOrEqual(1); // the budget stopped units part-way
@@ -85,11 +66,7 @@ describe('a Linear unit deferred by the budget resumes from its last cursor', ()
     expect(new Set(pages).size).toBe(needed - units.length + 1);
     expect(pages.length).toBeLessThanOrEqual(needed + deferrals);
 
-    const { rows } = await t.db.query<{ keys: number; n: number }>(
-      `SELECT count(DISTINCT external_id)::int AS keys, count(*)::int AS n
-         FROM ${t.db.schema.table('work_items')} WHERE integration_id = $1`,
-      [integ.id],
-    );
-    expect(rows[0]).toEqual({ keys: emu.data.issues.length, n: emu.data.issues.length });
+    const n = emu.data.issues.length;
+    expect(await fx.stored(id, 'work_items')).toEqual({ keys: n, rows: n });
   });
 });

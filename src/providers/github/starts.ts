@@ -1,6 +1,7 @@
 /**
  * GitHub's `work_items.started_at`: the first `labeled` event that adds an in-progress label (the
- * labels `normalizeStatus` reads as in_progress), from the work_item_events stored for the issue.
+ * labels its status rule reads as in_progress, ./status.ts), from the work_item_events stored for
+ * the issue. The provider has the normalized sink run it as hooks (`GITHUB_SURFACE_HOOKS`).
  *
  * Issues and their events are read by different units, in any order, and either may be written
  * again. So both writes derive it: after issues are written, each takes its first stored start
@@ -10,8 +11,8 @@
  * other's uncommitted rows. Rows of other providers are not touched.
  */
 import type { Tx } from '../../db/types.js';
+import type { SurfaceHookMap, SurfaceHooks } from '../../sdk/normalized.js';
 import { advanceWorkItemStarts, lockWorkItemStarts, type WorkItemKey } from '../../store/workItemStarts.js';
-import type { SurfaceHooks } from '../postgres.js';
 import { GITHUB_IN_PROGRESS_LABELS, isGithubInProgressLabel } from './status.js';
 
 type Row = Readonly<Record<string, unknown>>;
@@ -20,15 +21,21 @@ const GITHUB = 'github';
 const GITHUB_START = { provider: GITHUB, kind: 'label', values: GITHUB_IN_PROGRESS_LABELS };
 
 /** work_items: every GitHub issue written takes its first stored start event. */
-export const workItemStartHooks: SurfaceHooks = {
+const workItemStartHooks: SurfaceHooks = {
   before: (tx, rows) => lockWorkItemStarts(tx, itemKeys(rows)),
   after: (tx, rows) => advance(tx, itemKeys(rows)),
 };
 
 /** work_item_events: the GitHub issues a batch adds an in-progress label to take their first start. */
-export const workItemEventStartHooks: SurfaceHooks = {
+const workItemEventStartHooks: SurfaceHooks = {
   before: (tx, rows) => lockWorkItemStarts(tx, startedKeys(rows)),
   after: (tx, rows) => advance(tx, startedKeys(rows)),
+};
+
+/** GitHub's hooks on the normalized surfaces (`Provider.surfaceHooks`): its `started_at` rule. */
+export const GITHUB_SURFACE_HOOKS: SurfaceHookMap = {
+  work_items: workItemStartHooks,
+  work_item_events: workItemEventStartHooks,
 };
 
 async function advance(tx: Tx, keys: WorkItemKey[]): Promise<void> {

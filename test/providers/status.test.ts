@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { normalizeStatus, type StatusInput } from '../../src/sinks/normalized/index.js';
+import { normalizeStatus, type StatusInput } from '../../src/providers/status.js';
 
 describe('normalizeStatus', () => {
   it.each<[StatusInput, string]>([

@@ -2,24 +2,26 @@
  * GitHub's work_items.started_at (docs/normalized-store.md): the first `labeled` event adding an
  * in-progress label, whichever of the issue and its events the sink stores first, however often
  * either is written again, and when the two are written at the same time. Rows come from the
- * GitHub mapping, as the provider's units write them.
+ * GitHub mapping, as the provider's units write them, through a normalized sink running GitHub's
+ * surface hooks.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
-import { migrate } from '../../src/db/migrator.js';
-import { PgliteDb } from '../../src/db/pglite.js';
-import type { Db, Tx } from '../../src/db/types.js';
+import { ManualClock } from '../../../src/clock.js';
+import { migrate } from '../../../src/db/migrator.js';
+import { PgliteDb } from '../../../src/db/pglite.js';
+import type { Db, Tx } from '../../../src/db/types.js';
 import {
   eventRow,
   workItemRow,
   type GhIssue,
   type GhIssueEvent,
   type RowScope,
-} from '../../src/providers/github/mapping.js';
-import { silentLogger } from '../../src/logger.js';
-import { computeWorkItemMetrics, normalizedSink, NORMALIZED_SURFACES } from '../../src/sinks/normalized/index.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { insertIntegration, insertRunningUnit, testGuard } from './normalizedHelpers.js';
+} from '../../../src/providers/github/mapping.js';
+import { GITHUB_SURFACE_HOOKS } from '../../../src/providers/github/starts.js';
+import { silentLogger } from '../../../src/logger.js';
+import { computeWorkItemMetrics, normalizedSink, NORMALIZED_SURFACES } from '../../../src/sinks/normalized/index.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
+import { insertIntegration, insertRunningUnit, testGuard } from '../../sinks/normalizedHelpers.js';
 
 const ORG = 'org-starts';
 const T0 = Date.UTC(2026, 0, 10, 12);
@@ -56,7 +58,12 @@ function event(number: number, kind: string, at: number, label?: string): GhIssu
   };
 }
 
-/** Starts against PostgreSQL; the plain order cases also against PGlite. */
+const sinkOn = (db: Db) => normalizedSink(db, { hooks: [GITHUB_SURFACE_HOOKS] });
+
+/**
+ * Starts against PostgreSQL; the plain order cases also against PGlite, which runs one transaction
+ * at a time (`concurrent` false: no two writes can overlap there).
+ */
 function startsSuite(
   label: string,
   open: () => Promise<{ db: Db; close(): Promise<void> }>,
@@ -77,13 +84,13 @@ function startsSuite(
       syncedAt: clock.now(),
     });
     const writeIssues = (issues: GhIssue[], on: Db = db) =>
-      normalizedSink(on).write(
+      sinkOn(on).write(
         guard(),
         'work_items',
         issues.map((i) => workItemRow(scope(), i)),
       );
     const writeEvents = (events: GhIssueEvent[], on: Db = db) =>
-      normalizedSink(on).write(
+      sinkOn(on).write(
         guard(),
         'work_item_events',
         events.map((e) => eventRow(scope(), e)),
@@ -128,6 +135,21 @@ function startsSuite(
 
     it('the mapping leaves started_at to the sink', () => {
       expect(Object.hasOwn(workItemRow(scope(), issue(1)), 'started_at')).toBe(false);
+    });
+
+    it("a sink built without GitHub's hooks derives no start", async () => {
+      const plain = normalizedSink(db);
+      await plain.write(
+        guard(),
+        'work_item_events',
+        history().map((e) => eventRow(scope(), e)),
+      );
+      await plain.write(
+        guard(),
+        'work_items',
+        issues().map((i) => workItemRow(scope(), i)),
+      );
+      expect(await starts()).toEqual({ 'acme/app#1': null, 'acme/app#2': null, 'acme/app#3': null });
     });
 
     it('issues first, then their events: each takes its first in-progress label event', async () => {
@@ -175,7 +197,7 @@ function startsSuite(
     it("never touches another provider's item, nor another integration's", async () => {
       const other = await insertIntegration(db, ORG);
       const linearStart = new Date(T0 - 10 * HOUR);
-      await normalizedSink(db).write(guard(), 'work_items', [
+      await sinkOn(db).write(guard(), 'work_items', [
         {
           org_id: ORG,
           integration_id: integrationId,
@@ -186,7 +208,7 @@ function startsSuite(
         },
       ]);
       await writeIssues([issue(1)]);
-      await normalizedSink(db).write(
+      await sinkOn(db).write(
         guard(),
         'work_item_events',
         history().map((e) => eventRow({ ...scope(), integrationId: other }, e)),
@@ -224,37 +246,50 @@ function startsSuite(
       expect(rows[0]!.p90).toBeCloseTo(49 + 0.9 * 50, 9);
     });
 
-    if (!concurrent) return;
+    it.skipIf(!concurrent)(
+      'an issue and its events written at the same time: neither write misses the other',
+      async () => {
+        // The second write starts once the first has done its work and holds its commit back, so
+        // without the items' locks each would look for the other's rows before they are committed,
+        // and both would miss them.
+        const slow = holdingCommits(db, 300);
+        let held = slow.nextHold();
+        const issuesWrite = writeIssues(issues(), slow.db);
+        await held;
+        await Promise.all([issuesWrite, writeEvents(history(), slow.db)]);
+        expect(await starts()).toEqual(want);
 
-    it('an issue and its events written at the same time: neither write misses the other', async () => {
-      // Each transaction holds on before its commit, so without the items' locks each would look for
-      // the other's rows before they are committed, and both would miss them.
-      const slow = holdingCommits(db, 300);
-      const issuesWrite = writeIssues(issues(), slow);
-      await new Promise((r) => setTimeout(r, 50));
-      const eventsWrite = writeEvents(history(), slow);
-      await Promise.all([issuesWrite, eventsWrite]);
-      expect(await starts()).toEqual(want);
-
-      await db.query(`DELETE FROM ${db.schema.table('work_items')}`);
-      await db.query(`DELETE FROM ${db.schema.table('work_item_events')}`);
-      const events = writeEvents(history(), slow);
-      await new Promise((r) => setTimeout(r, 50));
-      await Promise.all([events, writeIssues(issues(), slow)]);
-      expect(await starts()).toEqual(want);
-    });
+        await db.query(`DELETE FROM ${db.schema.table('work_items')}`);
+        await db.query(`DELETE FROM ${db.schema.table('work_item_events')}`);
+        held = slow.nextHold();
+        const eventsWrite = writeEvents(history(), slow.db);
+        await held;
+        await Promise.all([eventsWrite, writeIssues(issues(), slow.db)]);
+        expect(await starts()).toEqual(want);
+      },
+    );
   });
 }
 
-/** `db` whose transactions wait `ms` after their work, before they commit. */
-function holdingCommits(db: Db, ms: number): Db {
-  return new Proxy(db, {
+/**
+ * `db` whose transactions wait `ms` after their work, before they commit; `nextHold()` resolves
+ * when the next one has done its work and starts waiting.
+ */
+function holdingCommits(db: Db, ms: number): { db: Db; nextHold(): Promise<void> } {
+  let waiting: (() => void)[] = [];
+  const hold = async () => {
+    const woken = waiting;
+    waiting = [];
+    for (const wake of woken) wake();
+    await new Promise((r) => setTimeout(r, ms));
+  };
+  const held = new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'transaction') {
         return <R>(fn: (tx: Tx) => Promise<R>) =>
           target.transaction(async (tx) => {
             const out = await fn(tx);
-            await new Promise((r) => setTimeout(r, ms));
+            await hold();
             return out;
           });
       }
@@ -262,6 +297,7 @@ function holdingCommits(db: Db, ms: number): Db {
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+  return { db: held, nextHold: () => new Promise<void>((resolve) => waiting.push(resolve)) };
 }
 
 startsSuite(

@@ -1,0 +1,194 @@
+/**
+ * The one gated HTTP call loop every provider client runs its requests through. One attempt:
+ *
+ *   gate each budget, in order (a refusal releases the ones already passed)
+ *   → send (the provider's request: plain fetch, Octokit, …) → release the budgets
+ *   → read the body → the provider judges the answer (a value, or the facts of a failure)
+ *   → each budget observes the figures the answer carries
+ *   → the value, or the failure classified by errors.ts.
+ *
+ * No answer (network), an unreadable body and a transient failure (5xx, a 429 without a limit
+ * signal) are retried in place (retry.ts), then end as `provider_error`; an abort ends the call with
+ * the signal's reason. Each provider keeps what is its own: how it sends (auth, URLs), how its answers
+ * signal a rate limit and read when they fail (`judge`), and which budget figures they carry
+ * (`observations`). Rules for every request (where it may go, how long it may take, how much it may
+ * return, what its errors may show) belong here, around `send` and the body read.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { BudgetObservation } from '../../store/rateBudgets.js';
+import type { RateBudget } from './budget.js';
+import { classifyFailure, failureError, type CallSubject, type LimitSignal } from './errors.js';
+import type { HeaderSource } from './headers.js';
+import { withRetries, type RetryOptions } from './retry.js';
+import { abortReason } from './sleep.js';
+
+/** What every provider client is made with, besides its endpoint, credential and budgets. */
+export interface ClientOptions {
+  /** Named in every error, e.g. `jira integration "acme"`; never a credential. */
+  subject: string;
+  clock: Clock;
+  /** The unit's signal: aborting it ends the call in flight with its reason. */
+  signal: AbortSignal;
+  logger: Logger;
+  retry?: RetryOptions;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** What the loop needs of a budget (budget.ts `RateBudget`): gate a call, release it, observe figures. */
+export type CallBudget = Pick<RateBudget, 'gate' | 'done' | 'observe'>;
+
+/** What one request came back with. */
+export interface Answer<R> {
+  status: number;
+  headers: HeaderSource;
+  /** A stream, read as text by the loop (null: empty), or what the sender has already read. */
+  body: unknown;
+  /** The sender's own reply (or HTTP error), for the provider's judgement. */
+  raw: R;
+}
+
+/** Sends one request, once, with `signal`; resolves with its answer, or throws when none came. */
+export type Send<R> = (signal: AbortSignal) => Promise<Answer<R>>;
+
+/** Why an answer failed, as its provider reads it. */
+export interface Failure {
+  ok: false;
+  /** The status the failure is classified by (a provider may read an error body as a 401). */
+  status: number;
+  /** The rate limit the answer signals; it wins over the status. */
+  limit: LimitSignal | null;
+  /** Kept as the cause of the error the call ends with. */
+  cause: unknown;
+  /** What a failure that is no limit, auth, not-found or transient one ends with. @default failureError */
+  refused?: (subject: CallSubject) => Error;
+}
+
+/** What an answer means: the call's value, or a failure. */
+export type Verdict<T> = { ok: true; value: T } | Failure;
+
+/** How one provider's answers read: all the loop leaves to the provider. */
+export interface AnswerRules<R, T> {
+  /** Judges an answer whose body has been read. */
+  judge(answer: Answer<R>, now: Date): Verdict<T>;
+  /** The figures an answer gives each budget, in the order the budgets are gated (null: none). */
+  observations(headers: HeaderSource, now: Date, limit: LimitSignal | null): readonly (BudgetObservation | null)[];
+}
+
+/** Runs one request through the loop; `what` names it in errors (e.g. `GET /rest/api/3/myself`). */
+export type Caller<R, T> = (what: string | (() => string), send: Send<R>) => Promise<T>;
+
+/** A failure worth retrying in place (no answer, an unreadable body, a 5xx). */
+class TransientFailure extends Error {}
+
+/** A caller for one client: every request gated by `budgets`, judged by `rules`, retried when transient. */
+export function createCaller<R, T>(
+  client: ClientOptions,
+  budgets: readonly CallBudget[],
+  rules: AnswerRules<R, T>,
+): Caller<R, T> {
+  const loop: Loop<R, T> = { client, budgets, rules };
+  return (what, send) => {
+    const subject = (): CallSubject => ({
+      integration: client.subject,
+      what: typeof what === 'string' ? what : what(),
+    });
+    return withRetries(
+      () => attempt(loop, subject, send),
+      (e) => e instanceof TransientFailure,
+      (e) => failureError({ kind: 'transient' }, subject(), client.clock.now(), (e as Error).cause),
+      { ...client.retry, signal: client.signal },
+    );
+  };
+}
+
+interface Loop<R, T> {
+  client: ClientOptions;
+  budgets: readonly CallBudget[];
+  rules: AnswerRules<R, T>;
+}
+
+async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send: Send<R>): Promise<T> {
+  const { client, budgets, rules } = loop;
+  await gateAll(budgets);
+  let answer: Answer<R>;
+  try {
+    answer = await send(client.signal);
+  } catch (err) {
+    throw unanswered(client.signal, err);
+  } finally {
+    for (const b of budgets) b.done();
+  }
+  try {
+    answer = { ...answer, body: await readBody(answer.body) };
+  } catch (err) {
+    throw unanswered(client.signal, err);
+  }
+  const now = client.clock.now();
+  const verdict = rules.judge(answer, now);
+  await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
+  if (verdict.ok) return verdict.value;
+  throw failed(client.signal, verdict, subject, now);
+}
+
+/** Gates every budget in order; when one refuses, the ones already passed are released. */
+async function gateAll(budgets: readonly CallBudget[]): Promise<void> {
+  for (const [i, budget] of budgets.entries()) {
+    try {
+      await budget.gate();
+    } catch (err) {
+      for (const passed of budgets.slice(0, i)) passed.done();
+      throw err;
+    }
+  }
+}
+
+async function observeAll<R, T>(loop: Loop<R, T>, headers: HeaderSource, now: Date, limit: LimitSignal | null) {
+  if (loop.budgets.length === 0) return;
+  const seen = loop.rules.observations(headers, now, limit);
+  for (const [i, budget] of loop.budgets.entries()) {
+    const figures = seen[i];
+    if (figures) await budget.observe(figures);
+  }
+}
+
+/** A request that got no (readable) answer: the abort that caused it, or a transient failure. */
+function unanswered(signal: AbortSignal, err: unknown): Error {
+  if (signal.aborted) return abortReason(signal);
+  return new TransientFailure('no answer', { cause: err });
+}
+
+/** What a failed answer ends the call with (a transient failure: retried first). */
+function failed(signal: AbortSignal, f: Failure, subject: () => CallSubject, now: Date): Error {
+  if (signal.aborted) return abortReason(signal);
+  const c = classifyFailure({ status: f.status, limit: f.limit });
+  if (c.kind === 'transient') return new TransientFailure(`HTTP ${f.status}`, { cause: f.cause });
+  if (c.kind === 'other' && f.refused) return f.refused(subject());
+  return failureError(c, subject(), now, f.cause);
+}
+
+/** The body as the provider reads it: a stream as text, null as empty, anything else as it is. */
+async function readBody(body: unknown): Promise<unknown> {
+  if (body === null) return '';
+  if (!isStream(body)) return body;
+  return new Response(body).text();
+}
+
+function isStream(body: unknown): body is ReadableStream<Uint8Array> {
+  return typeof body === 'object' && body !== null && typeof (body as ReadableStream).getReader === 'function';
+}
+
+/** An answer's body as text ('' when the sender read it into something else). */
+export function bodyText(answer: Answer<unknown>): string {
+  return typeof answer.body === 'string' ? answer.body : '';
+}
+
+/** Sends `init` to `url` with a client's fetch; the body is left for the loop to read. */
+export function sendFetch(client: ClientOptions, url: string, init: RequestInit): Send<Response> {
+  const fetchFn = client.fetch ?? globalThis.fetch;
+  return async (signal) => {
+    const res = await fetchFn(url, { ...init, signal });
+    return { status: res.status, headers: res.headers, body: res.body, raw: res };
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The per-unit runner every provider on the kit shares. A provider describes itself once
+ * (`ProviderUnits`: name, dataset table, config parser, source format, client, jobs) and the
+ * runner does the rest of every unit:
+ *
+ * 1. names the integration (`subject`), finds the unit's dataset, parses the config, and lists the
+ *    sources the unit reads (its own; every enabled one for a reference unit planned without);
+ * 2. a dataset with nothing to call returns at once, naming the dataset that covers it;
+ * 3. requires a credential, and opens the shared budget(s) of (org, budget name, credential);
+ * 4. builds the provider's client and runs the dataset's function over the provider's jobs, one
+ *    after another, combining their results;
+ * 5. records what the budgets saw however the unit ends.
+ */
+import type { SurfaceHookMap } from '../../sdk/normalized.js';
+import type { Provider, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
+import { BudgetLedger, type RateBudget } from './budget.js';
+import type { ClientOptions } from './call.js';
+import type { SourceKeys } from './config.js';
+import { specsOf, type DatasetDef } from './datasets.js';
+import {
+  combineResults,
+  credentialOf,
+  datasetOf,
+  recordBudgetsQuietly,
+  sourcesOf,
+  subjectOf,
+  unitBudget,
+  type HttpProviderOptions,
+} from './unitScaffold.js';
+
+/** What every job of a unit carries, whatever the provider. */
+export interface UnitBase {
+  ctx: UnitContext;
+  since: Date | null;
+  before: Date | null;
+  backfill: boolean;
+  /** Every dataset the unit fetches: its own first, then those fetched with it. */
+  datasets: readonly string[];
+  /** Pages an incremental unit reads before it stops (and moves its watermark to what it read). */
+  maxPages: number;
+}
+
+/** What the runner hands a provider to build its client from. */
+export interface UnitSetup<O, C> {
+  ctx: UnitContext;
+  opts: O;
+  config: C;
+  credential: UnitCredential;
+  /** What every client on the kit is made with (call.ts): subject, clock, signal, logger, retries, fetch. */
+  call: ClientOptions;
+  /** The unit's view of the credential's shared budget `name` (@default the provider's name). */
+  budget: (name?: string) => RateBudget;
+}
+
+/** What the runner hands a provider to build its jobs from. */
+export interface JobSetup<O, C, K> extends UnitSetup<O, C> {
+  client: K;
+  base: UnitBase;
+}
+
+/**
+ * A provider on the kit: O its options, C its parsed config, S a parsed source, K its client,
+ * J the job its dataset functions take.
+ */
+export interface ProviderUnits<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J> {
+  name: string;
+  datasets: readonly DatasetDef<J>[];
+  /** Reads an integration's config, throwing `ValidationError` naming `config.<key>`. */
+  parseConfig: (config: unknown) => C;
+  sources: SourceKeys<S>;
+  client(u: UnitSetup<O, C>): K;
+  /**
+   * The jobs a unit runs, in order, over the sources it reads: one per source, or one for them all.
+   * Produced lazily (a generator) when each job should take its time when it starts.
+   */
+  jobs(u: JobSetup<O, C, K>, sources: readonly S[]): Iterable<J>;
+  /** Its hooks on the normalized surfaces (`Provider.surfaceHooks`). @default none */
+  surfaceHooks?: SurfaceHookMap;
+}
+
+/** Pages an incremental unit reads before it stops, when the options give none. */
+export const DEFAULT_MAX_PAGES = 200;
+
+/**
+ * A provider on the kit (weekly backfill windows, 30 days of first incremental depth) whose units
+ * share one in-process ledger of what they know of each credential's budget.
+ */
+export function httpProvider<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J>(
+  p: ProviderUnits<O, C, S, K, J>,
+  opts: O,
+): Provider {
+  const ledger = new BudgetLedger();
+  return {
+    name: p.name,
+    datasets: specsOf(p.datasets),
+    validateConfig: (config) => void p.parseConfig(config),
+    validateSource: p.sources.validate,
+    windowDays: 7,
+    initialDepthDays: 30,
+    runUnit: (ctx) => runUnit(p, ctx, opts, ledger),
+    ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
+    ...(p.surfaceHooks ? { surfaceHooks: p.surfaceHooks } : {}),
+  };
+}
+
+/** Runs one unit of `p` (see the module comment). */
+export async function runUnit<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J>(
+  p: ProviderUnits<O, C, S, K, J>,
+  ctx: UnitContext,
+  opts: O,
+  ledger?: BudgetLedger,
+): Promise<UnitResult> {
+  const subject = subjectOf(ctx, p.name);
+  const def = datasetOf(p.datasets, ctx, subject);
+  const config = p.parseConfig(ctx.integration.config);
+  const sources = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => p.sources.of(key, subject));
+  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.coveredBy ?? def.spec.fetchedWith };
+  const credential = credentialOf(ctx, subject);
+  const budgets = new Map<string, RateBudget>();
+  const budget = (budgetName = p.name) => {
+    let b = budgets.get(budgetName);
+    if (!b) {
+      const share = config.budgetShare;
+      b = unitBudget(ctx, { budgetName, credentialId: credential.id, subject, share, ledger }, opts.budget);
+      budgets.set(budgetName, b);
+    }
+    return b;
+  };
+  const setup: UnitSetup<O, C> = { ctx, opts, config, credential, call: unitCall(ctx, subject, opts), budget };
+  const client = p.client(setup);
+  try {
+    const results: UnitResult[] = [];
+    for (const job of p.jobs({ ...setup, client, base: unitBase(ctx, opts) }, sources)) {
+      results.push(await def.run(job));
+    }
+    return combineResults(results);
+  } finally {
+    await recordBudgetsQuietly(ctx, [...budgets.values()]);
+  }
+}
+
+function unitCall(ctx: UnitContext, subject: string, opts: HttpProviderOptions): ClientOptions {
+  return {
+    subject,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    logger: ctx.logger,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  };
+}
+
+function unitBase(ctx: UnitContext, opts: HttpProviderOptions): UnitBase {
+  const { unit } = ctx;
+  return {
+    ctx,
+    since: unit.since,
+    before: unit.before,
+    backfill: unit.mode === 'backfill',
+    datasets: unit.datasets.includes(unit.datasetKey) ? unit.datasets : [unit.datasetKey, ...unit.datasets],
+    maxPages: opts.maxPages ?? DEFAULT_MAX_PAGES,
+  };
+}
