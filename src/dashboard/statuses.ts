@@ -7,6 +7,7 @@ import {
   SYNC_MODES,
   TERMINAL_RUN_STATUSES,
   TERMINAL_UNIT_STATUSES,
+  TRIGGERS,
   UNIT_STATUSES,
 } from '../domain/statuses.js';
 
@@ -17,6 +18,7 @@ export const DASHBOARD_LISTS = {
   TERMINAL_RUN_STATUSES,
   TERMINAL_UNIT_STATUSES,
   SYNC_MODES,
+  TRIGGERS,
 } as const satisfies Record<string, readonly string[]>;
 
 /** The module's source: one frozen array per list. */

@@ -42,10 +42,13 @@ export const INITIAL_STATUS = { run: 'planned', unit: 'planned', jobRun: 'pendin
   jobRun: JobRunStatus;
 };
 
-export type TriggeredBy = 'manual' | 'schedule' | 'backfill' | 'api';
-export type SyncMode = 'incremental' | 'backfill' | 'full_resync';
-export const SYNC_MODES: readonly SyncMode[] = ['incremental', 'backfill', 'full_resync'];
-export type Tier = 'reference' | 'work_item';
+/** What started a JobRun. */
+export const TRIGGERS = ['manual', 'schedule', 'backfill', 'api'] as const;
+export type TriggeredBy = (typeof TRIGGERS)[number];
+export const SYNC_MODES = ['incremental', 'backfill', 'full_resync'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+export const TIERS = ['reference', 'work_item'] as const;
+export type Tier = (typeof TIERS)[number];
 
 export const OUTBOX_KINDS = ['dispatch_sync_run', 'finalize_sync_run', 'post_sync'] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];

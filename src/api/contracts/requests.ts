@@ -1,5 +1,6 @@
 /** What clients send: request bodies and query strings, strict (an unknown field is a 400). */
 import { z } from 'zod';
+import { JOB_RUN_STATUSES, TRIGGERS, UNIT_STATUSES } from '../../domain/statuses.js';
 import { INTEGRATION_LIMITS as L, PROVIDER_NAME_RE, PROVIDER_NAME_RULE } from '../../planning/integrations.js';
 import { CREDENTIAL_MAX_LENGTH, credentialProblem } from '../../secrets/credentials.js';
 import { CursorText, IsoTime, JsonObject, Limit, text, Uuid } from './common.js';
@@ -70,9 +71,9 @@ export const BackfillBody = z
 export const CancelBody = z.strictObject({}).optional();
 
 export const JobRunQuery = z.strictObject({
-  status: z.enum(['pending', 'running', 'success', 'failed', 'cancelled']).optional(),
+  status: z.enum(JOB_RUN_STATUSES).optional(),
   integration_id: Uuid.optional(),
-  triggered_by: z.enum(['manual', 'schedule', 'backfill', 'api']).optional(),
+  triggered_by: z.enum(TRIGGERS).optional(),
   created_after: IsoTime.optional().meta({ description: 'created at or after this time' }),
   created_before: IsoTime.optional().meta({ description: 'created before this time' }),
   cursor: CursorText.optional(),
@@ -80,7 +81,7 @@ export const JobRunQuery = z.strictObject({
 });
 
 export const UnitQuery = z.strictObject({
-  status: z.enum(['planned', 'dispatching', 'running', 'retrying', 'success', 'failed', 'cancelled']).optional(),
+  status: z.enum(UNIT_STATUSES).optional(),
   cursor: CursorText.optional(),
   limit: Limit.optional(),
 });

@@ -1,5 +1,6 @@
 /** What the API answers with (times as ISO 8601 strings, ids as UUIDs, snake_case as stored). */
 import { z } from 'zod';
+import { JOB_RUN_STATUSES, RUN_STATUSES, SYNC_MODES, TIERS, TRIGGERS, UNIT_STATUSES } from '../../domain/statuses.js';
 import { page, TimeOut } from './common.js';
 
 const Id = z.string().meta({ format: 'uuid' });
@@ -59,8 +60,8 @@ export const SyncRun = z
     org_id: z.string(),
     integration_id: Id,
     triggered_by: z.string(),
-    mode: Status(['incremental', 'backfill', 'full_resync']),
-    status: Status(['planned', 'dispatching', 'success', 'partial_failed', 'failed', 'cancelled']),
+    mode: Status(SYNC_MODES),
+    status: Status(RUN_STATUSES),
     total_units: z.number().int(),
     completed_units: z.number().int(),
     failed_units: z.number().int(),
@@ -78,8 +79,8 @@ const jobRunFields = {
   org_id: z.string(),
   job_id: Id.nullable(),
   integration_id: Id,
-  status: Status(['pending', 'running', 'success', 'failed', 'cancelled']),
-  triggered_by: Status(['manual', 'schedule', 'backfill', 'api']),
+  status: Status(JOB_RUN_STATUSES),
+  triggered_by: Status(TRIGGERS),
   started_at: TimeOut.nullable(),
   completed_at: TimeOut.nullable(),
   duration_ms: z.number().int().nullable(),
@@ -124,12 +125,12 @@ export const Unit = z
     dataset_key: z.string(),
     /** Datasets the unit fetches with `dataset_key` (a family read together). */
     carried_datasets: z.array(z.string()),
-    tier: Status(['reference', 'work_item']),
+    tier: Status(TIERS),
     cost_class: z.string(),
     mode: z.string(),
     since_at: TimeOut.nullable(),
     before_at: TimeOut.nullable(),
-    status: Status(['planned', 'dispatching', 'running', 'retrying', 'success', 'failed', 'cancelled']),
+    status: Status(UNIT_STATUSES),
     attempts: z.number().int(),
     available_at: TimeOut.nullable(),
     lease_owner: z.string().nullable(),

@@ -10,6 +10,7 @@ import {
   SYNC_MODES,
   TERMINAL_RUN_STATUSES,
   TERMINAL_UNIT_STATUSES,
+  TRIGGERS,
   UNIT_STATUSES,
 } from './statuses.js';
 
@@ -19,7 +20,6 @@ const HISTORY_PAGE = 25;
 const UNITS_PAGE = 100;
 const INTEGRATIONS_TTL_MS = 30_000;
 
-const TRIGGERS = ['manual', 'schedule', 'backfill', 'api'];
 const TERMINAL_RUN = new Set(TERMINAL_RUN_STATUSES);
 const TERMINAL_UNIT = new Set(TERMINAL_UNIT_STATUSES);
 /** The modes the sync form offers: a backfill has its own form. */
