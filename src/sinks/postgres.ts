@@ -8,6 +8,7 @@ import type { DbSchema } from '../db/schema.js';
 import { quoteIdent, type Db, type Tx } from '../db/types.js';
 import type { LeaseGuard, Sink } from '../sdk/types.js';
 import type { SurfaceHooks } from '../sdk/normalized.js';
+import { cleanJson, wellFormed } from './text.js';
 
 /** One surface: a table written with `INSERT … ON CONFLICT (conflictColumns) DO UPDATE`. */
 export interface SurfaceSpec {
@@ -100,9 +101,15 @@ async function upsert(tx: Tx, spec: SurfaceSpec, columns: string[], rows: Record
   return res.rowCount;
 }
 
+/**
+ * The value as bound: strings (alone or in an array) with unpaired surrogates replaced by U+FFFD,
+ * a jsonb column's non-string value as JSON text cleaned the same way (keys included).
+ */
 function bindable(spec: SurfaceSpec, column: string, value: unknown): unknown {
   if (value === undefined) return null;
-  if (spec.jsonColumns?.includes(column) && value !== null && typeof value !== 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return wellFormed(value);
+  if (spec.jsonColumns?.includes(column) && value !== null) return cleanJson(value, wellFormed);
+  if (Array.isArray(value)) return value.map((v: unknown) => (typeof v === 'string' ? wellFormed(v) : v));
   return value;
 }
 
@@ -148,6 +155,8 @@ function dedupe(spec: SurfaceSpec, rows: Record<string, unknown>[]): Record<stri
   return [...byKey.values()];
 }
 
+/** A conflict column's value as it will be stored (see `bindable`). */
 function keyPart(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormed(value);
   return value instanceof Date ? value.toISOString() : value;
 }

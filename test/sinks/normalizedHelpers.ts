@@ -1,7 +1,12 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { Clock } from '../../src/clock.js';
+import { migrate } from '../../src/db/migrator.js';
+import { PgliteDb } from '../../src/db/pglite.js';
 import type { Db, Tx } from '../../src/db/types.js';
 import { LeaseLostError } from '../../src/errors.js';
 import type { LeaseGuard } from '../../src/sdk/types.js';
+import { normalizedSink, type NormalizedSink } from '../../src/sinks/normalized/index.js';
+import { createTestDatabase } from '../helpers/pg.js';
 
 /** The fence the engine's guard implements: the unit row locked FOR SHARE, owner + running + live lease. */
 export function testGuard(db: Tx, unitId: string, owner: string, clock: Clock): LeaseGuard {
@@ -46,4 +51,61 @@ export async function insertRunningUnit(
     [org, run.rows[0]!.id, integrationId, owner, leaseUntil],
   );
   return unit.rows[0]!.id;
+}
+
+/** How a suite opens its database: its Db and how to close it. */
+export type OpenDb = () => Promise<{ db: Db; close(): Promise<void> }>;
+
+/** A fresh PostgreSQL database cloned from the migrated template. */
+export const openPostgres: OpenDb = async () => {
+  const t = await createTestDatabase({ poolSize: 2 });
+  return { db: t.db, close: () => t.drop() };
+};
+
+/** A migrated in-memory PGlite database. */
+export const openPglite: OpenDb = async () => {
+  const db = await PgliteDb.open();
+  await migrate(db);
+  return { db, close: () => db.close() };
+};
+
+/** What a suite writes with; filled in before its first test (see `useSinkFixture`). */
+export class SinkFixture {
+  db!: Db;
+  sink!: NormalizedSink;
+  integrationId!: string;
+  unitId!: string;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** The guard of the fixture's unit, leased to `owner-a`. */
+  guard(): LeaseGuard {
+    return testGuard(this.db, this.unitId, 'owner-a', this.clock);
+  }
+}
+
+/**
+ * Opens a database with `open` before the enclosing suite's tests (closing it after them), with a
+ * normalized sink, an integration of `org` and a running unit leased to `owner-a` for an hour past
+ * `clock`'s time.
+ */
+export function useSinkFixture(open: OpenDb, org: string, clock: Clock): SinkFixture {
+  const fixture = new SinkFixture(clock);
+  let close: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    ({ db: fixture.db, close } = await open());
+    fixture.sink = normalizedSink(fixture.db);
+    fixture.integrationId = await insertIntegration(fixture.db, org);
+    fixture.unitId = await insertRunningUnit(
+      fixture.db,
+      org,
+      fixture.integrationId,
+      'owner-a',
+      new Date(clock.now().getTime() + 3_600_000),
+    );
+  });
+  afterAll(async () => {
+    await close();
+  });
+  return fixture;
 }

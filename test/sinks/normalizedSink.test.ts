@@ -1,52 +1,41 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { migrate } from '../../src/db/migrator.js';
-import { PgliteDb } from '../../src/db/pglite.js';
-import type { Db } from '../../src/db/types.js';
 import { LeaseLostError, ValidationError } from '../../src/errors.js';
 import { normalizedSink, NORMALIZED_SURFACES, type NormalizedSink } from '../../src/sinks/normalized/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { insertIntegration, insertRunningUnit, testGuard } from './normalizedHelpers.js';
+import {
+  insertIntegration,
+  insertRunningUnit,
+  openPglite,
+  openPostgres,
+  testGuard,
+  useSinkFixture,
+  type OpenDb,
+} from './normalizedHelpers.js';
 
 const ORG = 'org-normalized';
 const T0 = Date.UTC(2026, 0, 10, 12);
 
 /** The binding checks, run against PostgreSQL and against PGlite. */
-function bindingSuite(label: string, open: () => Promise<{ db: Db; close(): Promise<void> }>): void {
+function bindingSuite(label: string, open: OpenDb): void {
   describe(`normalized sink binding (${label})`, () => {
-    let db: Db;
-    let close: () => Promise<void>;
-    let sink: NormalizedSink;
-    let integrationId: string;
-    let unitId: string;
-    const clock = new ManualClock(T0);
-    const guard = () => testGuard(db, unitId, 'owner-a', clock);
-
-    beforeAll(async () => {
-      ({ db, close } = await open());
-      sink = normalizedSink(db);
-      integrationId = await insertIntegration(db, ORG);
-      unitId = await insertRunningUnit(db, ORG, integrationId, 'owner-a', new Date(T0 + 3_600_000));
-    });
-    afterAll(async () => {
-      await close();
-    });
+    const f = useSinkFixture(open, ORG, new ManualClock(T0));
 
     const key = (externalId: string) => ({
       org_id: ORG,
-      integration_id: integrationId,
+      integration_id: f.integrationId,
       provider: 'github',
       external_id: externalId,
     });
 
     it('binds text[] values exactly, including commas, quotes, braces, backslashes and empty strings', async () => {
       const labels = ['a,b', 'say "hi"', '{x}', 'back\\slash', '', 'NULL', 'ünï 🚀', ' padded '];
-      await sink.write(guard(), 'work_items', [
+      await f.sink.write(f.guard(), 'work_items', [
         { ...key('arr-1'), last_synced_at: new Date(T0), labels, assignees: [] },
         { ...key('arr-2'), last_synced_at: new Date(T0), labels: null },
       ]);
-      const { rows } = await db.query<{ external_id: string; labels: string[]; assignees: string[] }>(
-        `SELECT external_id, labels, assignees FROM ${db.schema.table('work_items')}
+      const { rows } = await f.db.query<{ external_id: string; labels: string[]; assignees: string[] }>(
+        `SELECT external_id, labels, assignees FROM ${f.db.schema.table('work_items')}
           WHERE external_id LIKE 'arr-%' ORDER BY external_id`,
       );
       expect(rows).toEqual([
@@ -57,20 +46,20 @@ function bindingSuite(label: string, open: () => Promise<{ db: Db; close(): Prom
 
     it('binds raw as jsonb (objects with arrays, top-level arrays and strings), never as a SQL array', async () => {
       const raws = [{ node_id: 'I_1', labels: [{ name: 'bug' }], nested: { n: [1, 2, null] } }, ['x', 1], 'just text'];
-      await sink.write(
-        guard(),
+      await f.sink.write(
+        f.guard(),
         'commits',
         raws.map((raw, i) => ({ ...key(`sha-${i}`), sha: `sha-${i}`, last_synced_at: new Date(T0), raw })),
       );
-      const { rows } = await db.query<{ raw: unknown; kind: string }>(
-        `SELECT raw, jsonb_typeof(raw) AS kind FROM ${db.schema.table('commits')} ORDER BY external_id`,
+      const { rows } = await f.db.query<{ raw: unknown; kind: string }>(
+        `SELECT raw, jsonb_typeof(raw) AS kind FROM ${f.db.schema.table('commits')} ORDER BY external_id`,
       );
       expect(rows.map((r) => r.raw)).toEqual(raws);
       expect(rows.map((r) => r.kind)).toEqual(['object', 'array', 'string']);
     });
 
     it('binds timestamps as the instants they name (Date, Z and offset strings), as timestamptz', async () => {
-      await sink.write(guard(), 'pull_requests', [
+      await f.sink.write(f.guard(), 'pull_requests', [
         {
           ...key('pr-ts'),
           last_synced_at: new Date(T0),
@@ -79,9 +68,9 @@ function bindingSuite(label: string, open: () => Promise<{ db: Db; close(): Prom
           closed_at: new Date(Date.UTC(2026, 0, 2, 3, 30)),
         },
       ]);
-      const { rows } = await db.query<{ created_at: Date; merged_at: Date; closed_at: Date; t: string }>(
+      const { rows } = await f.db.query<{ created_at: Date; merged_at: Date; closed_at: Date; t: string }>(
         `SELECT created_at, merged_at, closed_at, pg_typeof(merged_at)::text AS t
-           FROM ${db.schema.table('pull_requests')} WHERE external_id = 'pr-ts'`,
+           FROM ${f.db.schema.table('pull_requests')} WHERE external_id = 'pr-ts'`,
       );
       expect(rows[0]!.created_at.toISOString()).toBe('2026-01-02T03:04:05.000Z');
       expect(rows[0]!.merged_at.toISOString()).toBe('2026-01-02T03:04:05.250Z');
@@ -91,16 +80,8 @@ function bindingSuite(label: string, open: () => Promise<{ db: Db; close(): Prom
   });
 }
 
-bindingSuite('PostgreSQL', async () => {
-  const t = await createTestDatabase({ poolSize: 2 });
-  return { db: t.db, close: () => t.drop() };
-});
-
-bindingSuite('PGlite', async () => {
-  const db = await PgliteDb.open();
-  await migrate(db);
-  return { db, close: () => db.close() };
-});
+bindingSuite('PostgreSQL', openPostgres);
+bindingSuite('PGlite', openPglite);
 
 describe('normalized sink upserts', () => {
   let t: TestDatabase;

@@ -133,7 +133,8 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     auth: o.token,
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
     // Success bodies come back unread and are parsed by `parsedBody` (see there).
-    request: { parseSuccessResponseBody: false, ...(o.fetch ? { fetch: o.fetch } : {}) },
+    // The fetch is the call loop's, per request (see the hook below).
+    request: { parseSuccessResponseBody: false },
     log: {
       debug: () => {},
       info: () => {},
@@ -142,14 +143,25 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     },
     throttle: { id: o.throttleKey, onRateLimit: () => false, onSecondaryRateLimit: () => false },
   });
-  const call = createCaller<Reply, GithubResponse>(o, o.budget ? [o.budget] : [], {
-    judge: judgeGithub,
-    observations: (headers, now, limit) => [githubObservation(headers, now, limit?.liftsAt ?? null)],
-  });
+  // Every request (a `next` link too) and every redirect stays on the origin of `baseUrl`.
+  const call = createCaller<Reply, GithubResponse>(
+    o,
+    o.budget ? [o.budget] : [],
+    {
+      judge: judgeGithub,
+      observations: (headers, now, limit) => [githubObservation(headers, now, limit?.liftsAt ?? null)],
+    },
+    o.baseUrl,
+  );
   octokit.hook.wrap('request', (request, options) => {
     // What the call was, for messages: worked out only when one is needed.
     const what = () => `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`;
-    return call(what, (signal) => answerOf(() => request({ ...options, request: { ...options.request, signal } })));
+    return call(what, (signal, fetch) => {
+      // The hooks inside this one (throttling, auth) read the options Octokit made, not those passed
+      // on: the unit's signal and the loop's fetch (kept on the origin) go into them.
+      options.request = { ...options.request, signal, fetch };
+      return answerOf(() => request(options));
+    });
   });
   return octokit;
 }

@@ -75,14 +75,19 @@ export function urlOf(siteUrl: string, path: string, query: Query = {}): string 
 
 /** A client whose every request is gated, recorded, classified and (when transient) retried. */
 export function createJiraClient(o: JiraClientOptions): JiraClient {
-  const call = createCaller<Response, unknown>(o, o.budget ? [o.budget] : [], {
-    judge: judgeJira,
-    observations: (headers, now, limit) => [jiraObservation(headers, now, limit?.liftsAt ?? null)],
-  });
+  const call = createCaller<Response, unknown>(
+    o,
+    o.budget ? [o.budget] : [],
+    {
+      judge: judgeJira,
+      observations: (headers, now, limit) => [jiraObservation(headers, now, limit?.liftsAt ?? null)],
+    },
+    o.siteUrl,
+  );
   const request = (method: string, path: string, query: Query | undefined, body: unknown): Promise<unknown> =>
     call(
       `${method} ${path}`,
-      sendFetch(o, urlOf(o.siteUrl, path, query), {
+      sendFetch(urlOf(o.siteUrl, path, query), {
         method,
         headers: {
           authorization: o.authorization,

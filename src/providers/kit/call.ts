@@ -7,6 +7,10 @@
  *   → each budget observes the figures the answer carries
  *   → the value, or the failure classified by errors.ts.
  *
+ * Every request, and every redirect it meets, stays on the integration's origin (`home`: scheme, host,
+ * port): the loop hands each sender a fetch that refuses any other URL before sending it, and follows
+ * a redirect only on the origin; a refusal ends the call as a non-retryable `provider_error`.
+ *
  * No answer (network), an unreadable body and a transient failure (5xx, a 429 without a limit
  * signal) are retried in place (retry.ts), then end as `provider_error`; an abort ends the call with
  * the signal's reason. Each provider keeps what is its own: how it sends (auth, URLs), how its answers
@@ -18,7 +22,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from './budget.js';
-import { classifyFailure, failureError, type CallSubject, type LimitSignal } from './errors.js';
+import {
+  classifyFailure,
+  failureError,
+  offOriginError,
+  OffOriginError,
+  type CallSubject,
+  type LimitSignal,
+} from './errors.js';
 import type { HeaderSource } from './headers.js';
 import { withRetries, type RetryOptions } from './retry.js';
 import { abortReason } from './sleep.js';
@@ -49,8 +60,11 @@ export interface Answer<R> {
   raw: R;
 }
 
-/** Sends one request, once, with `signal`; resolves with its answer, or throws when none came. */
-export type Send<R> = (signal: AbortSignal) => Promise<Answer<R>>;
+/**
+ * Sends one request, once, with `signal` and the loop's `fetch` (the only way a request may go out:
+ * it stays on the integration's origin); resolves with its answer, or throws when none came.
+ */
+export type Send<R> = (signal: AbortSignal, fetch: typeof globalThis.fetch) => Promise<Answer<R>>;
 
 /** Why an answer failed, as its provider reads it. */
 export interface Failure {
@@ -82,13 +96,18 @@ export type Caller<R, T> = (what: string | (() => string), send: Send<R>) => Pro
 /** A failure worth retrying in place (no answer, an unreadable body, a 5xx). */
 class TransientFailure extends Error {}
 
-/** A caller for one client: every request gated by `budgets`, judged by `rules`, retried when transient. */
+/**
+ * A caller for one client: every request gated by `budgets`, judged by `rules`, retried when transient,
+ * and sent only to the origin of `home`, the integration's base URL (without one, nowhere).
+ */
 export function createCaller<R, T>(
   client: ClientOptions,
   budgets: readonly CallBudget[],
   rules: AnswerRules<R, T>,
+  home?: string,
 ): Caller<R, T> {
-  const loop: Loop<R, T> = { client, budgets, rules };
+  const fetchHome = homeFetch(home === undefined ? null : originOf(home), client.fetch ?? globalThis.fetch);
+  const loop: Loop<R, T> = { client, budgets, rules, fetch: fetchHome };
   return (what, send) => {
     const subject = (): CallSubject => ({
       integration: client.subject,
@@ -107,6 +126,7 @@ interface Loop<R, T> {
   client: ClientOptions;
   budgets: readonly CallBudget[];
   rules: AnswerRules<R, T>;
+  fetch: typeof globalThis.fetch;
 }
 
 async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send: Send<R>): Promise<T> {
@@ -114,8 +134,10 @@ async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send:
   await gateAll(budgets);
   let answer: Answer<R>;
   try {
-    answer = await send(client.signal);
+    answer = await send(client.signal, loop.fetch);
   } catch (err) {
+    const off = offOriginIn(err);
+    if (off) throw offOriginError(client.subject, off);
     throw unanswered(client.signal, err);
   } finally {
     for (const b of budgets) b.done();
@@ -184,11 +206,66 @@ export function bodyText(answer: Answer<unknown>): string {
   return typeof answer.body === 'string' ? answer.body : '';
 }
 
-/** Sends `init` to `url` with a client's fetch; the body is left for the loop to read. */
-export function sendFetch(client: ClientOptions, url: string, init: RequestInit): Send<Response> {
-  const fetchFn = client.fetch ?? globalThis.fetch;
-  return async (signal) => {
-    const res = await fetchFn(url, { ...init, signal });
+/** Sends `init` to `url` with the loop's fetch; the body is left for the loop to read. */
+export function sendFetch(url: string, init: RequestInit): Send<Response> {
+  return async (signal, fetchHome) => {
+    const res = await fetchHome(url, { ...init, signal });
     return { status: res.status, headers: res.headers, body: res.body, raw: res };
   };
+}
+
+/** Redirects followed (on the origin) before a request is refused as a loop. */
+const MAX_REDIRECTS = 20;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** A URL's origin (`scheme://host:port`), or null for one that does not parse or has none. */
+function originOf(url: string | URL): string | null {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The refusal to leave the origin somewhere in an error's causes (a sender may wrap it). */
+function offOriginIn(err: unknown): OffOriginError | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof OffOriginError) return e;
+  }
+  return null;
+}
+
+/**
+ * `fetchFn` kept on `origin` (null: refuses every URL): a request elsewhere is refused before it is
+ * sent, and redirects are followed by hand, on the origin only, so the credential never goes elsewhere.
+ */
+function homeFetch(origin: string | null, fetchFn: typeof globalThis.fetch): typeof globalThis.fetch {
+  const onHome = (url: string | URL): URL => {
+    const there = originOf(url);
+    if (origin === null || there !== origin) throw new OffOriginError(there ?? 'a URL without an origin');
+    return new URL(url);
+  };
+  return async (input, init) => {
+    let url = onHome(input instanceof Request ? input.url : input);
+    let req: RequestInit = { ...init, redirect: 'manual' };
+    for (let hops = 0; ; hops++) {
+      const res = await fetchFn(hops === 0 ? input : url, req);
+      const location = res.headers.get('location');
+      if (!REDIRECTS.has(res.status) || location === null) return res;
+      if (hops === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+      await res.body?.cancel();
+      url = onHome(new URL(location, url));
+      req = redirected(req, res.status);
+    }
+  };
+}
+
+/** The request a redirect asks for: a 303 (or a 301/302 after a POST) turns into a GET without a body. */
+function redirected(req: RequestInit, status: number): RequestInit {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const toGet = status === 303 ? method !== 'HEAD' : (status === 301 || status === 302) && method === 'POST';
+  if (!toGet) return req;
+  const { body: _body, ...rest } = req;
+  return { ...rest, method: 'GET' };
 }

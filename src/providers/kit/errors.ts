@@ -68,3 +68,18 @@ export function failureError(c: FailureClass, subject: CallSubject, now: Date, c
 export function providerError(subject: CallSubject, detail: string, cause: unknown): NonRetryableError {
   return new NonRetryableError(`${subject.integration}: ${subject.what}${detail}`, 'provider_error', { cause });
 }
+
+/**
+ * A request, link or redirect that would leave the integration's origin: refused before it is sent.
+ * Its message names the foreign origin (scheme://host:port) and nothing more of the URL.
+ */
+export class OffOriginError extends Error {
+  constructor(readonly origin: string) {
+    super(`refused to send a request to another origin (${origin})`);
+  }
+}
+
+/** The non-retryable `provider_error` a refused off-origin request ends the call with. */
+export function offOriginError(integration: string, off: OffOriginError): NonRetryableError {
+  return new NonRetryableError(`${integration}: ${off.message}`, 'provider_error', { cause: off });
+}

@@ -119,16 +119,21 @@ export function linearObservation(
 /** A client whose every query is gated, recorded, classified and (when transient) retried. */
 export function createLinearClient(o: LinearClientOptions): LinearClient {
   const auth = authorizationHeader(o.credential);
-  const call = createCaller<Response, unknown>(o, o.budgets ? [o.budgets.requests, o.budgets.complexity] : [], {
-    judge: (answer, now) => judgeLinear(o.logger, answer, now),
-    observations: (headers, now, limit) => [
-      linearObservation(headers, 'requests', now, limit?.liftsAt ?? null),
-      linearObservation(headers, 'complexity', now, null),
-    ],
-  });
+  const call = createCaller<Response, unknown>(
+    o,
+    o.budgets ? [o.budgets.requests, o.budgets.complexity] : [],
+    {
+      judge: (answer, now) => judgeLinear(o.logger, answer, now),
+      observations: (headers, now, limit) => [
+        linearObservation(headers, 'requests', now, limit?.liftsAt ?? null),
+        linearObservation(headers, 'complexity', now, null),
+      ],
+    },
+    o.apiUrl,
+  );
   return {
     query<T>(name: string, text: string, variables: Record<string, unknown>): Promise<T> {
-      const send = sendFetch(o, o.apiUrl, {
+      const send = sendFetch(o.apiUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', authorization: auth },
         body: JSON.stringify({ query: text, variables, operationName: name }),

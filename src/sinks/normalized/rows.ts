@@ -3,10 +3,12 @@
  * put in the form that binds the same on node-postgres and PGlite (timestamps as ISO-8601 UTC
  * text, raw as JSON text). A bad value throws a `ValidationError` naming `<surface>.<column>`
  * before anything is written. NUL characters, which PostgreSQL text and jsonb cannot hold, are
- * dropped from text values and from strings inside `raw`.
+ * dropped and unpaired UTF-16 surrogates replaced with U+FFFD (`storable`) in text values, text
+ * array elements and every string and key inside `raw`.
  */
 import { ValidationError } from '../../errors.js';
 import { PULL_REQUEST_STATES, WORK_ITEM_EVENT_KINDS, WORK_ITEM_STATUSES } from '../../sdk/normalized.js';
+import { cleanJson, wellFormed } from '../text.js';
 import { columnTypes, type ColumnType, type NormalizedSurface } from './surfaces.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -80,7 +82,12 @@ function nullFor(type: ColumnType): unknown {
 
 function expectString(field: string, value: unknown): string {
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a string');
-  return value.includes('\0') ? value.replace(/\0/g, '') : value;
+  return storable(value);
+}
+
+/** `text` without NULs and with every unpaired surrogate replaced by U+FFFD. */
+function storable(text: string): string {
+  return wellFormed(text.includes('\0') ? text.replace(/\0/g, '') : text);
 }
 
 function oneOf(field: string, value: string): string {
@@ -107,7 +114,7 @@ function timestamp(field: string, value: unknown): string {
 
 function json(field: string, value: unknown): string {
   try {
-    const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replace(/\0/g, '') : v));
+    const text = cleanJson(value, storable);
     if (text === undefined) throw new Error('not JSON');
     return text;
   } catch (cause) {
