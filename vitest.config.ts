@@ -12,6 +12,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // The emulators listen on http://127.0.0.1: plain http to loopback is allowed (outbound.ts).
+    env: { SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: '1' },
     projects: [
       {
         extends: true,

@@ -1,5 +1,6 @@
 import { DEFAULT_SCHEMA, validateSchemaName } from './db/schema.js';
 import { ValidationError } from './errors.js';
+import { outboundSettings, type OutboundSettings } from './providers/kit/outbound.js';
 import { SecretKey } from './secrets/key.js';
 
 export type PostSyncDelivery = 'at-most-once' | 'exactly-once';
@@ -10,7 +11,7 @@ export interface ResolvedSettings {
   databaseUrl: string | undefined;
   /** Redis URL. @default unset → in-process broker (single process only) */
   redisUrl: string | undefined;
-  /** Where the embedded database lives. @default ./.syncrelay */
+  /** Where the embedded database and key file live; made (or tightened to) mode 0700. @default ./.syncrelay */
   dataDir: string;
   /** @default 300 s */
   leaseMs: number;
@@ -29,6 +30,12 @@ export interface ResolvedSettings {
   unitsPerMessage: number;
   /** @default 1000 */
   runMaxUnits: number;
+  /**
+   * A worker's slots one org may hold while another org's work waits (SYNC_WORKER_ORG_SHARE): a
+   * fraction 0 < x ≤ 1 of the worker's concurrency, at least one slot. Alone, an org may use every
+   * slot (src/worker/orgShare.ts). @default 0.5
+   */
+  workerOrgShare: number;
   /** @default 60 s */
   redispatchCountdownMs: number;
   /** @default 300 s */
@@ -57,6 +64,14 @@ export interface ResolvedSettings {
   rateLimitMaxDeferrals: number;
   /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
   rateLimitMaxWaitMs: number;
+  /** Bytes of one provider answer's body; reading stops past it (SYNC_PROVIDER_MAX_RESPONSE_BYTES). @default 32 MiB */
+  providerMaxResponseBytes: number;
+  /** Pages one unit reads over all its listings (SYNC_UNIT_MAX_PAGES). @default 10000 */
+  unitMaxPages: number;
+  /** Characters of one stored text value; longer ones are cut (SYNC_STORED_TEXT_MAX_CHARS). @default 65536 */
+  storedTextMaxChars: number;
+  /** Bytes of one stored raw payload's JSON; larger ones become a marker (SYNC_STORED_RAW_MAX_BYTES). @default 1 MiB */
+  storedRawMaxBytes: number;
   /** The PostgreSQL schema of syncrelay's tables (SYNCRELAY_SCHEMA). @default syncrelay */
   schema: string;
   /** Queue name prefix in the broker. @default the schema's name */
@@ -68,6 +83,13 @@ export interface ResolvedSettings {
   secretKey?: SecretKey;
   /** The key being rotated away from (SYNCRELAY_SECRET_KEY_PREVIOUS): decrypts only. @default unset */
   secretKeyPrevious?: SecretKey;
+  /**
+   * Where provider requests may go and how long they may take (providers/kit/outbound.ts):
+   * SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS, SYNCRELAY_PROVIDER_ALLOWED_HOSTS,
+   * SYNCRELAY_PROVIDER_ALLOWED_CIDRS, SYNC_PROVIDER_{CONNECT,HEADERS,BODY}_TIMEOUT_SECONDS.
+   * @default https only, public addresses only; timeouts 10 s, 30 s, 60 s
+   */
+  providerOutbound: OutboundSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -110,6 +132,16 @@ function integer(env: Env, name: string, def: number, min: number): number {
 function bounded(env: Env, name: string, def: number, min: number, max: number): number {
   const n = integer(env, name, def, min);
   if (n > max) throw new ValidationError(name, `must be an integer from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+function fraction(env: Env, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = numeric(raw);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) {
+    throw new ValidationError(name, `must be a number greater than 0 and at most 1, got ${JSON.stringify(raw)}`);
+  }
   return n;
 }
 
@@ -179,6 +211,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     concurrencyPerBucket: integer(env, 'SYNC_UNIT_CONCURRENCY_PER_BUCKET', 8, 1),
     unitsPerMessage: bounded(env, 'SYNC_UNITS_PER_MESSAGE', 8, 1, 64),
     runMaxUnits: integer(env, 'SYNC_RUN_MAX_UNITS', 1000, 1),
+    workerOrgShare: fraction(env, 'SYNC_WORKER_ORG_SHARE', 0.5),
     redispatchCountdownMs: seconds(env, 'SYNC_DISPATCH_REDISPATCH_COUNTDOWN', 60),
     claimTimeoutMs: seconds(env, 'SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS', 300),
     expiredLeaseMaxRetries: integer(env, 'SYNC_UNIT_EXPIRED_LEASE_MAX_RETRIES', 1, 0),
@@ -193,10 +226,15 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
     rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
+    providerMaxResponseBytes: integer(env, 'SYNC_PROVIDER_MAX_RESPONSE_BYTES', 32 * 1024 * 1024, 1024),
+    unitMaxPages: integer(env, 'SYNC_UNIT_MAX_PAGES', 10_000, 1),
+    storedTextMaxChars: integer(env, 'SYNC_STORED_TEXT_MAX_CHARS', 65_536, 256),
+    storedRawMaxBytes: integer(env, 'SYNC_STORED_RAW_MAX_BYTES', 1024 * 1024, 1024),
     schema: validateSchemaName(env.SYNCRELAY_SCHEMA || DEFAULT_SCHEMA),
     queuePrefix: '',
     secretKey: secretKey(env, 'SYNCRELAY_SECRET_KEY'),
     secretKeyPrevious: secretKey(env, 'SYNCRELAY_SECRET_KEY_PREVIOUS'),
+    providerOutbound: outboundSettings(env),
     ...overrides,
   };
   // Two installs in one Redis never share queues: the prefix follows the schema unless set.

@@ -20,7 +20,8 @@ import { createIntegration, type NewIntegration } from './planning/integrations.
 import { runSchedulerTick } from './planning/scheduler.js';
 import { SchedulerLoop, type SchedulerLoopOptions } from './planning/schedulerLoop.js';
 import { triggerSync, type TriggerArgs } from './planning/triggers.js';
-import { defaultRegistry, type ProviderRegistry } from './providers/registry.js';
+import { OutboundPolicy } from './providers/kit/outbound.js';
+import { builtInLimits, defaultRegistry, type ProviderRegistry } from './providers/registry.js';
 import { ReconcilerLoop, type ReconcilerLoopOptions } from './reconciler/loop.js';
 import { reconcilePass, type PassCounters } from './reconciler/pass.js';
 import { checkCredentialKeys } from './secrets/credentials.js';
@@ -37,7 +38,7 @@ export interface EngineOptions {
   broker?: Broker;
   clock?: Clock;
   logger?: Logger;
-  /** @default the built-in providers (synthetic) with their sinks */
+  /** @default the built-in providers with their sinks, under the outbound policy of `settings` */
   registry?: ProviderRegistry;
   /** @default the Linear backfill policy of the seed */
   retryEligibility?: RetryEligibility;
@@ -88,7 +89,12 @@ export class Engine {
     const logger = opts.logger ?? createLogger();
     const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize }));
     try {
-      const registry = opts.registry ?? defaultRegistry(db);
+      const registry =
+        opts.registry ??
+        defaultRegistry(db, {
+          outbound: new OutboundPolicy(settings.providerOutbound),
+          limits: builtInLimits(settings),
+        });
       if (opts.migrate !== false) {
         await whenDatabaseAnswers(() => migrate(db, { providers: registry.list() }), logger, opts.startupWait);
       }

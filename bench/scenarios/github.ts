@@ -15,6 +15,7 @@ import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
 import { createGithubProvider } from '../../src/providers/github/index.js';
+import { OutboundPolicy } from '../../src/providers/kit/outbound.js';
 import { startGithubEmulator, type GithubEmulator, type OrgData } from '../../src/emulators/github/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { SecretKey } from '../../src/secrets/key.js';
@@ -61,22 +62,28 @@ export const githubScenario: Scenario = {
     const prefix = benchPrefix('gh');
     const broker = openBroker(prefix);
     const emu = await startGithubEmulator({ scale: size.scale, rateLimit: size.rate, seed: 5, logLimit: 1_000_000 });
+    const settings = loadSettings({
+      DATABASE_URL: b.url,
+      REDIS_URL,
+      SYNCRELAY_QUEUE_PREFIX: prefix,
+      SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+      SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+      SYNC_RUN_MAX_UNITS: '5000',
+      SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
+      SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
+      // The emulator listens on http://127.0.0.1.
+      SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
+    });
     const engine = await Engine.open({
-      settings: loadSettings({
-        DATABASE_URL: b.url,
-        REDIS_URL,
-        SYNCRELAY_QUEUE_PREFIX: prefix,
-        SYNC_RECONCILE_INTERVAL_SECONDS: '1',
-        SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
-        SYNC_RUN_MAX_UNITS: '5000',
-        SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
-        SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
-      }),
+      settings,
       db: b.db,
       broker,
       migrate: false,
       registry: new ProviderRegistry().register(
-        createGithubProvider({ postSyncHandlers: [workItemMetricsHandler] }),
+        createGithubProvider({
+          postSyncHandlers: [workItemMetricsHandler],
+          outbound: new OutboundPolicy(settings.providerOutbound),
+        }),
         normalizedSink(b.db),
       ),
       logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),

@@ -38,7 +38,8 @@ function jiraBench(quick: boolean): ProviderBench {
   return {
     name: 'jira',
     scenario: 'jira_rate_limited_sync',
-    provider: () => createJiraProvider({ postSyncHandlers: [workItemMetricsHandler], budget: { reserve: RESERVE } }),
+    provider: (outbound) =>
+      createJiraProvider({ postSyncHandlers: [workItemMetricsHandler], budget: { reserve: RESERVE }, outbound }),
     datasets: DATASETS,
     family: FAMILY,
     days: quick ? 30 : 365,

@@ -33,6 +33,7 @@ import {
   startLinearEmulator,
   type LinearEmulator,
 } from '../../src/emulators/linear/index.js';
+import { OutboundPolicy } from '../../src/providers/kit/outbound.js';
 import { createLinearProvider } from '../../src/providers/linear/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import type { Provider } from '../../src/sdk/types.js';
@@ -83,7 +84,8 @@ export interface BenchEmulator {
 export interface ProviderBench {
   name: string;
   scenario: string;
-  provider: () => Provider;
+  /** The provider, under `outbound` (the bench's settings: plain http to the emulator allowed). */
+  provider: (outbound: OutboundPolicy) => Provider;
   /** Every dataset (phase 3) and the work-item family's members that have units of their own. */
   datasets: readonly string[];
   family: readonly string[];
@@ -117,7 +119,8 @@ function linearBench(quick: boolean): ProviderBench {
   return {
     name: 'linear',
     scenario: 'linear_rate_limited_sync',
-    provider: () => createLinearProvider({ postSyncHandlers: [workItemMetricsHandler], budget: { reserve: RESERVE } }),
+    provider: (outbound) =>
+      createLinearProvider({ postSyncHandlers: [workItemMetricsHandler], budget: { reserve: RESERVE }, outbound }),
     datasets: LINEAR_EMULATED_DATASETS,
     family: LINEAR_FAMILY,
     days: quick ? 30 : 365,
@@ -173,21 +176,25 @@ export async function runProviderBench(bench: ProviderBench, opts: BenchOptions)
   const b = await createBenchDatabase(bench.name);
   const prefix = benchPrefix(bench.name);
   const broker = openBroker(prefix);
+  const settings = loadSettings({
+    DATABASE_URL: b.url,
+    REDIS_URL,
+    SYNCRELAY_QUEUE_PREFIX: prefix,
+    SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+    SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+    SYNC_RUN_MAX_UNITS: '5000',
+    SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
+    SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
+    // The emulator listens on http://127.0.0.1.
+    SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
+  });
+  const outbound = new OutboundPolicy(settings.providerOutbound);
   const engine = await Engine.open({
-    settings: loadSettings({
-      DATABASE_URL: b.url,
-      REDIS_URL,
-      SYNCRELAY_QUEUE_PREFIX: prefix,
-      SYNC_RECONCILE_INTERVAL_SECONDS: '1',
-      SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
-      SYNC_RUN_MAX_UNITS: '5000',
-      SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
-      SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
-    }),
+    settings,
     db: b.db,
     broker,
     migrate: false,
-    registry: new ProviderRegistry().register(bench.provider(), normalizedSink(b.db)),
+    registry: new ProviderRegistry().register(bench.provider(outbound), normalizedSink(b.db)),
     logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),
   });
   try {

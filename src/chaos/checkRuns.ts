@@ -72,7 +72,34 @@ async function whyOpen(db: Db, runId: string): Promise<string> {
       `${t(x.at)} ${x.kind} ${x.status}${x.claimed ? ' claimed' : ''} attempts ${x.attempts} ` +
       `due ${t(x.available_at)}${x.last_error ? ` error "${x.last_error}"` : ''}`,
   );
-  return `units: ${u.join(', ')}; last outbox changes: ${o.join(' | ') || 'none'}`;
+  const last = await lastUnitHistory(db, runId);
+  return `units: ${u.join(', ')}; last outbox changes: ${o.join(' | ') || 'none'}; last unit's changes: ${last}`;
+}
+
+/** The status and owner changes of the run's unit that changed last: where its time went. */
+async function lastUnitHistory(db: Db, runId: string): Promise<string> {
+  const s = db.schema;
+  const a = auditTables(s);
+  const { rows } = await db.query<{
+    at: Date;
+    old_status: string | null;
+    new_status: string;
+    new_owner: string | null;
+  }>(
+    `SELECT e.at, e.old_status, e.new_status, e.new_owner FROM ${a.unitEvents} e
+      WHERE e.unit_id = (SELECT e2.unit_id FROM ${a.unitEvents} e2 JOIN ${s.sync_run_units} u ON u.id = e2.unit_id
+                          WHERE u.sync_run_id = $1 ORDER BY e2.id DESC LIMIT 1)
+      ORDER BY e.id DESC LIMIT 12`,
+    [runId],
+  );
+  const t = (d: Date) => d.toISOString().slice(11, 23);
+  return (
+    rows
+      .reverse()
+      .filter((r) => r.old_status !== r.new_status || r.new_owner !== null)
+      .map((r) => `${t(r.at)} ${r.old_status ?? '-'}→${r.new_status}${r.new_owner ? ` (${r.new_owner})` : ''}`)
+      .join(' | ') || 'none'
+  );
 }
 
 /** Each run became terminal exactly once and never changed after; its one JobRun agrees with it. */

@@ -67,6 +67,11 @@ export interface ChaosOptions {
  * an engine with SYNCRELAY_ALLOW_FAULT_INJECTION=true accepts. A chaos run piles runs up on four
  * integrations on purpose (an outage holds every open run back), so an integration may have 64
  * live runs instead of the default 4: the live-run cap is the API's guard, not what is tested here.
+ * Every chaos integration is the synthetic provider in one org, so all units share one concurrency
+ * bucket: its cap is 16, not the default 8, so that the cap is not what keeps the queue from
+ * draining by the time the faults stop — a busy machine at a cap of 8 ends the fault phase with a
+ * backlog the slack was never meant to cover. A worker shape with more slots than 16
+ * (the CI run's 3 × 6) still meets the cap.
  */
 export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNCRELAY_SCHEMA: DEFAULT_SCHEMA,
@@ -79,6 +84,7 @@ export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '5',
   SYNC_OUTBOX_CLAIM_TIMEOUT_SECONDS: '5',
   SYNC_INTEGRATION_MAX_LIVE_RUNS: '64',
+  SYNC_UNIT_CONCURRENCY_PER_BUCKET: '16',
 };
 
 export const LEASE_MS = 2000;

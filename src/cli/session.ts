@@ -2,15 +2,16 @@
  * What every command opens: validated settings, a logger on stderr, the embedded-database lock
  * and an Engine; and closes again, in reverse order.
  */
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { InProcessBroker } from '../broker/inprocess.js';
 import { loadSettings, type ResolvedSettings } from '../config.js';
+import { ensurePrivateDataDir } from '../db/dataDir.js';
 import { Engine } from '../engine.js';
 import { ValidationError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { CliError } from './output.js';
+import { CliError, note } from './output.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -57,11 +58,14 @@ function maskUrl(raw: string): string {
 /**
  * PGlite has no lock of its own: a second process opening the same directory would see and write
  * a diverging copy. The CLI keeps `<dataDir>/syncrelay.lock` with its pid while it has the
- * database open, takes over a lock whose process is gone, and returns the release function.
+ * database open, takes over a lock whose process is gone, and returns the release function. The
+ * directory is made (or tightened to) mode 0700 first; one that cannot be is refused.
  */
 export function lockEmbeddedDb(dataDir: string): () => void {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
+  if (ensurePrivateDataDir(dir) === 'tightened') {
+    note(`syncrelay: the data directory ${dir} was open to other users; it is now mode 0700 (owner only)`);
+  }
   const file = join(dir, 'syncrelay.lock');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -1,11 +1,11 @@
-import { mkdir } from 'node:fs/promises';
 import type { ResolvedSettings } from '../config.js';
+import { ensurePrivateDataDir } from './dataDir.js';
 import { PgDb } from './pg.js';
 import { PgliteDb } from './pglite.js';
 import { DbSchema } from './schema.js';
 import type { Db } from './types.js';
 
-/** Opens PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite in `dataDir`. */
+/** Opens PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite in `dataDir` (kept 0700). */
 export async function openDb(
   settings: Pick<ResolvedSettings, 'databaseUrl' | 'dataDir' | 'schema'>,
   opts: { poolSize?: number; applicationName?: string } = {},
@@ -15,6 +15,6 @@ export async function openDb(
     const { poolSize: max, applicationName } = opts;
     return new PgDb({ connectionString: settings.databaseUrl, max, applicationName, schema });
   }
-  await mkdir(settings.dataDir, { recursive: true });
+  ensurePrivateDataDir(settings.dataDir);
   return PgliteDb.open(settings.dataDir, schema);
 }

@@ -1,12 +1,15 @@
 /** Providers, their sinks and post-sync handlers, looked up by name (one registry per engine). */
 import { SyncRelayError } from '../errors.js';
+import type { ResolvedSettings } from '../config.js';
 import type { Db } from '../db/types.js';
 import type { IntegrationInfo, PostSyncHandler, Provider, Sink } from '../sdk/types.js';
 import { createGithubProvider } from './github/index.js';
 import { createJiraProvider } from './jira/index.js';
+import type { ProviderLimits } from './kit/limits.js';
+import type { OutboundPolicy } from './kit/outbound.js';
 import { createLinearProvider } from './linear/index.js';
 import { createSyntheticProvider, syntheticSink } from './synthetic.js';
-import { normalizedSink, workItemMetricsHandler } from '../sinks/normalized/index.js';
+import { normalizedSink, workItemMetricsHandler, type StoredLimits } from '../sinks/normalized/index.js';
 
 /** No provider is registered under `provider` (an integration names one this process lacks). */
 export class UnknownProviderError extends SyncRelayError {
@@ -89,14 +92,39 @@ export class ProviderRegistry {
 /**
  * The built-ins: the synthetic provider writing through its Postgres sink, and GitHub, Linear and Jira
  * writing the normalized surfaces (one sink, running the hooks they declare), with the
- * `work-item-metrics` handler after each of their syncs.
+ * `work-item-metrics` handler after each of their syncs. The HTTP providers follow `opts.outbound`
+ * (the engine's, from its settings) or, without one, the process environment's outbound policy.
  */
-export function defaultRegistry(db: Db): ProviderRegistry {
+export function defaultRegistry(
+  db: Db,
+  opts: { outbound?: OutboundPolicy; limits?: BuiltInLimits } = {},
+): ProviderRegistry {
   const postSyncHandlers = [workItemMetricsHandler];
-  const normalized = normalizedSink(db);
+  const outbound = opts.outbound ? { outbound: opts.outbound } : {};
+  const { maxResponseBytes, unitMaxPages, textMaxChars, rawMaxBytes } = opts.limits ?? {};
+  const limits = { limits: { maxResponseBytes, unitMaxPages } };
+  const normalized = normalizedSink(db, { limits: { textMaxChars, rawMaxBytes } });
   return new ProviderRegistry()
     .register(createSyntheticProvider(), syntheticSink(db))
-    .register(createGithubProvider({ postSyncHandlers }), normalized)
-    .register(createLinearProvider({ postSyncHandlers }), normalized)
-    .register(createJiraProvider({ postSyncHandlers }), normalized);
+    .register(createGithubProvider({ postSyncHandlers, ...outbound, ...limits }), normalized)
+    .register(createLinearProvider({ postSyncHandlers, ...outbound, ...limits }), normalized)
+    .register(createJiraProvider({ postSyncHandlers, ...outbound, ...limits }), normalized);
+}
+
+/** What the built-ins bound: each answer, each unit's pages (kit/limits.ts), each stored row (normalized sink). */
+export type BuiltInLimits = Partial<ProviderLimits & StoredLimits>;
+
+/** The built-ins' limits of `settings` (SYNC_PROVIDER_MAX_RESPONSE_BYTES, SYNC_UNIT_MAX_PAGES, SYNC_STORED_*). */
+export function builtInLimits(
+  settings: Pick<
+    ResolvedSettings,
+    'providerMaxResponseBytes' | 'unitMaxPages' | 'storedTextMaxChars' | 'storedRawMaxBytes'
+  >,
+): BuiltInLimits {
+  return {
+    maxResponseBytes: settings.providerMaxResponseBytes,
+    unitMaxPages: settings.unitMaxPages,
+    textMaxChars: settings.storedTextMaxChars,
+    rawMaxBytes: settings.storedRawMaxBytes,
+  };
 }

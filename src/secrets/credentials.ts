@@ -17,6 +17,7 @@ import {
 import type { ClaimedCredential } from '../store/units.js';
 import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
 import { SecretError } from './errors.js';
+import { retireKeyFile } from './keyFile.js';
 import { SECRET_KEY_SETTING, PREVIOUS_KEY_SETTING, type Keyring } from './keyring.js';
 
 /** Longest credential accepted, in characters (tokens, JSON service-account keys). */
@@ -124,15 +125,19 @@ export interface RotationResult {
   keyId: string;
   /** Credentials re-encrypted by this call. */
   reencrypted: number;
+  /** The embedded key file this call removed (its path), once no credential was left under it. */
+  retiredKeyFile?: string;
 }
 
 /**
  * Re-encrypts every credential not yet under the keyring's encryption key, in one transaction:
- * all of them or none. Rows already under it are skipped, so running it again is harmless.
+ * all of them or none. Rows already under it are skipped, so running it again is harmless. In the
+ * embedded mode with SYNCRELAY_SECRET_KEY set, the key file it supersedes is removed afterwards,
+ * once every stored credential is under the new key, so it is never read (or used) again.
  */
 export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<RotationResult> {
   const target = keyring.encryptionKey();
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const rows = await lockCredentialsNotUnder(tx, target.id);
     let reencrypted = 0;
     for (const row of rows) {
@@ -141,28 +146,43 @@ export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<Ro
     }
     return { keyId: target.id, reencrypted };
   });
+  const retired = await retireSupersededKeyFile(db, keyring, target.id);
+  return retired ? { ...result, retiredKeyFile: retired } : result;
+}
+
+/** Removes the key file SYNCRELAY_SECRET_KEY supersedes when no stored credential is under another key. */
+async function retireSupersededKeyFile(db: Db, keyring: Keyring, keepId: string): Promise<string | null> {
+  const path = keyring.keyFilePath();
+  if (!path || !keyring.keyFileSuperseded()) return null;
+  const left = await listCredentialKeyIds(db);
+  if (left.some((id) => id !== keepId)) return null;
+  return retireKeyFile(path, keepId) ? path : null;
 }
 
 /**
  * The start-up check: when credentials are stored, a configured key must match at least one of
- * them. Throws a SecretError naming SYNCRELAY_SECRET_KEY (and key ids, never key material).
+ * them. Throws a SecretError naming where each key came from — SYNCRELAY_SECRET_KEY, the key
+ * file's path, SYNCRELAY_SECRET_KEY_PREVIOUS — and key ids, never key material.
  */
 export async function checkCredentialKeys(db: Tx, keyring: Keyring): Promise<void> {
   const stored = await storedKeyIds(db);
   if (stored.length === 0) return;
-  const known = keyring.knownIds();
-  if (known.length === 0) {
+  const sources = keyring.sources();
+  if (sources.length === 0) {
+    const file = keyring.keyFilePath();
     throw new SecretError(
       'secret_key_missing',
-      `credentials are stored (under key ${stored.join(', ')}) but ${SECRET_KEY_SETTING} is not set`,
+      `credentials are stored (under key ${stored.join(', ')}) but ${SECRET_KEY_SETTING} is not set` +
+        `${file ? ` (and there is no key file ${file})` : ''}; set it to the key they were stored under`,
     );
   }
-  if (!stored.some((id) => known.includes(id))) {
+  if (!stored.some((id) => sources.some((s) => s.id === id))) {
+    const named = sources.map((s) => `${s.name} (key ${s.id})`).join(' and ');
     throw new SecretError(
       'secret_key_unknown',
-      `${SECRET_KEY_SETTING} (key ${known.join(', ')}) matches none of the stored credentials ` +
-        `(under key ${stored.join(', ')}); set it to the key they were stored under, or that key as ` +
-        `${PREVIOUS_KEY_SETTING} and run \`syncrelay credentials rotate-key\``,
+      `${named} ${sources.length > 1 ? 'match' : 'matches'} none of the stored credentials ` +
+        `(under key ${stored.join(', ')}); set ${SECRET_KEY_SETTING} to the key they were stored under, ` +
+        `or that key as ${PREVIOUS_KEY_SETTING} and run \`syncrelay credentials rotate-key\``,
     );
   }
 }

@@ -1,9 +1,11 @@
 /**
- * The embedded mode's generated key: `<dataDir>/secret.key`, 32 random bytes in base64, mode 0600,
- * written once (exclusive create) on first use and read on every start after.
+ * The embedded mode's generated key: `<dataDir>/secret.key`, 32 random bytes in base64, mode 0600
+ * in a 0700 data directory, written once (exclusive create) on first use and read on every start
+ * after — until a key rotation moves every credential under SYNCRELAY_SECRET_KEY, which removes it.
  */
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { ensurePrivateDataDir } from '../db/dataDir.js';
 import { SecretError } from './errors.js';
 import { SecretKey } from './key.js';
 
@@ -34,7 +36,7 @@ export function readKeyFile(path: string): SecretKey | undefined {
 
 /** Creates the key file with a new key (mode 0600); if another process made it first, reads that one. */
 export function createKeyFile(path: string): SecretKey {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDataDir(dirname(path));
   const key = SecretKey.generate();
   try {
     writeFileSync(path, `${key.toBase64()}\n`, { flag: 'wx', mode: 0o600 });
@@ -48,4 +50,34 @@ export function createKeyFile(path: string): SecretKey {
     if (!existing) throw new SecretError('secret_key_invalid', `the key file ${path} vanished while being created`);
     return existing;
   }
+}
+
+/**
+ * Removes the key file in `path` unless it holds the key `keepId` (or is not a key at all): called
+ * once no stored credential is under the file's key any more. Removed, not renamed: a copy left
+ * next to the database would still decrypt the old ciphertexts PostgreSQL keeps in its files
+ * until they are vacuumed. Returns whether the file was removed.
+ */
+export function retireKeyFile(path: string, keepId: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new SecretError('secret_key_invalid', `the key file ${path} cannot be read`, { cause: err });
+  }
+  let id: string;
+  try {
+    id = SecretKey.fromBase64(text, `the key file ${path}`).id;
+  } catch {
+    return false;
+  }
+  if (id === keepId) return false;
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new SecretError('secret_key_invalid', `the retired key file ${path} cannot be removed`, { cause: err });
+  }
+  return true;
 }

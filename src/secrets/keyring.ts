@@ -52,10 +52,41 @@ export class Keyring {
     if (found) return found;
     throw new SecretError(
       'secret_key_unknown',
-      `a stored credential was encrypted under key ${keyId}, which is neither ${SECRET_KEY_SETTING}` +
-        `${this.opts.previous ? ` nor ${PREVIOUS_KEY_SETTING}` : ''} ` +
+      `a stored credential was encrypted under key ${keyId}, which is ${this.notAmong()} ` +
         `(known: ${this.knownIds().join(', ') || 'none'})`,
     );
+  }
+
+  /** "not X", "neither X nor Y", or that no key is configured. */
+  private notAmong(): string {
+    const names = this.sources().map((s) => s.name);
+    if (names.length === 0) return `not configured (${SECRET_KEY_SETTING} is not set)`;
+    return names.length === 1 ? `not ${names.join('')}` : `neither ${names.join(' nor ')}`;
+  }
+
+  /**
+   * Where each known key comes from, current first: SYNCRELAY_SECRET_KEY or the key file (by its
+   * path), then SYNCRELAY_SECRET_KEY_PREVIOUS. Names and key ids only.
+   */
+  sources(): { name: string; id: string }[] {
+    const out: { name: string; id: string }[] = [];
+    if (this.opts.key) out.push({ name: SECRET_KEY_SETTING, id: this.opts.key.id });
+    else {
+      const file = this.readFile();
+      if (file) out.push({ name: `the key file ${this.opts.keyFile ?? ''}`, id: file.id });
+    }
+    if (this.opts.previous) out.push({ name: PREVIOUS_KEY_SETTING, id: this.opts.previous.id });
+    return out;
+  }
+
+  /** The embedded mode's key file path; null outside the embedded mode. */
+  keyFilePath(): string | null {
+    return this.opts.keyFile ?? null;
+  }
+
+  /** Whether the key file is not the current key (SYNCRELAY_SECRET_KEY is set): it may be retired. */
+  keyFileSuperseded(): boolean {
+    return Boolean(this.opts.keyFile && this.opts.key);
   }
 
   knownKeys(): SecretKey[] {

@@ -22,14 +22,25 @@ import { UnitLease } from './lease.js';
 import { storableCheckpoint } from './checkpoint.js';
 import { claimForRun } from './unitClaims.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
+import { yieldUnit } from './unitYield.js';
 
-export type UnitOutcome = 'not_dispatchable' | EndOutcome | 'abandoned';
+/** How long a unit that yielded its slot waits before its run's dispatch takes it again (default). */
+export const DEFAULT_YIELD_DELAY_MS = 5000;
+
+export type UnitOutcome = 'not_dispatchable' | EndOutcome | 'abandoned' | 'cancelled' | 'yielded';
 
 export interface RunUnitOptions {
   /** Aborted when the worker shuts down: the unit is abandoned (its lease ended at once). */
   shutdown?: AbortSignal;
   /** The run's trace context (from the task payload), stored on the outbox rows the unit's end arms. */
   trace?: TraceCarrier | null;
+  /**
+   * Told each unit's lease once claimed, before its provider runs: the worker watches it (a cancelled
+   * run stops it; a slot over the org's share may be yielded). See src/worker/unitWatch.ts.
+   */
+  onLease?: (lease: UnitLease) => void;
+  /** A yielded unit is due again this much later. @default DEFAULT_YIELD_DELAY_MS */
+  yieldDelayMs?: number;
 }
 
 export async function runSyncUnit(ctx: EngineContext, unitId: string, opts: RunUnitOptions = {}): Promise<UnitOutcome> {
@@ -99,6 +110,8 @@ async function runClaimed(
   // Read by the claim, not decrypted: the provider reveals it when it needs it. Never a logger binding.
   const credential = claimedUnitCredential(ctx.secrets, found.credential);
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
+  lease.preemptible = retrySafe(plugin);
+  opts.onLease?.(lease);
   let result: UnitResult | undefined;
   let error: unknown;
   try {
@@ -120,7 +133,8 @@ async function runClaimed(
     lease.stop();
   }
   await ctx.faults.hit('unit.beforeComplete');
-  const attempt: Attempt = { unit, owner, plugin, credential, logger, trace: opts.trace };
+  const yieldDelayMs = opts.yieldDelayMs ?? DEFAULT_YIELD_DELAY_MS;
+  const attempt: Attempt = { unit, owner, plugin, credential, logger, trace: opts.trace, yieldDelayMs };
   return settle(ctx, attempt, lease, result, error);
 }
 
@@ -132,11 +146,12 @@ interface Attempt {
   credential: UnitCredential | null;
   logger: Logger;
   trace: TraceCarrier | null | undefined;
+  yieldDelayMs: number;
 }
 
 async function settle(
   ctx: EngineContext,
-  { unit, owner, plugin, credential, logger, trace }: Attempt,
+  { unit, owner, plugin, credential, logger, trace, yieldDelayMs }: Attempt,
   lease: UnitLease,
   result: UnitResult | undefined,
   error: unknown,
@@ -148,6 +163,11 @@ async function settle(
     case 'shutdown':
       await lease.abandon();
       return 'abandoned';
+    case 'cancelled':
+      // The cancel already ended the unit (`cancelled`) and fenced out our writes.
+      return 'cancelled';
+    case 'yielded':
+      return yieldUnit(ctx, unit, owner, yieldDelayMs, trace);
     case 'soft_timeout':
       return softTimeoutUnit(
         ctx,
@@ -225,6 +245,11 @@ function resolvePlugin(ctx: EngineContext, unit: UnitRow, found: Found): Plugin 
   } catch (err) {
     return { error: err instanceof Error ? err : new Error(String(err)) };
   }
+}
+
+/** Every surface the unit may write is retry-safe: it may be stopped and run again (a yield). */
+function retrySafe(p: Plugin): boolean {
+  return p.declaredSurfaces.every((s) => p.sink.retrySafeSurfaces.includes(s));
 }
 
 function surfaceFacts(p: Plugin) {

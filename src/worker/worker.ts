@@ -8,6 +8,9 @@
  * it answers — for up to `databaseWaitMs` — instead of being dropped: the broker never redelivers,
  * so a dropped run_sync_unit would wait for the dispatch-stale repair. Handling a task again is a
  * duplicate delivery, which every task tolerates (a unit already claimed is not dispatchable).
+ *
+ * run_sync_unit messages share the slots fairly between orgs (./orgShare.ts), and a watch stops the
+ * units of a cancelled run within `watchIntervalMs` (./unitWatch.ts).
  */
 import type { Consumer, TaskMessage } from '../broker/types.js';
 import { isDatabaseUnavailable } from '../db/retry.js';
@@ -22,7 +25,10 @@ import { dispatchSyncRun } from '../tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../tasks/finalizeSyncRun.js';
 import { outboxIdOf } from '../broker/messages.js';
 import { postSync } from '../tasks/postSync.js';
-import { runUnitMessage } from '../tasks/runSyncUnit.js';
+import { DEFAULT_YIELD_DELAY_MS, runUnitMessage } from '../tasks/runSyncUnit.js';
+import { putBackUnits } from '../tasks/unitYield.js';
+import { OrgShare } from './orgShare.js';
+import { UnitWatch } from './unitWatch.js';
 
 export interface WorkerOptions {
   /** Messages handled at once. @default 4 */
@@ -33,9 +39,18 @@ export interface WorkerOptions {
   databaseWaitMs?: number;
   /** First pause before handling such a task again; it doubles up to 5 s. @default 250 ms */
   databaseRetryPauseMs?: number;
+  /**
+   * How often the worker looks whether a unit it holds was cancelled (then stops it) and whether an
+   * org over its share must give slots back; also how long other work must have waited to count.
+   * @default 1 s
+   */
+  watchIntervalMs?: number;
+  /** A unit message put back, or a unit that yielded its slot, is dispatched again this much later. @default 5 s */
+  yieldDelayMs?: number;
 }
 
 const MAX_DATABASE_PAUSE_MS = 5000;
+const DEFAULT_WATCH_INTERVAL_MS = 1000;
 
 export type WorkerState = 'idle' | 'running' | 'draining' | 'stopped';
 
@@ -46,11 +61,21 @@ export class Worker {
   /** Aborted when draining starts: a task waiting out an outage stops waiting. */
   private readonly draining = new AbortController();
   private closing: Promise<void> | null = null;
+  private readonly share: OrgShare;
+  private readonly watch: UnitWatch;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly options: WorkerOptions = {},
-  ) {}
+  ) {
+    const watchMs = options.watchIntervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
+    this.share = new OrgShare(ctx, this.concurrency, watchMs);
+    this.watch = new UnitWatch(ctx, this.share, watchMs);
+  }
+
+  private get concurrency(): number {
+    return this.options.concurrency ?? 4;
+  }
 
   get status(): WorkerState {
     return this.state;
@@ -59,7 +84,8 @@ export class Worker {
   start(): void {
     if (this.state !== 'idle') return;
     this.state = 'running';
-    this.consumer = this.ctx.broker.consume((msg) => this.handle(msg), { concurrency: this.options.concurrency ?? 4 });
+    this.consumer = this.ctx.broker.consume((msg) => this.handle(msg), { concurrency: this.concurrency });
+    this.watch.start();
   }
 
   /**
@@ -115,14 +141,40 @@ export class Worker {
       case 'dispatch_sync_run':
         return dispatchSyncRun(this.ctx, runId);
       case 'run_sync_unit':
-        return runUnitMessage(this.ctx, msg.payload, {
-          shutdown: this.shutdown.signal,
-          trace: traceCarrier(msg.payload.trace),
-        });
+        return this.runUnits(msg);
       case 'finalize_sync_run':
         return finalizeSyncRun(this.ctx, runId);
       case 'post_sync':
         return postSync(this.ctx, runId);
+    }
+  }
+
+  /**
+   * A run_sync_unit message in a slot of its org; put back unclaimed when its org is at its share
+   * while another org's work waits (./orgShare.ts).
+   */
+  private async runUnits(msg: TaskMessage): Promise<unknown> {
+    const { orgId, runId, unitId, unitIds } = msg.payload;
+    const trace = traceCarrier(msg.payload.trace);
+    const yieldDelayMs = this.options.yieldDelayMs ?? DEFAULT_YIELD_DELAY_MS;
+    const slot = await this.share.enter(orgId);
+    if (!slot) {
+      const ids = unitIds ?? (unitId ? [unitId] : []);
+      return {
+        kind: 'put_back',
+        units: await putBackUnits(this.ctx, { orgId, runId, unitIds: ids }, yieldDelayMs, trace),
+      };
+    }
+    try {
+      const onLease = (lease: (typeof slot.leases)[number]) => slot.leases.push(lease);
+      return await runUnitMessage(this.ctx, msg.payload, {
+        shutdown: this.shutdown.signal,
+        trace,
+        onLease,
+        yieldDelayMs,
+      });
+    } finally {
+      this.share.leave(slot);
     }
   }
 
@@ -159,6 +211,7 @@ export class Worker {
       clearTimeout(grace);
       await this.ctx.unitEnds.settle();
     }
+    await this.watch.close();
     this.state = 'stopped';
   }
 }

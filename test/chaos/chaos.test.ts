@@ -39,6 +39,8 @@ async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): P
     '3',
     '--reconcilers',
     '2',
+    '--concurrency',
+    '6',
     '--post-sync',
     postSync,
     '--seed',
@@ -60,7 +62,8 @@ async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): P
   expect(
     { code: r.code, signal: r.signal, failed },
     `syncrelay chaos --post-sync ${postSync} --seed ${seed}\n${r.stderr.slice(-4000)}\n` +
-      `${JSON.stringify(failed, null, 2)}`,
+      `${JSON.stringify(failed, null, 2)}\nfaults: ${JSON.stringify(report?.faults.events ?? [])}\n` +
+      `processes: ${JSON.stringify(report?.processes ?? {})}`,
   ).toEqual({ code: 0, signal: null, failed: [] });
   return report!;
 }

@@ -73,6 +73,19 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       rateLimitMaxWaitMs: 7200 * S,
       schema: 'syncrelay',
       queuePrefix: 'syncrelay',
+      providerOutbound: {
+        allowInsecure: false,
+        allowedHosts: [],
+        allowedCidrs: [],
+        connectTimeoutMs: 10 * S,
+        headersTimeoutMs: 30 * S,
+        bodyTimeoutMs: 60 * S,
+      },
+      providerMaxResponseBytes: 32 * 1024 * 1024,
+      storedTextMaxChars: 65_536,
+      storedRawMaxBytes: 1024 * 1024,
+      unitMaxPages: 10_000,
+      workerOrgShare: 0.5,
     });
   });
 

@@ -125,6 +125,7 @@ describe('three providers in one store: comparable cycle times', () => {
     broker = new InProcessBroker();
     engine = await Engine.open({
       settings: loadSettings({
+        SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
         SYNC_UNIT_RUNNING_LEASE_SECONDS: '10',
         SYNC_RECONCILE_INTERVAL_SECONDS: '1',
         SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',

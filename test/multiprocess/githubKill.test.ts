@@ -20,6 +20,7 @@ import { RoleGroup, within } from './roles.js';
 const ORG = 'org-gh-kill';
 const SECRET_KEY = randomBytes(32).toString('base64');
 const SETTINGS_ENV = {
+  SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
   SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
   SYNC_RECONCILE_INTERVAL_SECONDS: '1',
   SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS: '0.5',

@@ -27,6 +27,7 @@ const FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-i
 const TABLES = ['work_items', 'work_item_comments', 'work_item_events'] as const;
 const ISSUES_OP = 'SyncIssues';
 const SETTINGS_ENV = {
+  SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
   SYNC_UNIT_RUNNING_LEASE_SECONDS: '2',
   SYNC_RECONCILE_INTERVAL_SECONDS: '1',
   SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS: '0',

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { rotateCredentialKeys, validateCredential } from '../../secrets/credentials.js';
-import { CliError, printJson, printLine } from '../output.js';
+import { CliError, printable, printJson, printLine } from '../output.js';
 import { withSession } from '../session.js';
 
 export interface CredentialSourceOptions {
@@ -85,6 +85,10 @@ id) and encrypted under the new one, in one transaction: all or nothing. Running
 re-encrypts what is left, so a run cut short is simply repeated. Afterwards drop
 SYNCRELAY_SECRET_KEY_PREVIOUS everywhere. Key material is never printed, only key ids.
 
+In the embedded mode, rotating away from the generated key file (give its content as
+SYNCRELAY_SECRET_KEY_PREVIOUS) removes that file once every credential is under the new key, so
+it is never used again: from then on start with SYNCRELAY_SECRET_KEY set.
+
 Example:
   SYNCRELAY_SECRET_KEY="$(cat new.key)" SYNCRELAY_SECRET_KEY_PREVIOUS="$(cat old.key)" \\
     syncrelay credentials rotate-key`,
@@ -93,5 +97,8 @@ Example:
       const result = await withSession({}, ({ engine }) => rotateCredentialKeys(engine.db, engine.ctx.secrets));
       if (opts.json) return printJson(result);
       printLine(`re-encrypted ${result.reencrypted} credential(s); every credential is under key ${result.keyId}`);
+      if (result.retiredKeyFile) {
+        printLine(`removed the superseded key file ${printable(result.retiredKeyFile)}; keep SYNCRELAY_SECRET_KEY set`);
+      }
     });
 }

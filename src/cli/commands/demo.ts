@@ -100,7 +100,8 @@ on stdout. Exit status 0 once the run is terminal, whatever its status.
 Unless set in the environment, the demo shortens: SYNC_RECONCILE_INTERVAL_SECONDS=1,
 SYNC_DISPATCH_REDISPATCH_COUNTDOWN=1, SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS=1,
 SYNC_UNIT_DISPATCH_STALE_SECONDS=30, SYNC_UNIT_RUNNING_LEASE_SECONDS=30. It always runs with
-SYNCRELAY_ALLOW_FAULT_INJECTION=true: its integration's failures and rate limits are fault knobs.
+SYNCRELAY_ALLOW_FAULT_INJECTION=true: its integration's failures and rate limits are fault knobs;
+and with SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS=true: its emulators listen on http://127.0.0.1.
 
 With --provider github it starts the GitHub REST emulator in this process on 127.0.0.1 (a free
 port; 3 repositories, 30 days of issues, pull requests, comments, reviews and commits), makes the

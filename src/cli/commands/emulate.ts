@@ -17,6 +17,7 @@ import {
 import { intInRange, isoTime } from '../args.js';
 import { registerEmulateJira } from './emulateJira.js';
 import { registerEmulateLinear } from './emulateLinear.js';
+import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
@@ -30,6 +31,7 @@ interface EmulateFlags {
   rateLimit?: RateLimitSpec;
   faults?: FaultSpec[];
   scale?: EmulatorScale;
+  tokenEnv?: string;
 }
 
 /** Wraps a parser that throws ValidationError into one Commander reports as an invalid argument. */
@@ -45,8 +47,16 @@ function parsed<T>(parse: (raw: string) => T): (raw: string) => T {
 }
 
 export function registerEmulate(program: Command): void {
-  const emulate = program.command('emulate').description('serve local emulators of the providers’ APIs');
-  emulate
+  const emulate = program
+    .command('emulate')
+    .description('serve local emulators of the providers’ APIs')
+    .addHelpText(
+      'after',
+      `
+The emulators speak plain http: an engine whose integrations read one on 127.0.0.1 (or localhost)
+runs with SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS=true (see docs/operations.md).`,
+    );
+  const github = emulate
     .command('github')
     .description('serve a seeded GitHub organisation over the GitHub REST API until SIGTERM / SIGINT')
     .option('--port <n>', 'port to listen on (0 picks a free one)', intInRange(0, 65535), 0)
@@ -64,15 +74,18 @@ export function registerEmulate(program: Command): void {
       'faults to inject, e.g. secondary-limit:count=2:retryAfter=3,server-error:p=0.05',
       parsed(parseFaults),
     )
-    .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale))
+    .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale));
+  tokenEnvOption(github, 'the full-access token')
     .addHelpText(
       'after',
       `
 Prints the API root (use it as the client's base URL) and two local tokens: one reading every
-repository, one reading public repositories only. Send them as "Authorization: token <t>" or
-"Bearer <t>". Fault kinds: primary-limit, secondary-limit, too-many-requests, bad-credentials,
-forbidden, not-found, server-error (status=500|502|503|504), slow (delay=ms); each with p=<0..1> or
-count=<n>, and path=<text> to match only some paths. See docs/emulators.md.`,
+repository, one reading public repositories only, both new at every start unless --token-env names
+a variable holding the first. Send them as "Authorization: token <t>" or "Bearer <t>". Listening
+on an address that is not loopback (--host 0.0.0.0) prints a warning on stderr. Fault kinds:
+primary-limit, secondary-limit, too-many-requests, bad-credentials, forbidden, not-found,
+server-error (status=500|502|503|504), slow (delay=ms); each with p=<0..1> or count=<n>, and
+path=<text> to match only some paths. See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
   registerEmulateLinear(emulate);
@@ -80,9 +93,11 @@ count=<n>, and path=<text> to match only some paths. See docs/emulators.md.`,
 }
 
 async function serveGithub(flags: EmulateFlags): Promise<void> {
+  const token = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
   const emulator = await startGithubEmulator({
+    token,
     port: flags.port,
     host: flags.host,
     seed: flags.seed,
@@ -107,6 +122,7 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
     for (const t of emulator.tokens) {
       printLine(`token ${t.id} (${t.repos ? 'public repositories only' : 'every repository'}): ${t.token}`);
     }
+    noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'github emulator started');
     await shutdown.wait();
   } finally {

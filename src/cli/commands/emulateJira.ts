@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
 import { describeJiraEmulator, parseJiraEmulatorArgs, startJiraEmulator } from '../../emulators/jira/index.js';
+import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
@@ -19,6 +20,7 @@ interface JiraFlags {
   faults?: string;
   timeZone?: string;
   now?: string;
+  tokenEnv?: string;
 }
 
 const FLAGS: readonly [keyof JiraFlags, string][] = [
@@ -34,7 +36,7 @@ const FLAGS: readonly [keyof JiraFlags, string][] = [
 ];
 
 export function registerEmulateJira(emulate: Command): void {
-  emulate
+  const jira = emulate
     .command('jira')
     .description('serve a seeded Jira Cloud site over Jira’s REST v3 and Agile APIs until SIGTERM / SIGINT')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '0')
@@ -45,12 +47,14 @@ export function registerEmulateJira(emulate: Command): void {
     .option('--rate-limit <N/WINDOW>', 'requests per credential per window, e.g. 100/60s')
     .option('--faults <spec>', 'faults to inject, e.g. rate-limit:count=2,server-error:probability=0.05')
     .option('--time-zone <zone>', 'the API user’s time zone (JQL dates are read in it)')
-    .option('--now <time>', 'where the generated history ends (default: now)')
+    .option('--now <time>', 'where the generated history ends (default: now)');
+  tokenEnvOption(jira, 'the API token')
     .addHelpText(
       'after',
       `
 Prints the site URL (use it as the integration's config.siteUrl) and an email:api_token credential
-for basic auth. See docs/emulators.md.`,
+for basic auth; the API token is new at every start unless --token-env names a variable holding
+it. Listening on an address that is not loopback prints a warning on stderr. See docs/emulators.md.`,
     )
     .action(async (flags: JiraFlags) => serveJira(flags));
 }
@@ -64,12 +68,14 @@ async function serveJira(flags: JiraFlags): Promise<void> {
     if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
     throw err;
   }
+  const apiToken = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
-  const emulator = await startJiraEmulator(options);
+  const emulator = await startJiraEmulator({ ...options, apiToken });
   try {
     printLine(describeJiraEmulator(emulator));
     printLine(`credential (email:api_token, basic auth): ${emulator.token}`);
+    noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'jira emulator started');
     await shutdown.wait();
   } finally {

@@ -9,12 +9,13 @@ import {
   startLinearEmulator,
   type LinearEmulatorFlags,
 } from '../../emulators/linear/index.js';
+import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
 
 export function registerEmulateLinear(emulate: Command): void {
-  emulate
+  const linear = emulate
     .command('linear')
     .description('serve a seeded Linear workspace over a GraphQL API of Linear’s shapes until SIGTERM / SIGINT')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '0')
@@ -26,17 +27,20 @@ export function registerEmulateLinear(emulate: Command): void {
     .option('--complexity-limit <N/WINDOW>', 'complexity points per key per window')
     .option('--max-complexity <n>', 'the most complexity one query may have')
     .option('--limit-status <code>', 'HTTP status of a RATELIMITED answer: 200, 400 or 429')
-    .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05')
+    .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05');
+  tokenEnvOption(linear, 'the personal API key')
     .addHelpText(
       'after',
       `
 Prints the GraphQL endpoint (use it as the integration's config.apiUrl), a personal API key (sent
-as "Authorization: <key>") and an OAuth token (sent as "Bearer <token>"). See docs/emulators.md.`,
+as "Authorization: <key>") and an OAuth token (sent as "Bearer <token>"), both new at every start
+unless --token-env names a variable holding the API key. Listening on an address that is not
+loopback prints a warning on stderr. See docs/emulators.md.`,
     )
-    .action(async (flags: LinearEmulatorFlags) => serveLinear(flags));
+    .action(async (flags: LinearEmulatorFlags & { tokenEnv?: string }) => serveLinear(flags));
 }
 
-async function serveLinear(flags: LinearEmulatorFlags): Promise<void> {
+async function serveLinear(flags: LinearEmulatorFlags & { tokenEnv?: string }): Promise<void> {
   let options;
   try {
     options = parseLinearEmulatorArgs(flags);
@@ -44,9 +48,10 @@ async function serveLinear(flags: LinearEmulatorFlags): Promise<void> {
     if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
     throw err;
   }
+  const token = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
-  const emulator = await startLinearEmulator(options);
+  const emulator = await startLinearEmulator({ ...options, token });
   try {
     printLine(
       `Linear emulator: ${emulator.url}  ·  teams: ${emulator.data.teams.map((t) => t.key).join(', ')}  ·  ` +
@@ -54,6 +59,7 @@ async function serveLinear(flags: LinearEmulatorFlags): Promise<void> {
     );
     printLine(`API key: ${emulator.token}`);
     printLine(`OAuth token: ${emulator.oauthToken}`);
+    noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'linear emulator started');
     await shutdown.wait();
   } finally {

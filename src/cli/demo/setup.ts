@@ -34,6 +34,8 @@ const DEMO_DEFAULTS: readonly { env: string; key: keyof ResolvedSettings; ms: nu
  * Overrides for loadSettings: the demo values for every setting the user left unset. `base` is the
  * environment's own (already validated) settings, so the lease never exceeds the user's max lifetime.
  * Fault injection is always allowed: the demo integration's failures and rate limits are fault knobs.
+ * So are plain http and loopback provider URLs (SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS): the
+ * emulators the demo starts listen on http://127.0.0.1.
  */
 export function demoOverrides(
   base: ResolvedSettings,
@@ -44,7 +46,11 @@ export function demoOverrides(
     if (env[d.env] !== undefined && env[d.env] !== '') continue;
     out[d.key] = d.key === 'leaseMs' ? Math.min(d.ms, base.maxLifetimeMs) : d.ms;
   }
-  return { ...(out as Partial<ResolvedSettings>), allowFaultInjection: true };
+  return {
+    ...(out as Partial<ResolvedSettings>),
+    allowFaultInjection: true,
+    providerOutbound: { ...base.providerOutbound, allowInsecure: true },
+  };
 }
 
 /** The demo integration: reused when it exists, created otherwise. */

@@ -1,4 +1,5 @@
 /** The shared core every emulator is built on (see the modules for each part). */
+export * from './credentials.js';
 export * from './faultDeck.js';
 export * from './faultSpec.js';
 export * from './http.js';

@@ -1,7 +1,8 @@
 /**
  * The options every emulator takes (where it listens, its seed, its clock, where its data ends,
- * how much of its request log it keeps) and the parsers of their command-line text. A bad value
- * is a ValidationError naming the option.
+ * how much of its request log it keeps, where its warning goes) and the parsers of their
+ * command-line text. A bad value is a ValidationError naming the option. Each emulator's
+ * credentials are its own options; any not given is made afresh at every start (credentials.ts).
  */
 import { systemClock, type Clock } from '../../clock.js';
 import { ValidationError } from '../../errors.js';
@@ -9,9 +10,9 @@ import { ValidationError } from '../../errors.js';
 export interface CommonEmulatorOptions {
   /** 0 (default) picks a free port. */
   port?: number;
-  /** @default 127.0.0.1 */
+  /** @default 127.0.0.1; any address that is not loopback makes the emulator warn (see `warn`). */
   host?: string;
-  /** Seed of the generated data, the local credentials and the fault draws. @default 1 */
+  /** Seed of the generated data and the fault draws (not of the credentials). @default 1 */
   seed?: number;
   /** The instant the data ends at (default: the clock's now at start). */
   now?: Date;
@@ -19,6 +20,8 @@ export interface CommonEmulatorOptions {
   clock?: Clock;
   /** Request log entries kept (oldest dropped first). @default 100 000 */
   logLimit?: number;
+  /** Receives the one-line warning of an emulator bound to a non-loopback address. @default standard error */
+  warn?: (line: string) => void;
 }
 
 export interface ResolvedCommonOptions {

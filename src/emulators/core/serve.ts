@@ -6,6 +6,7 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../clock.js';
+import { exposureWarning, warnOnStderr } from './credentials.js';
 import { FaultDeck } from './faultDeck.js';
 import type { FaultRules, FaultSpecBase } from './faultSpec.js';
 import { resolveCommon, type CommonEmulatorOptions, type ResolvedCommonOptions } from './options.js';
@@ -14,6 +15,9 @@ import { resolveScale, type ScaleRules } from './scale.js';
 /** A server listening on `origin` (`http://127.0.0.1:<port>`, an IPv6 host in brackets). */
 export interface Listening {
   origin: string;
+  /** The address and port bound (a host name given is resolved). */
+  address: string;
+  port: number;
   /** Stops listening and drops open connections; safe to call twice. */
   close(): Promise<void>;
 }
@@ -26,10 +30,12 @@ export async function listen(handler: RequestListener, at: { host?: string; port
     server.once('error', reject);
     server.listen(at.port ?? 0, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   let closed: Promise<void> | null = null;
   return {
     origin: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    address,
+    port,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -57,15 +63,18 @@ export function prepareEmulator<S extends Record<keyof S, number>, F extends Fau
 
 /**
  * Listens with `handler` (at `opts.host` and `opts.port`) and returns the origin and the controls;
- * `change` makes the data's next round of changes at the clock's now.
+ * `change` makes the data's next round of changes at the clock's now. Bound to an address that is
+ * not loopback, the `name` emulator warns in one line (to `at.warn`, by default standard error).
  */
 export async function serveEmulator<F extends FaultSpecBase, M>(
   handler: RequestListener,
-  at: { host?: string; port?: number },
-  prepared: { faults: FaultDeck<F>; clock: Clock },
+  at: Pick<CommonEmulatorOptions, 'host' | 'port' | 'warn'>,
+  prepared: { name: string; faults: FaultDeck<F>; clock: Clock },
   change: (round: number, nowMs: number) => M,
 ): Promise<{ origin: string; controls: EmulatorControls<F, M> }> {
   const server = await listen(handler, at);
+  const warning = exposureWarning(prepared.name, server.address, server.port);
+  if (warning) (at.warn ?? warnOnStderr)(warning);
   return { origin: server.origin, controls: emulatorControls(server, prepared.faults, prepared.clock, change) };
 }
 

@@ -4,7 +4,14 @@
  * faults. Not part of the engine: only the `emulate` and `demo --provider github` commands, the benchmark
  * and tests import it.
  */
-import { hashText, prepareEmulator, serveEmulator, type EmulatorControls } from '../core/index.js';
+import {
+  BASE62,
+  freshToken,
+  localToken,
+  prepareEmulator,
+  serveEmulator,
+  type EmulatorControls,
+} from '../core/index.js';
 import { GITHUB_FAULTS, type FaultSpec } from './faults.js';
 import { generateOrg } from './generate.js';
 import type { OrgData } from './model.js';
@@ -44,17 +51,16 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
 
 let instances = 0;
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** A `ghp_`-style token derived from the seed (a local emulator token, not a GitHub one). */
-export function emulatorToken(seed: number, id: string): string {
-  return `ghp_${hashText(`${seed}:token:${id}`, BASE62, 36)}`;
+/** A fresh `ghp_`-style token (a local emulator token, not a GitHub one). */
+export function freshGithubToken(): string {
+  return freshToken('ghp_', BASE62, 36);
 }
 
-export function defaultTokens(seed: number): EmulatorToken[] {
+/** The full-access token `demo` (`token`, or a fresh one) and a fresh `public-only` token. */
+export function defaultTokens(token?: string): EmulatorToken[] {
   return [
-    { id: 'demo', token: emulatorToken(seed, 'demo') },
-    { id: 'public-only', token: emulatorToken(seed, 'public-only'), repos: [] },
+    { id: 'demo', token: localToken(token, 'token', freshGithubToken) },
+    { id: 'public-only', token: freshGithubToken(), repos: [] },
   ];
 }
 
@@ -62,7 +68,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const rules = { scales: SCALE_RULES, faults: GITHUB_FAULTS };
   const { seed, clock, nowMs, logLimit, scale, faults } = prepareEmulator(opts, rules, opts.faults);
   const rateLimit = resolveRateLimit(opts.rateLimit);
-  const tokens = validateTokens(opts.tokens ?? defaultTokens(seed));
+  const tokens = validateTokens(opts.tokens ?? defaultTokens(opts.token));
   const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs);
   const log: RequestLogEntry[] = [];
   const render = { api: '', html: '', data };
@@ -81,7 +87,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       logLimit,
     }),
     opts,
-    { faults, clock },
+    { name: 'GitHub', faults, clock },
     (round, at) => mutateOrg(data, scale, round, at),
   );
   render.api = origin;

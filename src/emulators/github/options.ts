@@ -54,7 +54,9 @@ export interface GithubEmulatorOptions extends CommonEmulatorOptions {
   org?: string;
   scale?: ScaleName | Partial<EmulatorScale>;
   rateLimit?: RateLimitSpec | string;
-  /** Default: one full-access token `demo` and one `public-only` token, derived from the seed. */
+  /** The full-access token (id `demo`). @default a fresh random one at every start */
+  token?: string;
+  /** Every token, instead of `token`. Default: `demo` (see `token`) and a fresh `public-only` token. */
   tokens?: EmulatorToken[];
   faults?: FaultSpec[];
 }

@@ -7,7 +7,8 @@
  */
 import {
   emulatedIntegration,
-  hashText,
+  freshToken,
+  localToken,
   prepareEmulator,
   serveEmulator,
   tally,
@@ -64,9 +65,9 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
 
-/** An Atlassian-style API token derived from the seed (a local emulator token, not a real one). */
-export function emulatorApiToken(seed: number): string {
-  return `ATATT3x${hashText(`${seed}:jira-token`, ALPHABET, 41)}`;
+/** A fresh Atlassian-style API token (a local emulator token, not a real one). */
+export function freshJiraApiToken(): string {
+  return freshToken('ATATT3x', ALPHABET, 41);
 }
 
 function routeName(path: string): string {
@@ -90,7 +91,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     timeZone,
   };
   data.users.unshift(viewer);
-  const apiToken = emulatorApiToken(seed);
+  const apiToken = localToken(opts.apiToken, 'apiToken', freshJiraApiToken);
   const requestLog: RequestLogEntry[] = [];
   const site = { url: '', data };
   const { origin, controls } = await serveEmulator(
@@ -107,7 +108,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       logLimit,
     }),
     opts,
-    { faults, clock },
+    { name: 'Jira', faults, clock },
     (round, at) => mutateSite(data, scale, round, at),
   );
   site.url = origin;

@@ -44,6 +44,8 @@ export type RateLimitSpec = WindowSpec;
 export const DEFAULT_RATE_LIMIT: RateLimitSpec = { limit: 10_000, windowSeconds: 60 };
 
 export interface JiraEmulatorOptions extends CommonEmulatorOptions {
+  /** The API token of the site's user (`email:api_token`). @default a fresh random one at every start */
+  apiToken?: string;
   /** The site's name (`<site>.atlassian.net` in `self` links is replaced by the emulator's URL). */
   site?: string;
   /** A preset name (`small`, `medium`, `bench`), `key=value,…` text or a partial scale. */

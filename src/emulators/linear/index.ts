@@ -7,13 +7,15 @@
  */
 import {
   emulatedIntegration,
-  hashText,
+  freshToken,
+  localToken,
   prepareEmulator,
   serveEmulator,
   tally,
   type EmulatedIntegration,
   type EmulatorControls,
 } from '../core/index.js';
+import { ValidationError } from '../../errors.js';
 import { LINEAR_FAULTS, type LinearFaultSpec } from './faults.js';
 import { generateWorkspace, type Workspace } from './generate.js';
 import { mutateWorkspace, type LinearMutationSummary } from './mutate.js';
@@ -66,9 +68,9 @@ export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, Linear
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
-/** A key shaped like Linear's (`lin_api_…` / `lin_oauth_…`) derived from the seed: local only. */
-export function emulatorKey(seed: number, prefix: 'lin_api_' | 'lin_oauth_', id: string): string {
-  return `${prefix}${hashText(`${seed}:key:${id}`, ALPHABET, 40)}`;
+/** A fresh key shaped like Linear's (`lin_api_…` / `lin_oauth_…`): local only. */
+export function freshLinearKey(prefix: 'lin_api_' | 'lin_oauth_'): string {
+  return freshToken(prefix, ALPHABET, 40);
 }
 
 export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Promise<LinearEmulator> {
@@ -77,9 +79,10 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
   const rateLimit = resolveRateLimit(opts.rateLimit);
   const data = generateWorkspace(seed, scale, nowMs);
   const keys: EmulatorKey[] = [
-    { id: 'demo', key: emulatorKey(seed, 'lin_api_', 'demo'), kind: 'api-key' },
-    { id: 'oauth', key: emulatorKey(seed, 'lin_oauth_', 'oauth'), kind: 'oauth' },
+    { id: 'demo', key: localToken(opts.token, 'token', () => freshLinearKey('lin_api_')), kind: 'api-key' },
+    { id: 'oauth', key: localToken(opts.oauthToken, 'oauthToken', () => freshLinearKey('lin_oauth_')), kind: 'oauth' },
   ];
+  if (keys[0]!.key === keys[1]!.key) throw new ValidationError('oauthToken', 'must differ from token');
   const log: LinearRequestLogEntry[] = [];
   let base = '';
   const views = new Views(data, () => base);
@@ -97,7 +100,7 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
       logLimit,
     }),
     opts,
-    { faults, clock },
+    { name: 'Linear', faults, clock },
     (round, at) => mutateWorkspace(data, scale, round, at),
   );
   base = `${origin}/_web/${data.urlKey}`;

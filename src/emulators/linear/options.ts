@@ -59,6 +59,10 @@ export const DEFAULT_LINEAR_RATE_LIMIT: LinearRateLimit = {
 };
 
 export interface LinearEmulatorOptions extends CommonEmulatorOptions {
+  /** The personal API key (id `demo`). @default a fresh random `lin_api_…` key at every start */
+  token?: string;
+  /** The OAuth access token (id `oauth`). @default a fresh random `lin_oauth_…` token at every start */
+  oauthToken?: string;
   scale?: LinearScaleName | Partial<LinearScale>;
   /** `{ requests, complexity }`, or only the requests budget (the complexity one stays default). */
   rateLimit?: Partial<LinearRateLimit> | BudgetSpec;

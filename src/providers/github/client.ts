@@ -14,8 +14,9 @@ import { throttling } from '@octokit/plugin-throttling';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { createCaller, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import type { LimitSignal } from '../kit/errors.js';
+import { providerError, type LimitSignal } from '../kit/errors.js';
 import { headerOf, numberHeader, type HeaderSource } from '../kit/headers.js';
+import { credentialForms, errorSummary } from '../kit/redact.js';
 
 export const GithubOctokit = Octokit.plugin(paginateRest, throttling);
 export type GithubOctokit = InstanceType<typeof GithubOctokit>;
@@ -119,33 +120,61 @@ async function answerOf(send: () => GithubResponse | Promise<GithubResponse>): P
   }
 }
 
-/** A response with its body parsed, or an HTTP error: itself when it is no limit, auth, 404 or 5xx. */
+/**
+ * A response with its body parsed, or a failure: GitHub's words (`message`, each error's `message`,
+ * the first error's `code`; a body that is no JSON as text) for the call loop to redact and bound.
+ * Octokit's own error (its message is GitHub's) stays here.
+ */
 function judgeGithub(a: Answer<Reply>, now: Date): Verdict<GithubResponse> {
   if ('response' in a.raw) return { ok: true, value: { ...a.raw.response, data: parsedBody(a.headers, a.body) } };
-  const err = a.raw.error;
-  const limit = githubLimitSignal(a.status, a.headers, err.message ?? '', now);
-  return { ok: false, status: a.status, limit, cause: err, refused: () => err };
+  const limit = githubLimitSignal(a.status, a.headers, a.raw.error.message ?? '', now);
+  return {
+    ok: false,
+    status: a.status,
+    limit,
+    ...githubWords(a.body),
+    refused: (s, answer) => providerError(s, `: GitHub refused the request (${answer.message})`, answer),
+  };
+}
+
+/** What a GitHub error body says (`{message, errors: [{code, message}]}`, or text), and its first error's code. */
+function githubWords(body: unknown): { code: string | null; says: string } {
+  if (typeof body === 'string') return { code: null, says: body };
+  if (body === null || typeof body !== 'object') return { code: null, says: '' };
+  const b = body as { message?: unknown; errors?: unknown };
+  const errors: unknown[] = Array.isArray(b.errors) ? b.errors : [];
+  const first = errors[0] as { code?: unknown } | undefined;
+  const words = [b.message, ...errors.map((e) => (typeof e === 'string' ? e : (e as { message?: unknown })?.message))];
+  return {
+    code: typeof first?.code === 'string' ? first.code : null,
+    says: words.filter((w): w is string => typeof w === 'string' && w !== '').join('; '),
+  };
 }
 
 /** A client whose every request is gated, recorded, classified and (when transient) retried. */
 export function createGithubClient(o: GithubClientOptions): GithubOctokit {
+  const secrets = [...(o.secrets ?? []), ...credentialForms(o.token)];
+  // Octokit's warnings may quote an answer's headers (a deprecation's `sunset` and `link`): redacted,
+  // and into the unit's logger, never the console (where `request.log` would otherwise write them).
+  const said = (msg: string) => errorSummary(msg, secrets, 1000);
+  const log = {
+    debug: () => {},
+    info: () => {},
+    warn: (msg: string) => o.logger.warn({ source: 'octokit' }, said(msg)),
+    error: (msg: string) => o.logger.error({ source: 'octokit' }, said(msg)),
+  };
   const octokit = new GithubOctokit({
     auth: o.token,
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
     // Success bodies come back unread and are parsed by `parsedBody` (see there).
     // The fetch is the call loop's, per request (see the hook below).
-    request: { parseSuccessResponseBody: false },
-    log: {
-      debug: () => {},
-      info: () => {},
-      warn: (msg: string) => o.logger.warn({ source: 'octokit' }, msg),
-      error: (msg: string) => o.logger.error({ source: 'octokit' }, msg),
-    },
+    request: { parseSuccessResponseBody: false, log },
+    log,
     throttle: { id: o.throttleKey, onRateLimit: () => false, onSecondaryRateLimit: () => false },
   });
   // Every request (a `next` link too) and every redirect stays on the origin of `baseUrl`.
   const call = createCaller<Reply, GithubResponse>(
-    o,
+    { ...o, secrets },
     o.budget ? [o.budget] : [],
     {
       judge: judgeGithub,

@@ -3,14 +3,16 @@
  *
  * | key           | rule                                                                          |
  * |---------------|-------------------------------------------------------------------------------|
- * | `baseUrl`     | an http(s) URL without credentials, ≤ 2048 characters; @default api.github.com |
- * |               | (GitHub Enterprise Server: `https://host/api/v3`)                             |
+ * | `baseUrl`     | an https URL without credentials, ≤ 2048 characters; @default api.github.com  |
+ * |               | (GitHub Enterprise Server: `https://host/api/v3`); its host as the outbound   |
+ * |               | policy allows (kit/outbound.ts: a private one only when the operator allows it) |
  * | `budgetShare` | a number, 0 < x ≤ 1: the share of the credential's rate-limit budget this     |
  * |               | integration may use (the rest is kept for others); @default 1                 |
  *
  * A source is a repository, `owner/repo`.
  */
 import { budgetShare, checkUrl, parseSettings, sourceKeys } from '../kit/config.js';
+import type { OutboundPolicy } from '../kit/outbound.js';
 
 export interface GithubConfig {
   baseUrl: string;
@@ -18,15 +20,18 @@ export interface GithubConfig {
 }
 
 export const GITHUB_DEFAULT_BASE_URL = 'https://api.github.com';
-/** Reads `config`, throwing `ValidationError` naming `config.<key>` for the first problem. */
-export function parseGithubConfig(config: unknown): GithubConfig {
-  return parseSettings<GithubConfig>(config, 'GitHub', { baseUrl, budgetShare });
+/**
+ * Reads `config` (its URL under `outbound`, @default the process's policy), throwing
+ * `ValidationError` naming `config.<key>` for the first problem.
+ */
+export function parseGithubConfig(config: unknown, outbound?: OutboundPolicy): GithubConfig {
+  return parseSettings<GithubConfig>(config, 'GitHub', { baseUrl: (raw) => baseUrl(raw, outbound), budgetShare });
 }
 
-/** GitHub Enterprise Server may be served over plain http, and its API lives under a path. */
-function baseUrl(raw: unknown): string {
+/** GitHub Enterprise Server's API lives under a path. */
+function baseUrl(raw: unknown, outbound: OutboundPolicy | undefined): string {
   if (raw === undefined) return GITHUB_DEFAULT_BASE_URL;
-  return checkUrl(raw, 'config.baseUrl', { http: 'any', path: true }).text.replace(/\/+$/, '');
+  return checkUrl(raw, 'config.baseUrl', { path: true }, outbound).text.replace(/\/+$/, '');
 }
 
 export interface RepoRef {

@@ -52,16 +52,35 @@ type RepoRoute =
   | 'GET /repos/{owner}/{repo}/issues/events'
   | 'GET /repos/{owner}/{repo}/commits';
 
-/** The pages of a repository list, 100 objects a page, following `Link: rel="next"`. */
+/**
+ * The pages of a repository list, 100 objects a page, following `Link: rel="next"`; each page's URL
+ * is visited on the unit's trail before it is asked for (a loop or too many pages end the unit).
+ */
 export async function* listPages<T>(
   job: Job,
   route: RepoRoute,
   params: Record<string, string | number | undefined> = {},
 ): AsyncGenerator<T[]> {
   const { owner, repo } = job.repo;
-  for await (const res of job.gh.paginate.iterator(route, { owner, repo, per_page: PER_PAGE, ...params })) {
+  const options = { owner, repo, per_page: PER_PAGE, ...params };
+  const trail = linkTrail(job, job.gh.request.endpoint(route, options).url);
+  for await (const res of job.gh.paginate.iterator(route, options)) {
     yield res.data as unknown as T[];
+    trail.next(res.headers.link);
   }
+}
+
+/** A list's trail from its first page's URL: `next(link)` visits the page a `Link` header names next. */
+export function linkTrail(job: Job, first: string): { next: (link: string | undefined) => void } {
+  const trail = job.pages.trail(`GET ${new URL(first).pathname}`);
+  const visit = (url: string) => trail.visit(new URL(url, first).href);
+  visit(first);
+  return {
+    next: (link) => {
+      const url = /<([^<>]+)>;\s*rel="next"/.exec(link ?? '')?.[1]; // as the paginate plugin reads it
+      if (url) visit(url);
+    },
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
  * head) or reviews (`/pulls/{n}/reviews`) is asked for by number.
  */
 import { pullRequestRow, reviewRow, type GhIssue, type GhPull, type GhReview } from './mapping.js';
-import { details, PER_PAGE, type Job, type Row } from './pages.js';
+import { details, linkTrail, PER_PAGE, type Job, type Row } from './pages.js';
 
 function pullNumbers(page: GhIssue[]): number[] {
   return page.filter((i) => i.pull_request).map((i) => i.number);
@@ -31,14 +31,12 @@ export async function reviewRows(job: Job, page: GhIssue[]): Promise<Row[]> {
 async function reviewsOf(job: Job, n: number): Promise<Row[]> {
   const { owner, repo } = job.repo;
   const out: Row[] = [];
-  const pages = job.gh.paginate.iterator('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-    owner,
-    repo,
-    pull_number: n,
-    per_page: PER_PAGE,
-  });
-  for await (const res of pages) {
+  const route = 'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews';
+  const options = { owner, repo, pull_number: n, per_page: PER_PAGE };
+  const trail = linkTrail(job, job.gh.request.endpoint(route, options).url);
+  for await (const res of job.gh.paginate.iterator(route, options)) {
     for (const r of res.data as unknown as GhReview[]) out.push(reviewRow(job.scope, n, r));
+    trail.next(res.headers.link);
   }
   return out;
 }

@@ -15,8 +15,9 @@
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { providerError, type LimitSignal } from '../kit/errors.js';
+import { providerError, type CallSubject, type LimitSignal, type ProviderAnswerError } from '../kit/errors.js';
 import { numberHeader, timeHeader, type HeaderSource } from '../kit/headers.js';
+import { authorizationForms } from '../kit/redact.js';
 
 /** A limit response without a lift time lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;
@@ -75,8 +76,10 @@ export function urlOf(siteUrl: string, path: string, query: Query = {}): string 
 
 /** A client whose every request is gated, recorded, classified and (when transient) retried. */
 export function createJiraClient(o: JiraClientOptions): JiraClient {
+  // Redacted from every failure: the header's value, and `email:token`, the token and their encodings.
+  const secrets = [...(o.secrets ?? []), ...authorizationForms(o.authorization)];
   const call = createCaller<Response, unknown>(
-    o,
+    { ...o, secrets },
     o.budget ? [o.budget] : [],
     {
       judge: judgeJira,
@@ -103,45 +106,38 @@ export function createJiraClient(o: JiraClientOptions): JiraClient {
   };
 }
 
-/** A 2xx answer's JSON; any other answer as Jira's error (see the module comment). */
+/**
+ * A 2xx answer's JSON; any other answer as Jira's error (see the module comment): its first messages
+ * (or, when it has none, its text) for the call loop to redact and bound.
+ */
 function judgeJira(a: Answer<Response>, now: Date): Verdict<unknown> {
   const text = bodyText(a);
   if (a.raw.ok) return parseJson(a.status, text);
-  const cause = new JiraHttpError(a.status, jiraMessages(text));
+  const messages = jiraMessages(text);
   return {
     ok: false,
     status: a.status,
     limit: jiraLimitSignal(a.status, a.headers, now),
-    cause,
-    refused: (s) => providerError(s, `: Jira refused the request (${cause.message})`, cause),
+    says: messages.length > 0 ? messages.join('; ') : text,
+    refused: (s, answer) => providerError(s, `: Jira refused the request (${answer.message})`, answer),
   };
 }
 
-/** A success answer's JSON; one that is not JSON is refused (a 2xx is classified as no other failure). */
+/**
+ * A success answer's JSON; one that is not JSON is refused (a 2xx is classified as no other failure),
+ * without the parser's error: it quotes the text.
+ */
 function parseJson(status: number, text: string): Verdict<unknown> {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (cause) {
-    return {
-      ok: false,
-      status,
-      limit: null,
-      cause,
-      refused: (s) => providerError(s, ': the answer is not JSON', cause),
-    };
+  } catch {
+    const refused = (s: CallSubject, shown: ProviderAnswerError) =>
+      providerError(s, `: the answer is not JSON (${shown.message})`, shown);
+    return { ok: false, status, limit: null, refused };
   }
 }
 
-/** Jira's error answer (`{errorMessages, errors}`), kept as a cause: its first messages. */
-export class JiraHttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly messages: string[],
-  ) {
-    super(`HTTP ${status}${messages.length ? `: ${messages.join('; ').slice(0, 300)}` : ''}`);
-  }
-}
-
+/** Jira's error answer (`{errorMessages, errors, message}`): its first messages. */
 function jiraMessages(text: string): string[] {
   try {
     const b = JSON.parse(text) as { errorMessages?: unknown; errors?: unknown; message?: unknown };

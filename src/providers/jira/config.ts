@@ -4,8 +4,8 @@
  * | key           | rule                                                                            |
  * |---------------|---------------------------------------------------------------------------------|
  * | `siteUrl`     | required: `https://<site>.atlassian.net` (any https URL without credentials,    |
- * |               | path, query or fragment, ≤ 2048 characters); plain http only for 127.0.0.1 or   |
- * |               | localhost (an emulator)                                                         |
+ * |               | path, query or fragment, ≤ 2048 characters); its host as the outbound policy    |
+ * |               | allows (kit/outbound.ts; plain http only to loopback, for an emulator)          |
  * | `budgetShare` | a number, 0 < x ≤ 1: the share of the credential's rate-limit budget this       |
  * |               | integration may use; @default 1                                                 |
  * | `sprintField` | the custom field holding an issue's sprints (`customfield_<n>`);                |
@@ -19,6 +19,7 @@
  */
 import { NonRetryableError, ValidationError } from '../../errors.js';
 import { budgetShare, checkUrl, keySources, parseSettings } from '../kit/config.js';
+import type { OutboundPolicy } from '../kit/outbound.js';
 
 export interface JiraConfig {
   siteUrl: string;
@@ -28,15 +29,22 @@ export interface JiraConfig {
 
 export const DEFAULT_SPRINT_FIELD = 'customfield_10020';
 
-/** Reads `config`, throwing `ValidationError` naming `config.<key>` for the first problem. */
-export function parseJiraConfig(config: unknown): JiraConfig {
-  return parseSettings<JiraConfig>(config, 'Jira', { siteUrl, budgetShare, sprintField });
+/**
+ * Reads `config` (its URL under `outbound`, @default the process's policy), throwing
+ * `ValidationError` naming `config.<key>` for the first problem.
+ */
+export function parseJiraConfig(config: unknown, outbound?: OutboundPolicy): JiraConfig {
+  return parseSettings<JiraConfig>(config, 'Jira', {
+    siteUrl: (raw) => siteUrl(raw, outbound),
+    budgetShare,
+    sprintField,
+  });
 }
 
 /** The site root (no path): the REST and Agile APIs' paths are set below it. */
-function siteUrl(raw: unknown): string {
-  const rule = { http: 'loopback', path: false, example: 'https://<site>.atlassian.net' } as const;
-  return checkUrl(raw, 'config.siteUrl', rule).url.origin;
+function siteUrl(raw: unknown, outbound: OutboundPolicy | undefined): string {
+  const rule = { path: false, example: 'https://<site>.atlassian.net' };
+  return checkUrl(raw, 'config.siteUrl', rule, outbound).url.origin;
 }
 
 function sprintField(raw: unknown): string {

@@ -60,7 +60,9 @@ const USERS_PAGE = 100;
  */
 export async function members(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
+  const trail = job.pages.trail('GET /rest/api/3/user/assignable/search');
   for (let startAt = 0; ; startAt += USERS_PAGE) {
+    trail.visit(startAt);
     const users = await job.jira.get<JiraUser[]>('/rest/api/3/user/assignable/search', {
       project: job.project,
       startAt,
@@ -79,7 +81,9 @@ const AGILE_PAGE = 50;
 
 /** Every page of an Agile list, following `startAt` until `isLast`. */
 async function* agilePages<T>(job: Job, path: string, query: Record<string, string> = {}): AsyncGenerator<T[]> {
+  const trail = job.pages.trail(`GET ${path}`);
   for (let startAt = 0; ;) {
+    trail.visit(startAt);
     const page = await job.jira.get<AgilePage<T>>(path, { ...query, startAt, maxResults: AGILE_PAGE });
     yield page.values;
     startAt += page.values.length;

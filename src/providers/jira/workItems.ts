@@ -113,7 +113,9 @@ async function readFamily(job: Job, p: FamilyProgress, resumed: boolean): Promis
   const from = boundary ? new Date(boundary.latest!) : job.since;
   const jql = issuesJql({ project: job.project, since: from, before: job.before, timeZone });
   let token: string | undefined;
+  const trail = job.pages.trail('POST /rest/api/3/search/jql');
   for (let first = true; ; first = false) {
+    trail.visit(token ?? null);
     const page = await search(job, jql, wants, token, first);
     const issues = page.issues.filter((i) => {
       const updated = parseJiraTime(i.fields.updated);
@@ -209,8 +211,11 @@ async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
   const embedded = issue.changelog?.histories ?? [];
   if ((issue.changelog?.total ?? embedded.length) <= embedded.length) return embedded;
   const all: JiraHistory[] = [];
+  const path = `/rest/api/3/issue/${issue.id}/changelog`;
+  const trail = job.pages.trail(`GET ${path}`);
   for (let startAt = 0; ;) {
-    const page = await detail<ChangelogPage>(job, `/rest/api/3/issue/${issue.id}/changelog`, startAt);
+    trail.visit(startAt);
+    const page = await detail<ChangelogPage>(job, path, startAt);
     if (!page) return embedded;
     all.push(...page.values);
     startAt += page.values.length;
@@ -225,8 +230,11 @@ async function commentsOf(job: Job, issue: JiraIssue): Promise<JiraComment[]> {
     return embedded?.comments ?? [];
   }
   const all: JiraComment[] = [];
+  const path = `/rest/api/3/issue/${issue.id}/comment`;
+  const trail = job.pages.trail(`GET ${path}`);
   for (let startAt = 0; ;) {
-    const page = await detail<CommentPage>(job, `/rest/api/3/issue/${issue.id}/comment`, startAt);
+    trail.visit(startAt);
+    const page = await detail<CommentPage>(job, path, startAt);
     if (!page) return embedded.comments;
     all.push(...page.comments);
     startAt += page.comments.length;

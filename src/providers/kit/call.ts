@@ -9,7 +9,9 @@
  *
  * Every request, and every redirect it meets, stays on the integration's origin (`home`: scheme, host,
  * port): the loop hands each sender a fetch that refuses any other URL before sending it, and follows
- * a redirect only on the origin; a refusal ends the call as a non-retryable `provider_error`.
+ * a redirect only on the origin; a refusal ends the call as a non-retryable `provider_error`. Under
+ * it, the client's fetch (by default the outbound policy's, outbound.ts) refuses URLs and resolved
+ * addresses the policy does not allow (also a `provider_error`) and times requests out (no answer).
  *
  * No answer (network), an unreadable body and a transient failure (5xx, a 429 without a limit
  * signal) are retried in place (retry.ts), then end as `provider_error`; an abort ends the call with
@@ -23,16 +25,21 @@ import type { Clock } from '../../clock.js';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from './budget.js';
 import {
+  answerError,
   classifyFailure,
   failureError,
   offOriginError,
   OffOriginError,
   type CallSubject,
   type LimitSignal,
+  type ProviderAnswerError,
 } from './errors.js';
 import type { HeaderSource } from './headers.js';
+import { ResponseBound } from './limits.js';
+import { redactedBody, redactError } from './redact.js';
 import { withRetries, type RetryOptions } from './retry.js';
 import { abortReason } from './sleep.js';
+import { outboundRefusalIn, outboundRefusedError, processOutboundPolicy } from './outbound.js';
 
 /** What every provider client is made with, besides its endpoint, credential and budgets. */
 export interface ClientOptions {
@@ -43,8 +50,18 @@ export interface ClientOptions {
   signal: AbortSignal;
   logger: Logger;
   retry?: RetryOptions;
-  /** @default globalThis.fetch */
+  /**
+   * Sends every request (outbound.ts: where it may go, its timeouts; the loop keeps it on the origin).
+   * @default the fetch of the process environment's outbound policy (`processOutboundPolicy`)
+   */
   fetch?: typeof fetch;
+  /**
+   * Every form of the integration's credential the client knows (redact.ts `credentialForms`):
+   * redacted from whatever a failed answer shows. Token-shaped strings are redacted without it too.
+   */
+  secrets?: readonly string[];
+  /** Bytes one answer's body may have (limits.ts). @default DEFAULT_PROVIDER_LIMITS.maxResponseBytes */
+  maxResponseBytes?: number;
 }
 
 /** What the loop needs of a budget (budget.ts `RateBudget`): gate a call, release it, observe figures. */
@@ -73,10 +90,19 @@ export interface Failure {
   status: number;
   /** The rate limit the answer signals; it wins over the status. */
   limit: LimitSignal | null;
-  /** Kept as the cause of the error the call ends with. */
-  cause: unknown;
-  /** What a failure that is no limit, auth, not-found or transient one ends with. @default failureError */
-  refused?: (subject: CallSubject) => Error;
+  /** The provider's error code, when its answer has one (e.g. GitHub's `errors[0].code`). */
+  code?: string | null;
+  /**
+   * What the answer says went wrong, in the provider's words (its message, or its body's text).
+   * Never shown as it is: the error the call ends with is caused by a `ProviderAnswerError` holding
+   * the status, the code and a redacted, bounded summary of this (errors.ts `answerError`).
+   */
+  says?: string;
+  /**
+   * What a failure that is no limit, auth, not-found or transient one ends with, caused by `answer`
+   * (the only words of the answer it may show). @default failureError
+   */
+  refused?: (subject: CallSubject, answer: ProviderAnswerError) => Error;
 }
 
 /** What an answer means: the call's value, or a failure. */
@@ -106,7 +132,8 @@ export function createCaller<R, T>(
   rules: AnswerRules<R, T>,
   home?: string,
 ): Caller<R, T> {
-  const fetchHome = homeFetch(home === undefined ? null : originOf(home), client.fetch ?? globalThis.fetch);
+  const send = client.fetch ?? processOutboundPolicy().fetch;
+  const fetchHome = homeFetch(home === undefined ? null : originOf(home), send);
   const loop: Loop<R, T> = { client, budgets, rules, fetch: fetchHome };
   return (what, send) => {
     const subject = (): CallSubject => ({
@@ -116,7 +143,11 @@ export function createCaller<R, T>(
     return withRetries(
       () => attempt(loop, subject, send),
       (e) => e instanceof TransientFailure,
-      (e) => failureError({ kind: 'transient' }, subject(), client.clock.now(), (e as Error).cause),
+      (e) =>
+        redactError(
+          failureError({ kind: 'transient' }, subject(), client.clock.now(), (e as Error).cause),
+          client.secrets ?? [],
+        ),
       { ...client.retry, signal: client.signal },
     );
   };
@@ -131,13 +162,17 @@ interface Loop<R, T> {
 
 async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send: Send<R>): Promise<T> {
   const { client, budgets, rules } = loop;
+  const bound = new ResponseBound(client.maxResponseBytes);
   await gateAll(budgets);
   let answer: Answer<R>;
   try {
-    answer = await send(client.signal, loop.fetch);
+    answer = await send(client.signal, bound.around(loop.fetch));
   } catch (err) {
+    bound.check(subject);
     const off = offOriginIn(err);
     if (off) throw offOriginError(client.subject, off);
+    const refused = outboundRefusalIn(err);
+    if (refused) throw outboundRefusedError(client.subject, refused);
     throw unanswered(client.signal, err);
   } finally {
     for (const b of budgets) b.done();
@@ -145,13 +180,16 @@ async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send:
   try {
     answer = { ...answer, body: await readBody(answer.body) };
   } catch (err) {
+    bound.check(subject);
     throw unanswered(client.signal, err);
   }
+  bound.check(subject); // a body the sender read itself (and whose failure it kept to itself)
   const now = client.clock.now();
   const verdict = rules.judge(answer, now);
   await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
   if (verdict.ok) return verdict.value;
-  throw failed(client.signal, verdict, subject, now);
+  logRefusedBody(client, answer);
+  throw failed(client, answer.status, verdict, subject, now);
 }
 
 /** Gates every budget in order; when one refuses, the ones already passed are released. */
@@ -181,13 +219,25 @@ function unanswered(signal: AbortSignal, err: unknown): Error {
   return new TransientFailure('no answer', { cause: err });
 }
 
-/** What a failed answer ends the call with (a transient failure: retried first). */
-function failed(signal: AbortSignal, f: Failure, subject: () => CallSubject, now: Date): Error {
-  if (signal.aborted) return abortReason(signal);
+/**
+ * What a failed answer ends the call with (a transient failure: retried first): caused by the answer
+ * as it may be shown (errors.ts `ProviderAnswerError`), every message redacted once more.
+ */
+function failed(client: ClientOptions, status: number, f: Failure, subject: () => CallSubject, now: Date): Error {
+  if (client.signal.aborted) return abortReason(client.signal);
+  const secrets = client.secrets ?? [];
+  const shown = answerError({ status, code: f.code ?? null, says: f.says ?? '' }, secrets);
   const c = classifyFailure({ status: f.status, limit: f.limit });
-  if (c.kind === 'transient') return new TransientFailure(`HTTP ${f.status}`, { cause: f.cause });
-  if (c.kind === 'other' && f.refused) return f.refused(subject());
-  return failureError(c, subject(), now, f.cause);
+  if (c.kind === 'transient') return new TransientFailure(`HTTP ${status}`, { cause: shown });
+  if (c.kind === 'other' && f.refused) return redactError(f.refused(subject(), shown), secrets);
+  return redactError(failureError(c, subject(), now, shown), secrets);
+}
+
+/** A failed answer's body, redacted, for debugging: logged at debug level only. */
+function logRefusedBody(client: ClientOptions, answer: Answer<unknown>): void {
+  if (!client.logger.isLevelEnabled('debug')) return;
+  const body = redactedBody(answer.body, client.secrets ?? []);
+  client.logger.debug({ status: answer.status, body }, 'provider_answer_refused');
 }
 
 /** The body as the provider reads it: a stream as text, null as empty, anything else as it is. */

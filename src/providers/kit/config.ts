@@ -3,18 +3,17 @@
  * keys, its URL's rules and its source format:
  * - `parseSettings`: the config is an object of known keys only, each read by its own rule;
  * - `checkUrl`: an http(s) URL of at most `MAX_URL` characters, without credentials, query or
- *   fragment; plain http for any host or only for loopback (an emulator); a path allowed or not;
+ *   fragment, that the outbound policy (outbound.ts) lets requests go to; a path allowed or not;
  * - `budgetShare`: the share of the credential's rate-limit budget the integration may use;
  * - `sourceKeys`: a source key checked when stored (`ValidationError`) and when a unit reads it
  *   (`NonRetryableError` `not_found`).
  * Every error names the field (`config.<key>`, `source`).
  */
 import { NonRetryableError, ValidationError } from '../../errors.js';
+import { processOutboundPolicy, type OutboundPolicy } from './outbound.js';
 
 /** The longest URL a config may hold. */
 export const MAX_URL = 2048;
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** How each setting of a provider's config is read (absent: undefined), by key, in the order shown. */
 export type SettingReaders<C> = { [K in keyof C]: (raw: unknown) => C[K] };
@@ -39,18 +38,24 @@ export function parseSettings<C>(config: unknown, provider: string, readers: Set
   return out as C;
 }
 
-/** What a config URL may be. */
+/** What a config URL may be (its scheme and host: as the outbound policy allows). */
 export interface UrlRule {
-  /** Plain http: for any host (`any`: GitHub Enterprise Server) or only 127.0.0.1 / localhost. */
-  http: 'any' | 'loopback';
   /** Whether it may have a path (false: the site root only). */
   path: boolean;
   /** Shown with the length rule, e.g. `https://<site>.atlassian.net`. */
   example?: string;
 }
 
-/** `raw` checked as the URL at `field`; throws `ValidationError` naming `field` for the first problem. */
-export function checkUrl(raw: unknown, field: string, rule: UrlRule): { text: string; url: URL } {
+/**
+ * `raw` checked as the URL at `field` under `outbound` (its scheme, and its host when an IP literal or
+ * `localhost`); throws `ValidationError` naming `field` for the first problem.
+ */
+export function checkUrl(
+  raw: unknown,
+  field: string,
+  rule: UrlRule,
+  outbound: OutboundPolicy = processOutboundPolicy(),
+): { text: string; url: URL } {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_URL) {
     const example = rule.example ? ` (${rule.example})` : '';
     throw new ValidationError(field, `must be a URL of 1–${MAX_URL} characters${example}`);
@@ -61,24 +66,15 @@ export function checkUrl(raw: unknown, field: string, rule: UrlRule): { text: st
   } catch (cause) {
     throw new ValidationError(field, 'is not a URL', { cause });
   }
-  checkScheme(url, field, rule);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ValidationError(field, 'must use https');
   if (url.username || url.password) throw new ValidationError(field, 'must not carry credentials');
   if (url.search || url.hash) throw new ValidationError(field, 'must not have a query or fragment');
   if (!rule.path && url.pathname !== '/' && url.pathname !== '') {
     throw new ValidationError(field, 'must be the site root, no path');
   }
+  const refused = outbound.urlProblem(url);
+  if (refused !== null) throw new ValidationError(field, refused);
   return { text: raw, url };
-}
-
-function checkScheme(url: URL, field: string, rule: UrlRule): void {
-  if (url.protocol === 'https:') return;
-  if (rule.http === 'any') {
-    if (url.protocol !== 'http:') throw new ValidationError(field, 'must use http or https');
-    return;
-  }
-  if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname)) {
-    throw new ValidationError(field, 'must use https (plain http only for 127.0.0.1 or localhost)');
-  }
 }
 
 /** `config.budgetShare`: the share of the credential's budget, 0 < x ≤ 1. @default 1 */

@@ -4,8 +4,13 @@
  * non-retryable `auth`; 404 → non-retryable `not_found`; 5xx and network errors → transient
  * (retried in place, then non-retryable `provider_error`). Each provider only says how its
  * responses signal a rate limit (the call loop's `judge`, see call.ts).
+ *
+ * What an answer said is never any error's text as it is: every error a failed answer ends a call
+ * with is caused by a `ProviderAnswerError` (status, the provider's code, a redacted and bounded
+ * summary: redact.ts).
  */
 import { NonRetryableError, RateLimitError } from '../../errors.js';
+import { errorSummary } from './redact.js';
 
 /** A rate limit a response signalled: which kind, and when it lifts. */
 export interface LimitSignal {
@@ -67,6 +72,43 @@ export function failureError(c: FailureClass, subject: CallSubject, now: Date, c
 /** A non-retryable `provider_error` naming the call, then `detail` (e.g. `: the answer is not JSON`). */
 export function providerError(subject: CallSubject, detail: string, cause: unknown): NonRetryableError {
   return new NonRetryableError(`${subject.integration}: ${subject.what}${detail}`, 'provider_error', { cause });
+}
+
+/** The longest provider error code shown (`errors[0].code`, `extensions.code`, …). */
+const CODE_MAX = 60;
+
+/**
+ * What a failed answer showed, as it may be stored, shown and logged: the HTTP status, the
+ * provider's error code (when its answer has one) and a short summary of what it said, every form
+ * of the credential and every token-shaped string redacted (redact.ts `errorSummary`). The cause
+ * of every error a failed answer ends a call with; the answer's body itself is never one.
+ */
+export class ProviderAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    /** The provider's error code, e.g. GitHub's `invalid`, Linear's `GRAPHQL_VALIDATION_FAILED`. */
+    readonly code: string | null,
+    /** At most SUMMARY_MAX characters; may be empty. */
+    readonly summary: string,
+  ) {
+    super(`HTTP ${status}${code ? `, ${code}` : ''}${summary ? `: ${summary}` : ''}`);
+    this.name = 'ProviderAnswerError';
+  }
+}
+
+/** What an answer said went wrong, in the provider's own words (never shown as they are). */
+export interface AnswerWords {
+  status: number;
+  /** The provider's error code, if its answer has one. */
+  code?: string | null;
+  /** Its message(s), or its body's text. */
+  says?: string;
+}
+
+/** The answer as it may be shown: redacted of `secrets` (credentialForms) and bounded. */
+export function answerError(w: AnswerWords, secrets: readonly string[]): ProviderAnswerError {
+  const code = w.code ? errorSummary(w.code, secrets, CODE_MAX) : '';
+  return new ProviderAnswerError(w.status, code === '' ? null : code, errorSummary(w.says ?? '', secrets));
 }
 
 /**

@@ -3,7 +3,8 @@
  * (`ProviderUnits`: name, dataset table, config parser, source format, client, jobs) and the
  * runner does the rest of every unit:
  *
- * 1. names the integration (`subject`), finds the unit's dataset, parses the config, and lists the
+ * 1. names the integration (`subject`), finds the unit's dataset, parses the config (under the
+ *    provider's outbound policy: a URL it refuses fails the unit as `provider_error`), and lists the
  *    sources the unit reads (its own; every enabled one for a reference unit planned without);
  * 2. a dataset with nothing to call returns at once, naming the dataset that covers it;
  * 3. requires a credential, and opens the shared budget(s) of (org, budget name, credential);
@@ -11,16 +12,20 @@
  *    after another, combining their results;
  * 5. records what the budgets saw however the unit ends.
  */
+import { NonRetryableError, ValidationError } from '../../errors.js';
 import type { SurfaceHookMap } from '../../sdk/normalized.js';
 import type { Provider, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
 import { BudgetLedger, type RateBudget } from './budget.js';
 import type { ClientOptions } from './call.js';
 import type { SourceKeys } from './config.js';
 import { specsOf, type DatasetDef } from './datasets.js';
+import type { OutboundPolicy } from './outbound.js';
+import { UnitPages } from './pages.js';
 import {
   combineResults,
   credentialOf,
   datasetOf,
+  outboundOf,
   recordBudgetsQuietly,
   sourcesOf,
   subjectOf,
@@ -38,6 +43,8 @@ export interface UnitBase {
   datasets: readonly string[];
   /** Pages an incremental unit reads before it stops (and moves its watermark to what it read). */
   maxPages: number;
+  /** Every listing's pages, each walked as a trail (loops refused) and counted against the unit's bound. */
+  pages: UnitPages;
 }
 
 /** What the runner hands a provider to build its client from. */
@@ -65,8 +72,8 @@ export interface JobSetup<O, C, K> extends UnitSetup<O, C> {
 export interface ProviderUnits<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J> {
   name: string;
   datasets: readonly DatasetDef<J>[];
-  /** Reads an integration's config, throwing `ValidationError` naming `config.<key>`. */
-  parseConfig: (config: unknown) => C;
+  /** Reads an integration's config, its URL under `outbound`, throwing `ValidationError` naming `config.<key>`. */
+  parseConfig: (config: unknown, outbound: OutboundPolicy) => C;
   sources: SourceKeys<S>;
   client(u: UnitSetup<O, C>): K;
   /**
@@ -93,7 +100,7 @@ export function httpProvider<O extends HttpProviderOptions, C extends { budgetSh
   return {
     name: p.name,
     datasets: specsOf(p.datasets),
-    validateConfig: (config) => void p.parseConfig(config),
+    validateConfig: (config) => void p.parseConfig(config, outboundOf(opts)),
     validateSource: p.sources.validate,
     windowDays: 7,
     initialDepthDays: 30,
@@ -112,7 +119,7 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
 ): Promise<UnitResult> {
   const subject = subjectOf(ctx, p.name);
   const def = datasetOf(p.datasets, ctx, subject);
-  const config = p.parseConfig(ctx.integration.config);
+  const config = unitConfig(p.parseConfig, ctx, subject, outboundOf(opts));
   const sources = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => p.sources.of(key, subject));
   if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.coveredBy ?? def.spec.fetchedWith };
   const credential = credentialOf(ctx, subject);
@@ -130,12 +137,27 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
   const client = p.client(setup);
   try {
     const results: UnitResult[] = [];
-    for (const job of p.jobs({ ...setup, client, base: unitBase(ctx, opts) }, sources)) {
+    for (const job of p.jobs({ ...setup, client, base: unitBase(ctx, subject, opts) }, sources)) {
       results.push(await def.run(job));
     }
     return combineResults(results);
   } finally {
     await recordBudgetsQuietly(ctx, [...budgets.values()]);
+  }
+}
+
+/** The integration's config; one no longer valid (a URL the policy now refuses) fails the unit. */
+function unitConfig<C>(
+  parse: (c: unknown, o: OutboundPolicy) => C,
+  ctx: UnitContext,
+  subject: string,
+  o: OutboundPolicy,
+): C {
+  try {
+    return parse(ctx.integration.config, o);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new NonRetryableError(`${subject}: ${err.message}`, 'provider_error', { cause: err });
   }
 }
 
@@ -146,11 +168,12 @@ function unitCall(ctx: UnitContext, subject: string, opts: HttpProviderOptions):
     signal: ctx.signal,
     logger: ctx.logger,
     ...(opts.retry ? { retry: opts.retry } : {}),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: opts.fetch ?? outboundOf(opts).fetch,
+    ...(opts.limits?.maxResponseBytes ? { maxResponseBytes: opts.limits.maxResponseBytes } : {}),
   };
 }
 
-function unitBase(ctx: UnitContext, opts: HttpProviderOptions): UnitBase {
+function unitBase(ctx: UnitContext, subject: string, opts: HttpProviderOptions): UnitBase {
   const { unit } = ctx;
   return {
     ctx,
@@ -159,5 +182,6 @@ function unitBase(ctx: UnitContext, opts: HttpProviderOptions): UnitBase {
     backfill: unit.mode === 'backfill',
     datasets: unit.datasets.includes(unit.datasetKey) ? unit.datasets : [unit.datasetKey, ...unit.datasets],
     maxPages: opts.maxPages ?? DEFAULT_MAX_PAGES,
+    pages: new UnitPages(subject, opts.limits?.unitMaxPages),
   };
 }

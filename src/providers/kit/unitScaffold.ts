@@ -8,6 +8,8 @@ import { NonRetryableError } from '../../errors.js';
 import { listSources } from '../../store/integrations.js';
 import type { DatasetSpec, PostSyncHandler, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
 import { BudgetLedger, RateBudget } from './budget.js';
+import { processOutboundPolicy, type OutboundPolicy } from './outbound.js';
+import type { ProviderLimits } from './limits.js';
 import type { RetryOptions } from './retry.js';
 
 /** Shared-budget tuning a provider's options may carry (tests). */
@@ -28,8 +30,17 @@ export interface HttpProviderOptions {
   retry?: RetryOptions;
   /** Shared-budget tuning (tests). */
   budget?: BudgetTuning;
-  /** @default globalThis.fetch */
+  /** @default the outbound policy's fetch (`outbound`) */
   fetch?: typeof fetch;
+  /** Where its requests may go and how long they may take (outbound.ts). @default processOutboundPolicy() */
+  outbound?: OutboundPolicy;
+  /** What it may return (SYNC_PROVIDER_MAX_RESPONSE_BYTES, SYNC_UNIT_MAX_PAGES). @default DEFAULT_PROVIDER_LIMITS */
+  limits?: Partial<ProviderLimits>;
+}
+
+/** The outbound policy a provider follows: its own, or the process environment's. */
+export function outboundOf(opts: HttpProviderOptions): OutboundPolicy {
+  return opts.outbound ?? processOutboundPolicy();
 }
 
 /** `<provider> integration "<name>"`: how errors and logs name the integration (never the secret). */

@@ -21,8 +21,9 @@ import type { Logger } from 'pino';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { providerError, type CallSubject, type LimitSignal } from '../kit/errors.js';
+import { providerError, type CallSubject, type LimitSignal, type ProviderAnswerError } from '../kit/errors.js';
 import { numberHeader, type HeaderSource } from '../kit/headers.js';
+import { credentialForms } from '../kit/redact.js';
 
 /** A limit response without a usable reset header lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;
@@ -119,8 +120,9 @@ export function linearObservation(
 /** A client whose every query is gated, recorded, classified and (when transient) retried. */
 export function createLinearClient(o: LinearClientOptions): LinearClient {
   const auth = authorizationHeader(o.credential);
+  const secrets = [...(o.secrets ?? []), ...credentialForms(o.credential), ...credentialForms(auth)];
   const call = createCaller<Response, unknown>(
-    o,
+    { ...o, secrets },
     o.budgets ? [o.budgets.requests, o.budgets.complexity] : [],
     {
       judge: (answer, now) => judgeLinear(o.logger, answer, now),
@@ -158,18 +160,23 @@ function judgeLinear(logger: Logger, a: Answer<Response>, now: Date): Verdict<un
   const errors = parsed?.errors ?? [];
   const limit = linearLimitSignal(a.status, a.headers, errors, now);
   if (!limit && a.raw.ok && parsed && errors.length === 0 && parsed.data) return { ok: true, value: parsed.data };
-  const cause = new Error(`HTTP ${a.status}: ${errors.map((e) => e.message ?? '?').join('; ')}`.slice(0, 500));
+  // Linear's words, for the call loop to redact and bound: the first error's message and code.
+  const first = errors[0];
+  const code = typeof first?.extensions?.code === 'string' ? first.extensions.code : null;
+  const words = { code, says: typeof first?.message === 'string' ? first.message : '' };
   if (errors.some((e) => e.extensions?.code === COMPLEXITY_ERROR_CODE)) {
     // Classified as a plain refusal (400) unless a limit wins: our query asks too much.
-    const refused = (s: CallSubject) => providerError(s, ' is too complex for Linear (a bug in the query)', cause);
-    return { ok: false, status: 400, limit, cause, refused };
+    const refused = (s: CallSubject, answer: ProviderAnswerError) =>
+      providerError(s, ' is too complex for Linear (a bug in the query)', answer);
+    return { ok: false, status: 400, limit, ...words, code: COMPLEXITY_ERROR_CODE, refused };
   }
   const auth = errors.some(
     (e) => errorIs(e, 'AUTHENTICATION_ERROR', 'authentication error') || errorIs(e, 'FORBIDDEN', 'forbidden'),
   );
-  const refused = (s: CallSubject) => {
-    logger.warn({ status: a.status, errors: errors.length }, 'linear_query_failed');
-    return providerError(s, ` failed: ${(errors[0]?.message ?? `HTTP ${a.status}`).slice(0, 200)}`, cause);
+  const refused = (s: CallSubject, answer: ProviderAnswerError) => {
+    logger.warn({ status: answer.status, code: answer.code, errors: errors.length }, 'linear_query_failed');
+    const how = `HTTP ${answer.status}${answer.code ? `, ${answer.code}` : ''}`;
+    return providerError(s, answer.summary ? ` failed: ${answer.summary} (${how})` : ` failed (${how})`, answer);
   };
-  return { ok: false, status: auth ? 401 : a.status, limit, cause, refused };
+  return { ok: false, status: auth ? 401 : a.status, limit, ...words, refused };
 }

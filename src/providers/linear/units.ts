@@ -78,7 +78,9 @@ async function writeConnection<T>(
 ): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
   let after: string | null = null;
+  const trail = job.pages.trail(`query ${c.query.name}`);
   for (;;) {
+    trail.visit(after);
     const data: Record<string, LnConnection<T>> = await job.client.query(c.query.name, c.query.text, {
       ...c.variables,
       first: job.pageSize,
@@ -156,7 +158,9 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
 async function readFamily(job: Job, p: FamilyProgress): Promise<UnitResult> {
   const plan = familyPlan(job.datasets);
   const query = issuesQuery(plan.items, plan.kinds);
+  const trail = job.pages.trail(`query ${query.name}`);
   for (;;) {
+    trail.visit(p.after);
     const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
       filter: issueFilter(job.teams, job.since, job.before),
       first: job.pageSize,
@@ -209,7 +213,9 @@ async function completeNested(job: Job, issue: LnIssue, kinds: readonly NestedKi
     if (!conn) continue;
     let info = conn.pageInfo;
     const q = issueConnectionQuery(kind);
+    const trail = job.pages.trail(`query ${q.name} (${kind} of issue ${issue.id})`);
     while (info.hasNextPage && info.endCursor) {
+      trail.visit(info.endCursor);
       const data: { issue: Record<string, LnConnection<unknown>> } = await job.client.query(q.name, q.text, {
         id: issue.id,
         first: job.pageSize,

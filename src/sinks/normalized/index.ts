@@ -4,4 +4,5 @@ export * from './surfaces.js';
 export * from './sink.js';
 export { combineSurfaceHooks } from './hooks.js';
 export { prepareRow } from './rows.js';
+export { DEFAULT_STORED_LIMITS, type StoredLimits } from './limits.js';
 export * from './metricsHandler.js';

@@ -4,11 +4,13 @@
  * text, raw as JSON text). A bad value throws a `ValidationError` naming `<surface>.<column>`
  * before anything is written. NUL characters, which PostgreSQL text and jsonb cannot hold, are
  * dropped and unpaired UTF-16 surrogates replaced with U+FFFD (`storable`) in text values, text
- * array elements and every string and key inside `raw`.
+ * array elements and every string and key inside `raw`. Text values and `raw` are bounded
+ * (limits.ts): a cut value is recorded in `raw._truncated`, an oversized `raw` replaced by a marker.
  */
 import { ValidationError } from '../../errors.js';
 import { PULL_REQUEST_STATES, WORK_ITEM_EVENT_KINDS, WORK_ITEM_STATUSES } from '../../sdk/normalized.js';
 import { cleanJson, wellFormed } from '../text.js';
+import { boundedRaw, boundedText, DEFAULT_STORED_LIMITS, rawWithCuts, type Cuts, type StoredLimits } from './limits.js';
 import { columnTypes, type ColumnType, type NormalizedSurface } from './surfaces.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,20 +26,30 @@ const ENUMS: Readonly<Record<string, readonly string[]>> = {
 /** Columns a row must carry with a value (besides the key): NOT NULL without a default. */
 const REQUIRED = ['org_id', 'integration_id', 'provider', 'external_id', 'last_synced_at'];
 
-/** A checked copy of `row` ready to bind; throws `ValidationError` naming the first bad column. */
+/**
+ * A checked copy of `row` ready to bind, its text and `raw` within `limits`; throws
+ * `ValidationError` naming the first bad column.
+ */
 export function prepareRow(
   surface: NormalizedSurface,
   row: Readonly<Record<string, unknown>>,
+  limits: StoredLimits = DEFAULT_STORED_LIMITS,
 ): Record<string, unknown> {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) {
     throw new ValidationError(surface, 'each row must be an object');
   }
   const types = columnTypes(surface);
   const out: Record<string, unknown> = {};
+  const cuts: Cuts = {};
   for (const [column, value] of Object.entries(row)) {
     const type = Object.hasOwn(types, column) ? types[column] : undefined;
     if (type === undefined) throw new ValidationError(`${surface}.${column}`, 'unknown column');
-    out[column] = prepareValue(`${surface}.${column}`, type, value);
+    if (column === 'raw') continue; // last: it records what the other columns lost
+    out[column] = prepareValue(`${surface}.${column}`, type, boundedText(column, value, limits.textMaxChars, cuts));
+  }
+  if (Object.hasOwn(row, 'raw') || Object.keys(cuts).length > 0) {
+    const raw = prepareValue(`${surface}.raw`, 'jsonb', rawWithCuts(row.raw, cuts)) as string;
+    out.raw = boundedRaw(raw, limits.rawMaxBytes, cuts);
   }
   for (const column of REQUIRED) {
     if (out[column] === undefined || out[column] === null || out[column] === '') {

@@ -9,6 +9,7 @@ import type { SurfaceHookMap } from '../../sdk/normalized.js';
 import type { LeaseGuard, Sink } from '../../sdk/types.js';
 import { PostgresSink } from '../postgres.js';
 import { combineSurfaceHooks } from './hooks.js';
+import { DEFAULT_STORED_LIMITS, type StoredLimits } from './limits.js';
 import { prepareRow } from './rows.js';
 import { isNormalizedSurface, NORMALIZED_SURFACES, normalizedSurfaceSpecs } from './surfaces.js';
 
@@ -19,6 +20,8 @@ export interface NormalizedSinkOptions {
    * provider's hooks, what they derive is left unset. @default none
    */
   hooks?: readonly SurfaceHookMap[];
+  /** What a row may store (SYNC_STORED_TEXT_MAX_CHARS, SYNC_STORED_RAW_MAX_BYTES). @default DEFAULT_STORED_LIMITS */
+  limits?: Partial<StoredLimits>;
 }
 
 export class NormalizedSink implements Sink {
@@ -26,14 +29,20 @@ export class NormalizedSink implements Sink {
   readonly retrySafeSurfaces: readonly string[] = NORMALIZED_SURFACES;
   private inner: PostgresSink;
   private readonly hooks: SurfaceHookMap[];
+  private readonly limits: StoredLimits;
 
   /** Throws `ValidationError` when a hook names a surface that is not a normalized one. */
   constructor(
     private readonly db: Db,
     readonly name = 'normalized',
     hooks: readonly SurfaceHookMap[] = [],
+    limits: Partial<StoredLimits> = {},
   ) {
     this.hooks = [...new Set(hooks)];
+    this.limits = {
+      textMaxChars: limits.textMaxChars ?? DEFAULT_STORED_LIMITS.textMaxChars,
+      rawMaxBytes: limits.rawMaxBytes ?? DEFAULT_STORED_LIMITS.rawMaxBytes,
+    };
     this.inner = this.build();
   }
 
@@ -57,12 +66,12 @@ export class NormalizedSink implements Sink {
   async write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number> {
     if (!isNormalizedSurface(surface)) throw new ValidationError('surface', `unknown surface "${surface}"`);
     if (!Array.isArray(rows)) throw new ValidationError(surface, 'rows must be an array');
-    const prepared = rows.map((row: Readonly<Record<string, unknown>>) => prepareRow(surface, row));
+    const prepared = rows.map((row: Readonly<Record<string, unknown>>) => prepareRow(surface, row, this.limits));
     return this.inner.write(guard, surface, prepared);
   }
 }
 
 /** The sink over the normalized tables of `db`'s schema, running `options.hooks` around its writes. */
 export function normalizedSink(db: Db, options: NormalizedSinkOptions = {}): NormalizedSink {
-  return new NormalizedSink(db, 'normalized', options.hooks);
+  return new NormalizedSink(db, 'normalized', options.hooks, options.limits);
 }

@@ -368,7 +368,7 @@ describe('determinism and mutate()', () => {
   });
 
   it('the same seed serves the same data; another seed does not', async () => {
-    const twin = await startGithubEmulator({ seed: 42, now: NOW, scale: SCALE });
+    const twin = await startGithubEmulator({ seed: 42, now: NOW, scale: SCALE, token: e.token });
     const other = await startGithubEmulator({ seed: 43, now: NOW, scale: SCALE });
     try {
       const path = `${repoPath()}/issues?state=all&per_page=100&page=2`;

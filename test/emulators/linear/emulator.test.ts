@@ -69,7 +69,7 @@ describe('Linear emulator', () => {
     expect(r.status).toBe(200);
     expect(r.body.data.teams.nodes.map((t: Json) => t.key).sort()).toEqual(['DES', 'ENG']);
     expect(r.body.data.teams.pageInfo).toEqual({ hasNextPage: false });
-    const again = await startLinearEmulator({ seed: 7, now: new Date(T0) });
+    const again = await startLinearEmulator({ seed: 7, now: new Date(T0), token: emu.token });
     try {
       expect(again.data.issues.map((i) => i.id)).toEqual(emu.data.issues.map((i) => i.id));
       expect(again.token).toBe(emu.token);

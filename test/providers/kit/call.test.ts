@@ -45,7 +45,7 @@ const rules: AnswerRules<null, string> = {
     if (a.status < 300) return { ok: true, value: a.body as string };
     const after = numberHeader(a.headers, 'retry-after');
     const limit = after === null ? null : { kind: 'primary' as const, liftsAt: new Date(now.getTime() + after * 1000) };
-    return { ok: false, status: a.status, limit, cause: new Error(`HTTP ${a.status}: ${String(a.body)}`) };
+    return { ok: false, status: a.status, limit, says: String(a.body) };
   },
   // The first budget reads `remaining`; the second only `cost`, when sent.
   observations: (h, now, limit) => [
@@ -191,7 +191,7 @@ describe('the gated call loop', () => {
     const own = new Error('the provider’s own words');
     const refusing = createCaller(client(), [], {
       ...rules,
-      judge: (a) => ({ ok: false, status: a.status, limit: null, cause: null, refused: () => own }),
+      judge: (a) => ({ ok: false, status: a.status, limit: null, refused: () => own }),
     });
     expect(await rejection(refusing('POST /y', sender([{ status: 409 }]).send))).toBe(own);
     const auth = await rejection(refusing('POST /y', sender([{ status: 401 }]).send));
