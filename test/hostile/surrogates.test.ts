@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { PostgresSink } from '../../src/sinks/postgres.js';
 import { cleanJson, wellFormed } from '../../src/sinks/text.js';
-import { openPglite, openPostgres, useSinkFixture, type OpenDb } from './normalizedHelpers.js';
+import { openPglite, openPostgres, useSinkFixture, type OpenDb } from '../sinks/normalizedHelpers.js';
 
 const ORG = 'org-surrogates';
 const T0 = Date.UTC(2026, 0, 10, 12);

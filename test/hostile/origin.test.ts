@@ -8,11 +8,11 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/clock.js';
-import { classifyError, NonRetryableError } from '../../../src/errors.js';
-import { createGithubClient } from '../../../src/providers/github/client.js';
-import { authorizationFor, createJiraClient } from '../../../src/providers/jira/index.js';
-import { createLinearClient } from '../../../src/providers/linear/index.js';
+import { ManualClock } from '../../src/clock.js';
+import { classifyError, NonRetryableError } from '../../src/errors.js';
+import { createGithubClient } from '../../src/providers/github/client.js';
+import { authorizationFor, createJiraClient } from '../../src/providers/jira/index.js';
+import { createLinearClient } from '../../src/providers/linear/index.js';
 
 const TOKEN = 'ghp_origin-test-secret';
 
