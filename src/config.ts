@@ -64,6 +64,11 @@ export interface ResolvedSettings {
   rateLimitMaxDeferrals: number;
   /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
   rateLimitMaxWaitMs: number;
+  /**
+   * How far every incremental window reaches back before its watermark
+   * (SYNC_INCREMENTAL_OVERLAP_SECONDS). @default null: each provider's own (`Provider.incrementalOverlapMs`)
+   */
+  incrementalOverlapMs: number | null;
   /** Bytes of one provider answer's body; reading stops past it (SYNC_PROVIDER_MAX_RESPONSE_BYTES). @default 32 MiB */
   providerMaxResponseBytes: number;
   /** Pages one unit reads over all its listings (SYNC_UNIT_MAX_PAGES). @default 10000 */
@@ -107,6 +112,12 @@ function seconds(env: Env, name: string, def: number, min = 0.001): number {
     throw new ValidationError(name, `must be a number of seconds ≥ ${min}, got ${JSON.stringify(raw)}`);
   }
   return Math.round(n * 1000);
+}
+
+/** Seconds as ms, or null when unset (the default is someone else's, e.g. each provider's). */
+function optionalSeconds(env: Env, name: string, min: number): number | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : seconds(env, name, 0, min);
 }
 
 function hours(env: Env, name: string, def: number, min = 1): number {
@@ -226,6 +237,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
     rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
+    incrementalOverlapMs: optionalSeconds(env, 'SYNC_INCREMENTAL_OVERLAP_SECONDS', 0),
     providerMaxResponseBytes: integer(env, 'SYNC_PROVIDER_MAX_RESPONSE_BYTES', 32 * 1024 * 1024, 1024),
     unitMaxPages: integer(env, 'SYNC_UNIT_MAX_PAGES', 10_000, 1),
     storedTextMaxChars: integer(env, 'SYNC_STORED_TEXT_MAX_CHARS', 65_536, 256),

@@ -17,9 +17,15 @@ export function chunkWindow(since: Date, before: Date, days: number): Window[] {
   return out;
 }
 
-/** The window an incremental unit covers: from the watermark (or initial depth) to now. */
-export function incrementalWindow(watermark: Date | null, now: Date, initialDepthDays: number): Window {
-  return { since: watermark ?? new Date(now.getTime() - initialDepthDays * DAY_MS), before: now };
+/**
+ * The window an incremental unit covers: from `overlapMs` before the watermark (or from the initial
+ * depth) to now. The overlap reaches back over the provider's read-after-write lag: what changed just
+ * before the last read but was not yet visible to it is read by this one (upserts make the re-read
+ * harmless).
+ */
+export function incrementalWindow(watermark: Date | null, now: Date, initialDepthDays: number, overlapMs = 0): Window {
+  if (watermark === null) return { since: new Date(now.getTime() - initialDepthDays * DAY_MS), before: now };
+  return { since: new Date(watermark.getTime() - overlapMs), before: now };
 }
 
 /** The covered window of a set of windows: min since, max before; nulls if any is unbounded. */

@@ -43,8 +43,11 @@ export interface PlanArgs {
 export interface PlanDeps {
   registry: ProviderRegistry;
   clock: Clock;
-  /** `runMaxUnits` (SYNC_RUN_MAX_UNITS): a run that would plan more units is refused, writing nothing. */
-  settings: Pick<ResolvedSettings, 'runMaxUnits'>;
+  /**
+   * `runMaxUnits` (SYNC_RUN_MAX_UNITS): a run that would plan more units is refused, writing nothing;
+   * `incrementalOverlapMs` (SYNC_INCREMENTAL_OVERLAP_SECONDS; null or absent: the provider's own).
+   */
+  settings: Pick<ResolvedSettings, 'runMaxUnits'> & Partial<Pick<ResolvedSettings, 'incrementalOverlapMs'>>;
   /** Where the trigger's span comes from. @default the global `syncrelay` tracer */
   tracer?: Tracer;
 }
@@ -98,7 +101,7 @@ export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promi
  */
 export async function computePlan(
   tx: Tx,
-  deps: Pick<PlanDeps, 'registry' | 'clock'>,
+  deps: Pick<PlanDeps, 'registry' | 'clock'> & { settings?: PlanDeps['settings'] },
   row: IntegrationRow,
   args: PlanArgs,
 ): Promise<RunPlan> {
@@ -115,6 +118,7 @@ export async function computePlan(
   const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
   const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
   const families = familiesOf(specs);
+  const overlapMs = deps.settings?.incrementalOverlapMs ?? provider.incrementalOverlapMs ?? 0;
   const groups: UnitGroup[] = [];
   for (const spec of specs) {
     if (families.members.has(spec.key)) continue;
@@ -129,7 +133,8 @@ export async function computePlan(
     for (const source of sources) {
       const mark = familyWatermark(family, (key) => watermarks.get(`${source.id}/${key}`) ?? null);
       let windows = shared.get(mark?.getTime() ?? null);
-      if (!windows) shared.set(mark?.getTime() ?? null, (windows = windowsFor(provider, spec, args, now, mark)));
+      if (!windows)
+        shared.set(mark?.getTime() ?? null, (windows = windowsFor(provider, spec, args, now, mark, overlapMs)));
       groups.push({ spec, carried, source, windows });
     }
   }
@@ -233,6 +238,7 @@ function windowsFor(
   args: PlanArgs,
   now: Date,
   watermark: Date | null,
+  overlapMs: number,
 ): Window[] {
   const depth = provider.initialDepthDays ?? 30;
   const size = spec.windowDays ?? provider.windowDays ?? 7;
@@ -242,7 +248,7 @@ function windowsFor(
     case 'full_resync':
       return [{ since: new Date(now.getTime() - depth * DAY_MS), before: now }];
     case 'incremental': {
-      const w = incrementalWindow(spec.keepsWatermark ? watermark : null, now, depth);
+      const w = incrementalWindow(spec.keepsWatermark ? watermark : null, now, depth, overlapMs);
       return w.since!.getTime() < now.getTime() ? [w] : [];
     }
   }

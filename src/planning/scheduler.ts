@@ -33,7 +33,8 @@ export interface SchedulerDeps {
   clock: Clock;
   logger: Logger;
   /** The trigger's caps: SYNC_RUN_MAX_UNITS and SYNC_INTEGRATION_MAX_LIVE_RUNS. */
-  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'>;
+  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'> &
+    Partial<Pick<ResolvedSettings, 'incrementalOverlapMs'>>;
 }
 
 interface SlotBase {

@@ -20,7 +20,8 @@ import { assertWithinUnitCap, computePlan, writePlan, type PlanArgs, type PlanDe
 
 /** What a trigger needs: the planner's dependencies and both caps. */
 export interface TriggerDeps extends PlanDeps {
-  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'>;
+  settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'> &
+    Partial<Pick<ResolvedSettings, 'incrementalOverlapMs'>>;
 }
 
 export interface TriggerArgs {

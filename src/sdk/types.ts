@@ -157,6 +157,12 @@ export interface Provider {
   windowDays?: number;
   /** Incremental depth when no watermark exists. @default 30 */
   initialDepthDays?: number;
+  /**
+   * How far an incremental window reaches back before the watermark: the provider's read-after-write
+   * lag (e.g. a search index behind its writes). `SYNC_INCREMENTAL_OVERLAP_SECONDS` overrides it for
+   * every provider. @default 0
+   */
+  incrementalOverlapMs?: number;
   /** The provider name units carry (a synthetic provider may impersonate `linear`). */
   unitProvider?(integration: IntegrationInfo): string;
   /** Per-integration dataset specs (e.g. a window size that depends on config). */

@@ -86,6 +86,7 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       storedRawMaxBytes: 1024 * 1024,
       unitMaxPages: 10_000,
       workerOrgShare: 0.5,
+      incrementalOverlapMs: null,
     });
   });
 

@@ -125,6 +125,17 @@ describe('incrementalWindow', () => {
     );
   });
 
+  it('reaches back the overlap before the watermark, never before the initial depth without one', () => {
+    fc.assert(
+      fc.property(instant, instant, fc.integer({ min: 0, max: 86_400_000 }), (wm, now, overlap) => {
+        const w = incrementalWindow(new Date(wm), new Date(now), 30, overlap);
+        expect(w.since!.getTime()).toBe(wm - overlap);
+        expect(w.before!.getTime()).toBe(now);
+        expect(incrementalWindow(null, new Date(now), 30, overlap).since!.getTime()).toBe(now - 30 * DAY_MS);
+      }),
+    );
+  });
+
   it('without a watermark starts the initial depth before now', () => {
     const now = new Date('2024-03-31T12:00:00Z');
     const w = incrementalWindow(null, now, 30);

@@ -192,4 +192,34 @@ describe('a family in a run', () => {
     for (const g of family) expect(g.windows[0]!.since).toEqual(back);
     expect(plan.groups.some((g) => g.spec.key === 'work-item-history')).toBe(false);
   });
+
+  it("reaches back the provider's overlap before the watermark; SYNC_INCREMENTAL_OVERLAP_SECONDS overrides it", async () => {
+    await runToEnd({});
+    const { rows } = await t.db.query<{ m: Date }>(
+      `SELECT min(watermark_at) AS m FROM ${t.db.schema.sync_watermarks} WHERE integration_id = $1`,
+      [integrationId],
+    );
+    const mark = rows[0]!.m;
+    const row = (await getIntegration(t.db, integrationId))!;
+    const lagging = new ProviderRegistry().register(
+      { ...familyProvider, incrementalOverlapMs: 90_000 },
+      normalizedSink(t.db),
+    );
+    const sinceWith = async (settings?: { runMaxUnits: number; incrementalOverlapMs: number | null }) => {
+      const deps = { registry: lagging, clock: engine.ctx.clock, ...(settings ? { settings } : {}) };
+      const plan = await computePlan(t.db, deps, row, {
+        orgId: ORG,
+        integrationId,
+        mode: 'incremental',
+        triggeredBy: 'api',
+      });
+      const windows = plan.groups.filter((g) => g.spec.key === 'work-items').map((g) => g.windows[0]!.since!.getTime());
+      expect(windows).toHaveLength(2);
+      return Math.max(...windows);
+    };
+    expect(await sinceWith()).toBe(mark.getTime() - 90_000);
+    expect(await sinceWith({ runMaxUnits: 1000, incrementalOverlapMs: null })).toBe(mark.getTime() - 90_000);
+    expect(await sinceWith({ runMaxUnits: 1000, incrementalOverlapMs: 5_000 })).toBe(mark.getTime() - 5_000);
+    expect(await sinceWith({ runMaxUnits: 1000, incrementalOverlapMs: 0 })).toBe(mark.getTime());
+  });
 });

@@ -50,6 +50,8 @@ export interface GithubProviderOptions extends HttpProviderOptions {
 
 const GITHUB: ProviderUnits<GithubProviderOptions, GithubConfig, RepoRef, GithubOctokit, units.Job> = {
   name: GITHUB_PROVIDER,
+  // List reads are served from replicas, and `updated_at` is GitHub's clock, not ours (docs/github.md).
+  incrementalOverlapMs: 120_000,
   datasets: DATASETS,
   parseConfig: parseGithubConfig,
   sources: { validate: validateSource, of: repoOf },

@@ -49,6 +49,8 @@ export interface JiraProviderOptions extends HttpProviderOptions {
 
 const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, units.Job> = {
   name: JIRA_PROVIDER,
+  // Search is eventually consistent: a fresh update may not be visible to it yet (docs/jira.md).
+  incrementalOverlapMs: 300_000,
   datasets: DATASETS,
   parseConfig: parseJiraConfig,
   sources: { validate: validateSource, of: projectOf },

@@ -72,6 +72,8 @@ export interface JobSetup<O, C, K> extends UnitSetup<O, C> {
 export interface ProviderUnits<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J> {
   name: string;
   datasets: readonly DatasetDef<J>[];
+  /** `Provider.incrementalOverlapMs`: how far behind its writes the provider's listings may be. */
+  incrementalOverlapMs: number;
   /** Reads an integration's config, its URL under `outbound`, throwing `ValidationError` naming `config.<key>`. */
   parseConfig: (config: unknown, outbound: OutboundPolicy) => C;
   sources: SourceKeys<S>;
@@ -104,6 +106,7 @@ export function httpProvider<O extends HttpProviderOptions, C extends { budgetSh
     validateSource: p.sources.validate,
     windowDays: 7,
     initialDepthDays: 30,
+    incrementalOverlapMs: p.incrementalOverlapMs,
     runUnit: (ctx) => runUnit(p, ctx, opts, ledger),
     ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
     ...(p.surfaceHooks ? { surfaceHooks: p.surfaceHooks } : {}),

@@ -64,6 +64,8 @@ export interface LinearProviderOptions extends HttpProviderOptions {
 
 const LINEAR: ProviderUnits<LinearProviderOptions, LinearConfig, string, LinearClient, units.Job> = {
   name: LINEAR_PROVIDER,
+  // `updatedAt` is Linear's clock, not ours; a minute covers the skew and an in-flight write (docs/linear.md).
+  incrementalOverlapMs: 60_000,
   datasets: DATASETS,
   parseConfig: parseLinearConfig,
   sources: { validate: validateSource, of: teamKeyOf },
