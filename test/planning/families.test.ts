@@ -193,7 +193,7 @@ describe('a family in a run', () => {
     expect(plan.groups.some((g) => g.spec.key === 'work-item-history')).toBe(false);
   });
 
-  it("reaches back the provider's overlap before the watermark; SYNC_INCREMENTAL_OVERLAP_SECONDS overrides it", async () => {
+  it("reaches back the provider's overlap before the watermark; the setting overrides it", async () => {
     await runToEnd({});
     const { rows } = await t.db.query<{ m: Date }>(
       `SELECT min(watermark_at) AS m FROM ${t.db.schema.sync_watermarks} WHERE integration_id = $1`,

@@ -29,15 +29,34 @@ import {
   REPO_NAMES,
 } from './words.js';
 
-export function generateOrg(seed: number, orgLogin: string, scale: EmulatorScale, now: number): OrgData {
+/**
+ * `empty`: the indexes of the repositories without any commit (see `emptyRepositories`); the org's
+ * pull requests are shared over the others.
+ */
+export function generateOrg(
+  seed: number,
+  orgLogin: string,
+  scale: EmulatorScale,
+  now: number,
+  empty: ReadonlySet<number> = new Set(),
+): OrgData {
   const end = Math.floor(now / 1000) * 1000;
   const start = end - scale.days * DAY_MS;
   const org: UserRecord = { index: 0, id: 9_000_000, login: orgLogin, type: 'Organization', association: 'NONE' };
   const users = makeUsers(scale.members);
   const members = users.filter((u) => u.association === 'MEMBER' || u.association === 'OWNER');
   const data: OrgData = { seed, org, members, users, repos: [], now: end, start };
-  for (let r = 0; r < scale.repos; r++) data.repos.push(makeRepo(data, scale, r));
+  const withGit = Array.from({ length: scale.repos }, (_, r) => r).filter((r) => !empty.has(r));
+  for (let r = 0; r < scale.repos; r++) {
+    const pulls = empty.has(r) ? 0 : share(scale.pulls, withGit.length, withGit.indexOf(r));
+    data.repos.push(makeRepo(data, scale, r, { pulls, empty: empty.has(r) }));
+  }
   return data;
+}
+
+/** The default empty repositories: every fourth one (indexes 3, 7, …). */
+export function defaultEmptyRepos(repos: number): number[] {
+  return Array.from({ length: repos }, (_, r) => r).filter((r) => r % 4 === 3);
 }
 
 function makeUsers(memberCount: number): UserRecord[] {
@@ -64,7 +83,7 @@ function share(total: number, parts: number, index: number): number {
   return Math.floor(total / parts) + (index < total % parts ? 1 : 0);
 }
 
-function makeRepo(data: OrgData, scale: EmulatorScale, r: number): RepoRecord {
+function makeRepo(data: OrgData, scale: EmulatorScale, r: number, git: { pulls: number; empty: boolean }): RepoRecord {
   const rng = new Rng(data.seed, `repo:${r}`);
   const name = nthName(REPO_NAMES, r, (round) => `-${round + 1}`);
   const collaborators = data.users.filter((u) => u.association !== 'CONTRIBUTOR' && u.association !== 'NONE');
@@ -86,9 +105,10 @@ function makeRepo(data: OrgData, scale: EmulatorScale, r: number): RepoRecord {
     heads: new Map(),
     version: 0,
   };
+  if (git.empty) repo.empty = true;
   repo.milestones = makeMilestones(repo, data, collaborators);
-  fillItems(repo, data, scale, rng);
-  fillCommits(repo, data, scale, rng);
+  fillItems(repo, data, scale, rng, git.pulls);
+  if (!git.empty) fillCommits(repo, data, scale, rng);
   return repo;
 }
 
@@ -121,9 +141,8 @@ function makeMilestones(repo: RepoRecord, data: OrgData, collaborators: UserReco
 }
 
 /** Issues and pulls: creation times sorted (numbers follow creation), then ids by activity time. */
-function fillItems(repo: RepoRecord, data: OrgData, scale: EmulatorScale, rng: Rng): void {
+function fillItems(repo: RepoRecord, data: OrgData, scale: EmulatorScale, rng: Rng, pulls: number): void {
   const issues = share(scale.issues, scale.repos, repo.index);
-  const pulls = share(scale.pulls, scale.repos, repo.index);
   const n = issues + pulls;
   const span = data.now - data.start;
   const created: number[] = [];

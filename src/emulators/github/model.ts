@@ -101,6 +101,8 @@ export interface ItemRecord {
   comments: CommentRecord[];
   events: EventRecord[];
   pull: PullDetails | null;
+  /** When the issue was deleted (gone from every list; reading it answers 410), if it was. */
+  deletedAt?: number;
 }
 
 export interface CommitRecord {
@@ -136,6 +138,8 @@ export interface RepoRecord {
   heads: Map<string, ItemRecord>;
   /** Bumped on every change, so cached orderings are rebuilt. */
   version: number;
+  /** An empty repository: no commits (its commit lists answer 409) and so no pull requests. */
+  empty?: boolean;
 }
 
 /** The whole emulated organisation. */
@@ -160,6 +164,11 @@ export const DAY_MS = 86_400_000;
 /** An epoch-ms instant as GitHub writes it: `2026-01-01T00:00:00Z`. */
 export function isoSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Whether the issue is still there (not deleted). */
+export function present(item: ItemRecord): boolean {
+  return item.deletedAt === undefined;
 }
 
 /** The item's state as GitHub reports it. */

@@ -213,7 +213,7 @@ function buildRepository(ctx: RenderContext, repo: RepoRecord): Schemas['reposit
     clone_url: `${html}.git`,
     svn_url: html,
     homepage: null,
-    size: 100 + repo.commits.length * 3,
+    size: repo.empty ? 0 : 100 + repo.commits.length * 3,
     stargazers_count: repo.index * 7,
     watchers_count: repo.index * 7,
     language: repo.language,
