@@ -47,6 +47,8 @@ export interface ChaosReport {
     /** Second deliveries the duplicate-delivery fault published, by task. */
     duplicates_published: Record<string, number>;
     units_held_by_killed_or_cut_off_workers: number;
+    /** How long the fault phase went on past its planned duration while a backlog was left. */
+    extended_ms: number;
     events: (Omit<FaultRecord, 'units'> & { units: number })[];
   };
   recovery: {
@@ -99,7 +101,8 @@ export function formatReport(r: ChaosReport): string {
       `   ${pairs(r.faults.injected)}`,
     `                  publishes failed ${r.faults.publishes_failed} · ` +
       `duplicates published ${pairs(r.faults.duplicates_published)} · ` +
-      `units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}`,
+      `units held by killed / cut-off workers ${r.faults.units_held_by_killed_or_cut_off_workers}` +
+      (r.faults.extended_ms > 0 ? ` · fault phase extended ${secs(r.faults.extended_ms)} (backlog)` : ''),
   ];
   if (Object.keys(r.faults.missed).length > 0)
     lines.push(`                  missed (nothing to act on at the time): ${pairs(r.faults.missed)}`);

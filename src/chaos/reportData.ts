@@ -107,6 +107,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       publishes_failed: x.run.publishesFailed,
       duplicates_published: { ...x.run.duplicated },
       units_held_by_killed_or_cut_off_workers: x.run.records.reduce((a, r) => a + r.units.length, 0),
+      extended_ms: x.run.extendedMs,
       events: x.run.records
         .sort((a, b) => a.startedAt - b.startedAt)
         .map(({ units, ...rest }) => ({ ...rest, units: units.length })),

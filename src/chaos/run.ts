@@ -70,6 +70,7 @@ const GROUP: Partial<Record<FaultKind, string>> = {
 export class ChaosRun implements ChaosTally {
   readonly records: FaultRecord[] = [];
   readonly missed: Partial<Record<FaultKind, number>> = {};
+  extendedMs = 0;
   readonly injectErrors: string[] = [];
   readonly runs = new Map<string, number>();
   triggerFailures = 0;
@@ -151,6 +152,7 @@ export class ChaosRun implements ChaosTally {
       this.phase = 'faults';
       const t0 = Date.now();
       await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
+      await this.faultsWhileBacklogged(kinds, durationMs / Math.max(1, faultPlan.length), ctx, names.orgId);
       // Every fault has ended (processes resumed, link up, Redis up, publishes healthy) and every run is triggered.
       const faultsStoppedAt = Date.now();
       this.phase = 'settling';
@@ -283,6 +285,25 @@ export class ChaosRun implements ChaosTally {
     await Promise.all(pending);
   }
 
+  /**
+   * What is open when the faults stop must be recovery, not a queue the machine has not got to yet:
+   * while more units wait to start than the workers have slots (a busy machine drains slower than
+   * the runs were triggered), the fault phase goes on, one more fault (of the kinds in play, seeded)
+   * every `gapMs`, for at most the planned duration again. The report says how long it went on.
+   */
+  private async faultsWhileBacklogged(kinds: FaultKind[], gapMs: number, ctx: FaultContext, orgId: string) {
+    const start = Date.now();
+    const until = start + this.opts.durationS * 1000;
+    const slots = this.opts.workers * this.opts.concurrency;
+    const rng = ctx.rng.fork(4);
+    while (kinds.length > 0 && Date.now() < until && !this.io.signal.aborted) {
+      if ((await waitingUnits(ctx.db, orgId)) <= slots) break;
+      await this.inject(rng.pick(kinds), ctx);
+      await sleep(gapMs, this.io.signal);
+    }
+    this.extendedMs = Date.now() - start;
+  }
+
   private async inject(kind: FaultKind, ctx: FaultContext): Promise<void> {
     const group = GROUP[kind];
     const before = group ? this.locks.get(group) : undefined;
@@ -343,4 +364,14 @@ export class ChaosRun implements ChaosTally {
       runsPlanned: this.planned,
     };
   }
+}
+
+/** Units of the org not yet started (or waiting to start again): the queue the workers have yet to reach. */
+async function waitingUnits(db: Db, orgId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${db.schema.sync_run_units}
+      WHERE org_id = $1 AND status IN ('planned', 'dispatching', 'retrying')`,
+    [orgId],
+  );
+  return rows[0]!.n;
 }

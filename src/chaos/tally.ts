@@ -15,4 +15,6 @@ export interface ChaosTally {
   readonly publishesFailed: number;
   /** Second deliveries the duplicate-delivery fault published, by task. */
   readonly duplicated: Readonly<Record<string, number>>;
+  /** How long the fault phase went on past its planned duration, while a backlog was left (ms). */
+  readonly extendedMs: number;
 }

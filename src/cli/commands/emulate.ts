@@ -6,6 +6,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
 import {
+  CLI_CHURN,
   parseFaults,
   parseRateLimit,
   parseScale,
@@ -31,7 +32,17 @@ interface EmulateFlags {
   rateLimit?: RateLimitSpec;
   faults?: FaultSpec[];
   scale?: EmulatorScale;
+  churn: number;
   tokenEnv?: string;
+}
+
+/** `--churn`: edits per second, a number from 0 on. */
+function churnRate(raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < 0) {
+    throw new InvalidArgumentError(`expected edits per second ≥ 0, got "${raw}"`);
+  }
+  return n;
 }
 
 /** Wraps a parser that throws ValidationError into one Commander reports as an invalid argument. */
@@ -74,7 +85,8 @@ runs with SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS=true (see docs/operations.md).`
       'faults to inject, e.g. secondary-limit:count=2:retryAfter=3,server-error:p=0.05',
       parsed(parseFaults),
     )
-    .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale));
+    .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale))
+    .option('--churn <n>', 'edits per second made while lists are read (0: none)', churnRate, CLI_CHURN);
   tokenEnvOption(github, 'the full-access token')
     .addHelpText(
       'after',
@@ -85,7 +97,9 @@ a variable holding the first. Send them as "Authorization: token <t>" or "Bearer
 on an address that is not loopback (--host 0.0.0.0) prints a warning on stderr. Fault kinds:
 primary-limit, secondary-limit, too-many-requests, bad-credentials, forbidden, not-found,
 server-error (status=500|502|503|504), slow (delay=ms); each with p=<0..1> or count=<n>, and
-path=<text> to match only some paths. See docs/emulators.md.`,
+path=<text> to match only some paths. --churn makes that many edits per second while lists are
+read (new comments, edited comments, closed and deleted issues), as people do on GitHub; every
+fourth repository is empty (its commit lists answer 409). See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
   registerEmulateLinear(emulate);
@@ -106,6 +120,7 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
     rateLimit: flags.rateLimit,
     faults: flags.faults,
     scale: flags.scale,
+    churn: flags.churn,
   });
   try {
     const counts = emulator.data.repos.reduce(

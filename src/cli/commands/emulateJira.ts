@@ -1,6 +1,7 @@
 /**
  * `syncrelay emulate jira`: a local Jira Cloud REST v3 + Agile API emulator (seeded site,
- * nextPageToken pagination, an enforced request budget, injectable faults) until SIGTERM / SIGINT.
+ * nextPageToken pagination, an enforced request budget, injectable faults, a search index that lags
+ * its writes by `--search-lag`) until SIGTERM / SIGINT.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
@@ -19,6 +20,7 @@ interface JiraFlags {
   rateLimit?: string;
   faults?: string;
   timeZone?: string;
+  searchLag?: string;
   now?: string;
   tokenEnv?: string;
 }
@@ -32,6 +34,7 @@ const FLAGS: readonly [keyof JiraFlags, string][] = [
   ['rateLimit', '--rate-limit'],
   ['faults', '--faults'],
   ['timeZone', '--time-zone'],
+  ['searchLag', '--search-lag'],
   ['now', '--now'],
 ];
 
@@ -47,6 +50,7 @@ export function registerEmulateJira(emulate: Command): void {
     .option('--rate-limit <N/WINDOW>', 'requests per credential per window, e.g. 100/60s')
     .option('--faults <spec>', 'faults to inject, e.g. rate-limit:count=2,server-error:probability=0.05')
     .option('--time-zone <zone>', 'the API user’s time zone (JQL dates are read in it)')
+    .option('--search-lag <duration>', 'how long a change takes to become visible to search, e.g. 30s (0: at once)')
     .option('--now <time>', 'where the generated history ends (default: now)');
   tokenEnvOption(jira, 'the API token')
     .addHelpText(

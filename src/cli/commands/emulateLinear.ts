@@ -1,6 +1,8 @@
 /**
  * `syncrelay emulate linear`: a local Linear GraphQL API emulator (seeded workspace, Relay
- * pagination, request and complexity budgets, injectable faults) until SIGTERM / SIGINT.
+ * pagination, leaky-bucket request, complexity and endpoint budgets, injectable faults) until
+ * SIGTERM / SIGINT. As hostile as Linear by default: 2 % of issue reads answer partial data
+ * (`--partial-rate 0` turns it off).
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
@@ -27,7 +29,10 @@ export function registerEmulateLinear(emulate: Command): void {
     .option('--complexity-limit <N/WINDOW>', 'complexity points per key per window')
     .option('--max-complexity <n>', 'the most complexity one query may have')
     .option('--limit-status <code>', 'HTTP status of a RATELIMITED answer: 200, 400 or 429')
-    .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05');
+    .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05')
+    .option('--endpoint-limit <spec>', 'endpoint buckets by root field, e.g. issues=600/60s')
+    .option('--partial-rate <p>', 'share of issue reads answered with partial data (data and errors)', '0.02')
+    .option('--churn <n>', 'issue edits per second while serving (moves them in orderBy: updatedAt)');
   tokenEnvOption(linear, 'the personal API key')
     .addHelpText(
       'after',

@@ -1,4 +1,5 @@
 /** Turns an authenticated, in-budget request into an answer: route, repository access, paging. */
+import type { Churn } from './churn.js';
 import type { OrgData, UserRecord } from './model.js';
 import { isList, type RequestContext } from './routeTypes.js';
 import { AnswerError, paginate } from './query.js';
@@ -14,6 +15,8 @@ export interface DispatchInput {
   privateRepos: ReadonlySet<string> | null;
   viewer: UserRecord;
   now: number;
+  /** Concurrent edits, made before the answer (churn.ts). */
+  churn?: Churn;
 }
 
 /** The route's documentation_url (for faults that answer in its name), or GitHub's generic one. */
@@ -47,6 +50,7 @@ export function dispatch(input: DispatchInput): Answer {
     param: { q: url.searchParams, resource: route.resource, docs: route.docs },
   };
   if (repo && !canSee(ctx, repo)) return notFound(route.docs);
+  input.churn?.before(input.now, repo, listingOf(route.path, path));
   try {
     const result = route.handler(ctx);
     if (!isList(result)) return result;
@@ -60,6 +64,12 @@ export function dispatch(input: DispatchInput): Answer {
     if (err instanceof AnswerError) return err.answer;
     throw err;
   }
+}
+
+/** A repository list's listing (the path after `/repos/{owner}/{repo}`), null for anything else. */
+function listingOf(routePath: string, path: string): string | null {
+  const list = routePath.startsWith('/repos/{owner}/{repo}/') && !routePath.endsWith('}');
+  return list ? `/${path.split('/').slice(4).join('/')}` : null;
 }
 
 /** `GET /rate_limit` (it does not count against the limit, as on GitHub). */

@@ -12,8 +12,10 @@ import {
   serveEmulator,
   type EmulatorControls,
 } from '../core/index.js';
+import { checkRate, Churn } from './churn.js';
+import { editsOf, type Edits } from './edits.js';
 import { GITHUB_FAULTS, type FaultSpec } from './faults.js';
-import { generateOrg } from './generate.js';
+import { defaultEmptyRepos, generateOrg } from './generate.js';
 import type { OrgData } from './model.js';
 import { mutateOrg, type MutationSummary } from './mutate.js';
 import {
@@ -30,6 +32,8 @@ import { createHandler, type RequestLogEntry } from './server.js';
 
 export { countsPerDay, type DayCounts } from './stats.js';
 export type { MutationSummary } from './mutate.js';
+export type { Edits } from './edits.js';
+export { MAX_BURST } from './churn.js';
 export type { RequestLogEntry } from './server.js';
 export * from './faults.js';
 export * from './options.js';
@@ -47,6 +51,15 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   data: OrgData;
   scale: EmulatorScale;
   rateLimit: RateLimitSpec;
+  /** Edits at the clock's now, as people make them while a reader pages (edits.ts). */
+  edit: Edits;
+  /**
+   * Runs `fn` once, just before the `page`th request of `listing` (the path after
+   * `/repos/{owner}/{repo}`, e.g. `/issues`), counted from now, is answered (churn.ts).
+   */
+  onPage(listing: string, page: number, fn: () => void): void;
+  /** Concurrent edits per second from now on (0: none). */
+  setChurn(rate: number): void;
 }
 
 let instances = 0;
@@ -69,7 +82,9 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const { seed, clock, nowMs, logLimit, scale, faults } = prepareEmulator(opts, rules, opts.faults);
   const rateLimit = resolveRateLimit(opts.rateLimit);
   const tokens = validateTokens(opts.tokens ?? defaultTokens(opts.token));
-  const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs);
+  const empty = new Set(opts.emptyRepos ?? defaultEmptyRepos(scale.repos));
+  const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs, empty);
+  const churn = new Churn(data, checkRate(opts.churn ?? 0));
   const log: RequestLogEntry[] = [];
   const render = { api: '', html: '', data };
   const { origin, controls } = await serveEmulator(
@@ -85,6 +100,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       faults,
       log,
       logLimit,
+      churn,
     }),
     opts,
     { name: 'GitHub', faults, clock },
@@ -100,6 +116,9 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     data,
     scale,
     rateLimit,
+    edit: editsOf(data, () => clock.now().getTime()),
+    onPage: (listing, page, fn) => churn.onPage(listing, page, fn),
+    setChurn: (rate) => churn.setRate(rate),
     ...controls,
   };
 }

@@ -3,7 +3,7 @@
  * pull requests and opens new ones, all at `at` — deterministic from the seed and the round.
  */
 import type { EmulatorScale } from './options.js';
-import { ID_BASE, REPO_ID_SPAN, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
+import { ID_BASE, present, REPO_ID_SPAN, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 import { buildItem, touch } from './items.js';
 import { Rng } from '../core/random.js';
 import { COMMENT_BODIES } from './words.js';
@@ -48,7 +48,8 @@ function mutateRepo(
   out: MutationSummary,
 ): void {
   const ref = (item: ItemRecord): string => `${repo.name}#${item.number}`;
-  const touched = rng.sample(repo.items, Math.max(1, Math.ceil(repo.items.length * 0.02)));
+  const live = repo.items.filter(present);
+  const touched = rng.sample(live, Math.max(1, Math.ceil(live.length * 0.02)));
   for (const item of touched) {
     const comment = {
       id: nextId(repo, 'comment', repo.comments.length),
@@ -91,7 +92,14 @@ function mutateRepo(
   }
 }
 
-function closeItem(repo: RepoRecord, item: ItemRecord, at: number, rng: Rng, out: MutationSummary): void {
+/** Closes an open issue at `at` (a `closed` event), noting it in `out`. */
+export function closeItem(
+  repo: RepoRecord,
+  item: ItemRecord,
+  at: number,
+  rng: Rng,
+  out: Pick<MutationSummary, 'closed'>,
+): void {
   item.closedAt = at;
   item.closedBy = rng.pick(repo.collaborators);
   const event = {
@@ -108,7 +116,8 @@ function closeItem(repo: RepoRecord, item: ItemRecord, at: number, rng: Rng, out
   out.closed.push(`${repo.name}#${item.number}`);
 }
 
-function nextId(repo: RepoRecord, kind: 'item' | 'comment' | 'event', position: number): number {
+/** The id of the `position`th record of `kind` in the repository. */
+export function nextId(repo: RepoRecord, kind: 'item' | 'comment' | 'event', position: number): number {
   return ID_BASE[kind] + repo.index * REPO_ID_SPAN + position;
 }
 

@@ -59,7 +59,17 @@ export interface GithubEmulatorOptions extends CommonEmulatorOptions {
   /** Every token, instead of `token`. Default: `demo` (see `token`) and a fresh `public-only` token. */
   tokens?: EmulatorToken[];
   faults?: FaultSpec[];
+  /**
+   * Concurrent edits per second of the clock while lists are read (churn.ts): 0 for none.
+   * @default 0 (`syncrelay emulate github`: 1); tests set edits between given pages with `onPage`
+   */
+  churn?: number;
+  /** Indexes of the repositories without any commit (409 on their commit lists). @default every fourth: 3, 7, … */
+  emptyRepos?: readonly number[];
 }
+
+/** The edits per second `syncrelay emulate github` makes unless `--churn` says otherwise. */
+export const CLI_CHURN = 1;
 
 export const DEFAULT_RATE_LIMIT: RateLimitSpec = { limit: 5000, windowSeconds: 3600, status: 403 };
 

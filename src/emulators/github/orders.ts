@@ -1,5 +1,5 @@
 /** Sorted views of a repository's records, cached until the repository changes (mutate). */
-import type { ItemRecord, RepoRecord } from './model.js';
+import type { EventRecord, ItemRecord, RepoRecord } from './model.js';
 
 export type ItemSort = 'created' | 'updated' | 'comments';
 
@@ -30,4 +30,32 @@ export function itemsBy(repo: RepoRecord, sort: ItemSort): readonly ItemRecord[]
 /** `list` in `direction` (a copy when descending). */
 export function directed<T>(list: readonly T[], direction: 'asc' | 'desc'): readonly T[] {
   return direction === 'asc' ? list : list.slice().reverse();
+}
+
+const scrambled = new WeakMap<
+  RepoRecord,
+  { version: number; orders: WeakMap<readonly EventRecord[], EventRecord[]> }
+>();
+
+/**
+ * Events in an order that is not their time order (a fixed scramble of their ids): stable while
+ * the repository does not change; a new event lands anywhere in it. Do not modify the result.
+ */
+export function unsorted(repo: RepoRecord, events: readonly EventRecord[]): readonly EventRecord[] {
+  let entry = scrambled.get(repo);
+  if (!entry || entry.version !== repo.version) {
+    entry = { version: repo.version, orders: new WeakMap() };
+    scrambled.set(repo, entry);
+  }
+  let order = entry.orders.get(events);
+  if (!order) {
+    order = events.slice().sort((a, b) => scramble(a.id) - scramble(b.id) || a.id - b.id);
+    entry.orders.set(events, order);
+  }
+  return order;
+}
+
+/** A fixed bijection of 32-bit ids that does not keep their order. */
+function scramble(id: number): number {
+  return Math.imul(id ^ (id >>> 16), 0x45d9f3b) >>> 0;
 }

@@ -1,20 +1,32 @@
 /** Issues, issue comments and issue events. */
-import { itemState, type CommentRecord, type EventRecord, type ItemRecord } from './model.js';
-import { directed, itemsBy, type ItemSort } from './orders.js';
+import { itemState, present, type CommentRecord, type EventRecord, type ItemRecord } from './model.js';
+import { directed, itemsBy, unsorted, type ItemSort } from './orders.js';
 import { enumParam, timeParam } from './query.js';
 import { renderComment, renderEvent, renderIssue } from './renderItems.js';
-import { notFound } from './responses.js';
+import { errorAnswer, notFound, type Answer } from './responses.js';
 import { repoOf, type HandlerResult, type RequestContext, type Route } from './routeTypes.js';
 
 const ISSUES_DOCS = 'https://docs.github.com/rest/issues/issues';
 const COMMENTS_DOCS = 'https://docs.github.com/rest/issues/comments';
 const EVENTS_DOCS = 'https://docs.github.com/rest/issues/events';
 
-/** The issue (or pull) with the number in the path, or null. */
+/** The issue (or pull) with the number in the path, or null (a deleted one too: see `gone`). */
 export function itemOf(ctx: RequestContext): ItemRecord | null {
   const n = Number(ctx.params.number);
   if (!Number.isInteger(n) || n < 1) return null;
-  return repoOf(ctx).items[n - 1] ?? null;
+  const item = repoOf(ctx).items[n - 1];
+  return item && present(item) ? item : null;
+}
+
+/**
+ * A deleted issue's answer: 410 Gone to a reader of the repository ("If the issue was deleted from
+ * a repository where the authenticated user has read access, the API returns a 410 Gone status",
+ * docs.github.com/rest/issues/issues#get-an-issue); otherwise 404 with `docs`.
+ */
+export function gone(ctx: RequestContext, docs: string): Answer {
+  const n = Number(ctx.params.number);
+  const item = Number.isInteger(n) && n >= 1 ? repoOf(ctx).items[n - 1] : undefined;
+  return item && !present(item) ? errorAnswer(410, 'This issue was deleted', docs) : notFound(docs);
 }
 
 function listIssues(ctx: RequestContext): HandlerResult {
@@ -27,6 +39,7 @@ function listIssues(ctx: RequestContext): HandlerResult {
   const assignee = ctx.q.get('assignee');
   const list = directed(itemsBy(repoOf(ctx), sort), direction).filter(
     (i) =>
+      present(i) &&
       (state === 'all' || itemState(i) === state) &&
       (since === null || i.updatedAt >= since) &&
       labels.every((name) => i.labels.some((l) => l.name === name)) &&
@@ -45,7 +58,7 @@ function matchesAssignee(item: ItemRecord, assignee: string | null): boolean {
 
 function getIssue(ctx: RequestContext): HandlerResult {
   const item = itemOf(ctx);
-  return item ? { status: 200, body: renderIssue(ctx.render, item, true) } : notFound(`${ISSUES_DOCS}#get-an-issue`);
+  return item ? { status: 200, body: renderIssue(ctx.render, item, true) } : gone(ctx, `${ISSUES_DOCS}#get-an-issue`);
 }
 
 /** Repository-wide comments: ascending by id without `sort`; with it, `direction` (default desc). */
@@ -56,13 +69,13 @@ function listRepoComments(ctx: RequestContext): HandlerResult {
   const since = timeParam(ctx.param, 'since');
   let ordered: readonly CommentRecord[] = repoOf(ctx).comments;
   if (sort === 'updated') ordered = ordered.slice().sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id);
-  const list = directed(ordered, direction).filter((c) => since === null || c.updatedAt >= since);
+  const list = directed(ordered, direction).filter((c) => present(c.item) && (since === null || c.updatedAt >= since));
   return { list, render: (c) => renderComment(ctx.render, c as CommentRecord) };
 }
 
 function listItemComments(ctx: RequestContext): HandlerResult {
   const item = itemOf(ctx);
-  if (!item) return notFound(`${COMMENTS_DOCS}#list-issue-comments`);
+  if (!item) return gone(ctx, `${COMMENTS_DOCS}#list-issue-comments`);
   const since = timeParam(ctx.param, 'since');
   const list = item.comments.filter((c) => since === null || c.updatedAt >= since);
   return { list, render: (c) => renderComment(ctx.render, c as CommentRecord) };
@@ -70,21 +83,24 @@ function listItemComments(ctx: RequestContext): HandlerResult {
 
 function getComment(ctx: RequestContext): HandlerResult {
   const id = Number(ctx.params.id);
-  const c = repoOf(ctx).comments.find((x) => x.id === id);
+  const c = repoOf(ctx).comments.find((x) => x.id === id && present(x.item));
   return c ? { status: 200, body: renderComment(ctx.render, c) } : notFound(`${COMMENTS_DOCS}#get-an-issue-comment`);
 }
 
-/** Repository-wide events, newest first; each embeds its issue. */
+/**
+ * Repository-wide events, each embedding its issue, in no time order: GitHub documents none for
+ * this list (no `sort`, `direction` or `since`), so a reader may not stop early (orders.ts `unsorted`).
+ */
 function listRepoEvents(ctx: RequestContext): HandlerResult {
-  const list = directed(repoOf(ctx).events, 'desc');
+  const list = unsorted(repoOf(ctx), repoOf(ctx).events).filter((e) => present(e.item));
   return { list, render: (e) => renderEvent(ctx.render, e as EventRecord, true) };
 }
 
-/** One issue's events, oldest first (its timeline order). */
+/** One issue's events, in no time order either (GitHub documents none). */
 function listItemEvents(ctx: RequestContext): HandlerResult {
   const item = itemOf(ctx);
-  if (!item) return notFound(`${EVENTS_DOCS}#list-issue-events`);
-  return { list: item.events, render: (e) => renderEvent(ctx.render, e as EventRecord, false) };
+  if (!item) return gone(ctx, `${EVENTS_DOCS}#list-issue-events`);
+  return { list: unsorted(repoOf(ctx), item.events), render: (e) => renderEvent(ctx.render, e as EventRecord, false) };
 }
 
 const R = '/repos/{owner}/{repo}';

@@ -1,5 +1,5 @@
 /** Pull requests, their reviews, and the default branch's commits. */
-import { DAY_MS, itemState, type CommitRecord, type ItemRecord, type RepoRecord } from './model.js';
+import { DAY_MS, itemState, present, type CommitRecord, type ItemRecord, type RepoRecord } from './model.js';
 import { directed, itemsBy } from './orders.js';
 import { AnswerError, enumParam, timeParam } from './query.js';
 import { renderCommit, renderPull, renderPullSimple, renderReview } from './renderItems.js';
@@ -31,6 +31,7 @@ function listPulls(ctx: RequestContext): HandlerResult {
   const list = directed(byKey, sort === 'long-running' ? flip(direction) : direction).filter(
     (i) =>
       i.pull !== null &&
+      present(i) &&
       (state === 'all' || itemState(i) === state) &&
       (base === null || base === 'main') &&
       (head === null || head === `${org}:${i.pull.headRef}`) &&
@@ -97,9 +98,19 @@ function resolveRef(repo: RepoRecord, ref: string): { chain: readonly CommitReco
   throw new AnswerError(errorAnswer(422, `No commit found for SHA: ${ref}`, `${COMMITS_DOCS}#list-commits`));
 }
 
+/**
+ * An empty repository (no commit yet) answers its commit lists and commits with 409 "Git
+ * Repository is empty." (github/rest-api-description#385; the 409 `conflict` response of
+ * `repos/list-commits`).
+ */
+function emptyRepo(repo: RepoRecord, docs: string): void {
+  if (repo.empty) throw new AnswerError(errorAnswer(409, 'Git Repository is empty.', docs));
+}
+
 /** Newest first; `since` / `until` bound the commit date (inclusive); `sha` picks where to start. */
 function listCommits(ctx: RequestContext): HandlerResult {
   const repo = repoOf(ctx);
+  emptyRepo(repo, `${COMMITS_DOCS}#list-commits`);
   const since = timeParam(ctx.param, 'since');
   const until = timeParam(ctx.param, 'until');
   const author = ctx.q.get('author');
@@ -116,6 +127,7 @@ function listCommits(ctx: RequestContext): HandlerResult {
 
 function getCommit(ctx: RequestContext): HandlerResult {
   const repo = repoOf(ctx);
+  emptyRepo(repo, `${COMMITS_DOCS}#get-a-commit`);
   const ref = ctx.params.ref ?? '';
   const { chain, head } = resolveRef(repo, ref);
   const commit = head ?? chain.at(-1);

@@ -7,6 +7,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Clock } from '../../clock.js';
 import type { FaultDeck, MetFault } from '../core/faultDeck.js';
 import { appendLog, requestHandler, sendAnswer } from '../core/http.js';
+import type { Churn } from './churn.js';
 import { dispatch, rateLimitBody, routeInfo } from './dispatch.js';
 import type { FaultKind, FaultSpec } from './faults.js';
 import type { UserRecord } from './model.js';
@@ -50,6 +51,7 @@ export interface ServerParts {
   faults: FaultDeck<FaultSpec>;
   log: RequestLogEntry[];
   logLimit: number;
+  churn?: Churn;
 }
 
 const AUTH = /^(?:token|bearer)\s+(\S+)\s*$/i;
@@ -101,7 +103,8 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   if (method !== 'GET' && method !== 'HEAD') return finish(notFound(), spent.state, injected, token.id);
   const privateRepos = token.repos ? new Set(token.repos) : null;
   const viewer = parts.viewerOf(token);
-  const answer = dispatch({ render: parts.render, url, privateRepos, viewer, now: parts.clock.now().getTime() });
+  const now = parts.clock.now().getTime();
+  const answer = dispatch({ render: parts.render, url, privateRepos, viewer, now, churn: parts.churn });
   if (answer.status === 200 && etagMatches(req, answer)) {
     const rate = parts.limiter.refund(token.id);
     return finish({ status: 304, body: null, headers: answer.headers }, rate, injected, token.id);

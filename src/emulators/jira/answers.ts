@@ -18,7 +18,7 @@ export function unauthorized(): Answer {
 export function faultAnswer(fault: FaultSpec, now: number): Answer {
   switch (fault.kind) {
     case 'rate-limit':
-      return limitAnswer(now, 0, fault.retryAfter ?? 30);
+      return limitAnswer(now, 0, fault.retryAfter ?? 30, 'jira-burst-based');
     case 'unauthorized':
       return unauthorized();
     case 'forbidden':
@@ -35,10 +35,10 @@ export function faultAnswer(fault: FaultSpec, now: number): Answer {
 }
 
 /**
- * 429 `Rate limit exceeded.` with `Retry-After` and `X-RateLimit-Reset`: the window's reset, or
- * `retryAfter` seconds from `now` when given (an injected limit).
+ * 429 `Rate limit exceeded.` with `Retry-After`, `X-RateLimit-Reset` and `RateLimit-Reason`: the
+ * window's reset, or `retryAfter` seconds from `now` when given (an injected limit).
  */
-export function limitAnswer(now: number, resetAt: number, retryAfter?: number): Answer {
+export function limitAnswer(now: number, resetAt: number, retryAfter?: number, reason = 'jira-quota-based'): Answer {
   const seconds = retryAfter ?? Math.max(1, Math.ceil((resetAt - now) / 1000));
   return {
     status: 429,
@@ -46,7 +46,7 @@ export function limitAnswer(now: number, resetAt: number, retryAfter?: number): 
     headers: {
       'retry-after': String(seconds),
       'x-ratelimit-reset': resetHeader(retryAfter === undefined ? resetAt : now + seconds * 1000),
-      'ratelimit-reason': 'jira-burst-based',
+      'ratelimit-reason': reason,
     },
   };
 }

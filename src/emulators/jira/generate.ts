@@ -1,7 +1,9 @@
 /**
- * The seeded site: users, projects (each with a scrum and a kanban board; the scrum board has
- * sprints) and issues with a status lifecycle in their changelog (To Do → In Progress → In Review →
- * Done, some resolved Won't Do), label and assignee changes, and comments. Same seed, same site.
+ * The seeded site: users, projects (a company-managed one with a scrum and a kanban board, the
+ * scrum board with sprints; every second project team-managed, with one `simple` board that has
+ * sprints in every other such project) and issues with a status lifecycle in their changelog
+ * (To Do → In Progress → In Review → Done, some resolved Won't Do), label and assignee changes, and
+ * comments. Same seed, same site.
  */
 import { phrase } from '../core/names.js';
 import { Rng } from '../core/random.js';
@@ -60,24 +62,34 @@ export function generateSite(seed: number, site: string, scale: JiraScale, now: 
     boards: [],
     sprints: [],
     issuesById: new Map(),
+    hiddenUsers: scale.hiddenUsers,
     next: { issue: 10_001, comment: 10_001, history: 10_001 },
   };
   for (let p = 0; p < scale.projects; p++) {
     const key = projectKey(p);
     const lead = data.users[p % data.users.length]!.accountId;
+    const teamManaged = p % 2 === 1;
     data.projects.push({
       id: String(10_000 + p),
       key,
       name: `${key} project`,
       description: `Work of ${key}`,
       lead,
+      teamManaged,
       issues: [],
     });
-    data.boards.push(
-      { id: p * 2 + 1, name: `${key} board`, type: 'scrum', projectKey: key },
-      { id: p * 2 + 2, name: `${key} kanban`, type: 'kanban', projectKey: key },
-    );
-    data.sprints.push(...sprintsOf(data, p * 2 + 1, key, scale.sprints, now));
+    if (teamManaged) {
+      const sprints = p % 4 === 1;
+      data.boards.push({ id: p * 2 + 1, name: `${key} board`, type: 'simple', projectKey: key, sprints });
+    } else {
+      data.boards.push(
+        { id: p * 2 + 1, name: `${key} board`, type: 'scrum', projectKey: key, sprints: true },
+        { id: p * 2 + 2, name: `${key} kanban`, type: 'kanban', projectKey: key, sprints: false },
+      );
+    }
+    if (data.boards.some((b) => b.id === p * 2 + 1 && b.sprints)) {
+      data.sprints.push(...sprintsOf(data, p * 2 + 1, key, scale.sprints, now));
+    }
   }
   // Long lists spread evenly over the issues and the projects.
   const long = new Set<number>();
@@ -114,7 +126,7 @@ function sprintsOf(data: SiteData, boardId: number, key: string, count: number, 
 }
 
 function sprintAt(data: SiteData, projectKey: string, t: number): number[] {
-  const board = data.boards.find((b) => b.projectKey === projectKey && b.type === 'scrum');
+  const board = data.boards.find((b) => b.projectKey === projectKey && b.sprints);
   const s = data.sprints.find((sp) => sp.boardId === board?.id && sp.startDate! <= t && t < sp.endDate!);
   return s ? [s.id] : [];
 }

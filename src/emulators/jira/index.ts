@@ -1,9 +1,11 @@
 /**
  * A local Jira Cloud emulator (REST v3 and the Jira Software Agile API) for tests, demos and
  * benchmarks: a seeded site served in Jira's real shapes, `nextPageToken` search pagination, an
- * enforced budget with Jira's rate-limit headers, injectable faults and data that changes between
- * runs. Not part of the engine: only `emulate jira`, `demo --provider jira`, benchmarks and tests
- * import it.
+ * enforced quota and per-endpoint limits with Jira's rate-limit headers, injectable faults, data
+ * that changes between runs, and Jira Cloud's hostile ways (docs/emulators.md): a search index
+ * behind its writes, an assignable-user search that filters after paging and stops at 1,000 users,
+ * a capped changelog in search results, team-managed boards with sprints. Not part of the engine:
+ * only `emulate jira`, `demo --provider jira`, benchmarks and tests import it.
  */
 import {
   emulatedIntegration,
@@ -17,18 +19,21 @@ import {
 } from '../core/index.js';
 import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
-import { RateLimiter } from './limits.js';
+import { EndpointLimiter, RateLimiter, routeName } from './limits.js';
 import type { SiteData } from './model.js';
 import { mutateSite, type MutationSummary } from './mutate.js';
 import {
+  resolveEndpointLimits,
   resolveFaults,
   resolveRateLimit,
+  resolveSearchLag,
   SCALE_RULES,
   validateTimeZone,
   type JiraEmulatorOptions,
   type JiraScale,
   type RateLimitSpec,
 } from './options.js';
+import { SearchIndex } from './searchIndex.js';
 import { createHandler, type RequestLogEntry } from './server.js';
 import { SPRINT_FIELD } from './time.js';
 
@@ -38,6 +43,8 @@ export * from './faults.js';
 export * from './options.js';
 export type * from './model.js';
 export { EMBEDDED } from './render.js';
+export { DEFAULT_ENDPOINT_LIMITS, type EndpointLimitSpec } from './limits.js';
+export { reachableUsers, userPool, USER_SEARCH_CAP } from './users.js';
 
 export interface JiraEmulatorStats {
   requests: number;
@@ -60,6 +67,10 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   scale: JiraScale;
   rateLimit: RateLimitSpec;
   timeZone: string;
+  /** How long a change takes to become visible to search. */
+  searchLagMs: number;
+  /** Whether every change made so far is visible to search at the clock's now. */
+  searchSettled(): boolean;
   stats(): JiraEmulatorStats;
 }
 
@@ -70,19 +81,13 @@ export function freshJiraApiToken(): string {
   return freshToken('ATATT3x', ALPHABET, 41);
 }
 
-function routeName(path: string): string {
-  return path
-    .split('?')[0]!
-    .replace(/\/issue\/[^/]+\//, '/issue/{id}/')
-    .replace(/\/board\/\d+\//, '/board/{id}/')
-    .replace(/\/project\/(?!search)[^/]+$/, '/project/{key}');
-}
-
 export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise<JiraEmulator> {
   const rules = { scales: SCALE_RULES, faults: JIRA_FAULTS };
   const { seed, clock, nowMs, logLimit, scale, faults } = prepareEmulator(opts, rules, resolveFaults(opts.faults));
   const rateLimit = resolveRateLimit(opts.rateLimit);
   const timeZone = validateTimeZone(opts.timeZone);
+  const searchLagMs = resolveSearchLag(opts.searchLagMs);
+  const endpoints = new EndpointLimiter(resolveEndpointLimits(opts.endpointLimits), clock);
   const data = generateSite(seed, opts.site ?? 'emulated', scale, nowMs);
   const viewer = {
     accountId: '712020:emulator-admin',
@@ -94,6 +99,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const apiToken = localToken(opts.apiToken, 'apiToken', freshJiraApiToken);
   const requestLog: RequestLogEntry[] = [];
   const site = { url: '', data };
+  const index = new SearchIndex(searchLagMs, data.projects);
   const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
@@ -102,6 +108,8 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       apiToken,
       viewer,
       limiter: new RateLimiter(rateLimit, clock),
+      endpoints,
+      index,
       faults,
       sprintField: SPRINT_FIELD,
       log: requestLog,
@@ -122,6 +130,8 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     scale,
     rateLimit,
     timeZone,
+    searchLagMs,
+    searchSettled: () => index.settled(data.projects, clock.now().getTime()),
     stats: () => statsOf(requestLog),
     ...controls,
   };
@@ -132,7 +142,7 @@ function statsOf(log: readonly RequestLogEntry[]): JiraEmulatorStats {
   const byRoute: Record<string, number> = {};
   for (const e of log) {
     tally(byStatus, String(e.status));
-    tally(byRoute, `${e.method} ${routeName(e.path)}`);
+    tally(byRoute, routeName(e.method, e.path));
   }
   return { requests: log.length, byStatus, byRoute };
 }
@@ -169,6 +179,7 @@ export function describeJiraEmulator(emu: JiraEmulator): string {
   return (
     `Jira emulator: ${emu.url}  ·  projects: ${emu.data.projects.map((p) => p.key).join(', ')}  ·  ` +
     `issues: ${issues}  ·  users: ${emu.data.users.length}  ·  sprints: ${emu.data.sprints.length}  ·  ` +
-    `budget: ${emu.rateLimit.limit}/${emu.rateLimit.windowSeconds}s  ·  time zone: ${emu.timeZone}`
+    `budget: ${emu.rateLimit.limit}/${emu.rateLimit.windowSeconds}s  ·  time zone: ${emu.timeZone}  ·  ` +
+    `search lag: ${emu.searchLagMs} ms`
   );
 }

@@ -20,6 +20,8 @@ export interface ProjectRec {
   name: string;
   description: string;
   lead: string;
+  /** A team-managed ("next-gen", `simplified`) project: one board of type `simple`. */
+  teamManaged: boolean;
   /** Issues of this project, kept ordered by (updated, id). */
   issues: IssueRec[];
 }
@@ -27,8 +29,11 @@ export interface ProjectRec {
 export interface BoardRec {
   id: number;
   name: string;
-  type: 'scrum' | 'kanban';
+  /** `simple`: a team-managed project's board, which has sprints when the sprints feature is on. */
+  type: 'scrum' | 'kanban' | 'simple';
   projectKey: string;
+  /** Whether the board has sprints (scrum: always; kanban: never; simple: when the feature is on). */
+  sprints: boolean;
 }
 
 export interface SprintRec {
@@ -94,6 +99,11 @@ export interface SiteData {
   boards: BoardRec[];
   sprints: SprintRec[];
   issuesById: Map<string, IssueRec>;
+  /**
+   * Accounts in the user-search pool that cannot be assigned (apps, deactivated users): the
+   * assignable-user search skips them after taking its range (users.ts).
+   */
+  hiddenUsers: number;
   /** Next ids handed out (mutations). */
   next: { issue: number; comment: number; history: number };
 }

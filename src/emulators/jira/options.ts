@@ -9,6 +9,7 @@ import { commonFlags, flagValues, type CommonEmulatorOptions } from '../core/opt
 import { type CommonScale, parseScaleText, scaleTable } from '../core/scale.js';
 import { parseWindow, validateWindow, type WindowSpec } from '../core/window.js';
 import { parseFaults, type FaultSpec } from './faults.js';
+import { DEFAULT_ENDPOINT_LIMITS, type EndpointLimitSpec } from './limits.js';
 
 /** How much data the site holds; issues are a site-wide total split over the projects. */
 export interface JiraScale extends CommonScale {
@@ -18,18 +19,20 @@ export interface JiraScale extends CommonScale {
   maxHistories: number;
   /** Issues (spread over the projects) with more comments and changelog entries than a search embeds. */
   longLists: number;
-  /** Sprints per scrum board. */
+  /** Sprints per board with sprints. */
   sprints: number;
+  /** Accounts in the user-search pool that cannot be assigned (apps, deactivated users). */
+  hiddenUsers: number;
 }
 
 /** The presets (`small`, `medium`, `bench`) and each key's maximum, in JiraScale's order. */
 export const SCALE_RULES = scaleTable<JiraScale, 'medium' | 'bench'>(
-  ['projects', 'issues', 'users', 'maxComments', 'maxHistories', 'longLists', 'sprints', 'days'],
+  ['projects', 'issues', 'users', 'maxComments', 'maxHistories', 'longLists', 'sprints', 'days', 'hiddenUsers'],
   {
-    small: [2, 120, 8, 4, 3, 2, 4, 30],
-    medium: [3, 2_000, 20, 5, 4, 10, 12, 180],
-    bench: [4, 20_000, 40, 4, 3, 40, 26, 365],
-    max: [50, 1_000_000, 5_000, 100, 100, 10_000, 500, 3650],
+    small: [2, 120, 8, 4, 3, 2, 4, 30, 250],
+    medium: [3, 2_000, 20, 5, 4, 10, 12, 180, 250],
+    bench: [4, 20_000, 40, 4, 3, 40, 26, 365, 300],
+    max: [50, 1_000_000, 5_000, 100, 100, 10_000, 500, 3650, 100_000],
   },
   ['projects', 'users', 'days'],
 );
@@ -54,6 +57,58 @@ export interface JiraEmulatorOptions extends CommonEmulatorOptions {
   faults?: FaultSpec[] | string;
   /** The time zone of the emulator's user, in which its JQL dates are read. @default UTC */
   timeZone?: string;
+  /**
+   * How long a change takes to become visible to search (`/rest/api/3/search/jql` is eventually
+   * consistent; searchIndex.ts). `0` makes search current; text such as `30s` or `1500ms`.
+   * @default DEFAULT_SEARCH_LAG_MS
+   */
+  searchLagMs?: number | string;
+  /** Per-endpoint burst limits (limits.ts). @default DEFAULT_ENDPOINT_LIMITS */
+  endpointLimits?: Partial<EndpointLimitSpec>;
+}
+
+/** Search sees a change this long after it was made, unless told otherwise. */
+export const DEFAULT_SEARCH_LAG_MS = 30_000;
+
+const LAG_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000 };
+
+/** `30s`, `1500ms`, `2m` (a bare number is milliseconds) → ms, at most an hour. */
+export function parseSearchLag(text: string): number {
+  const m = /^\s*(\d+)\s*(ms|s|m)?\s*$/.exec(text);
+  if (!m) throw new ValidationError('searchLagMs', `expected a duration such as 30s or 1500ms, got "${text}"`);
+  return validateSearchLag(Number(m[1]) * LAG_UNITS[m[2] ?? 'ms']!);
+}
+
+/** The `searchLagMs` option: text parsed, a number checked, the default when absent. */
+export function resolveSearchLag(given: JiraEmulatorOptions['searchLagMs']): number {
+  if (given === undefined) return DEFAULT_SEARCH_LAG_MS;
+  return typeof given === 'string' ? parseSearchLag(given) : validateSearchLag(given);
+}
+
+function validateSearchLag(ms: number): number {
+  if (!Number.isInteger(ms) || ms < 0 || ms > 3_600_000) {
+    throw new ValidationError('searchLagMs', `expected whole milliseconds from 0 to 3600000, got ${ms}`);
+  }
+  return ms;
+}
+
+/** The `endpointLimits` option over the defaults; every limit a whole number from 1. */
+export function resolveEndpointLimits(given: JiraEmulatorOptions['endpointLimits']): EndpointLimitSpec {
+  const spec = {
+    ...DEFAULT_ENDPOINT_LIMITS,
+    ...given,
+    routes: { ...DEFAULT_ENDPOINT_LIMITS.routes, ...given?.routes },
+  };
+  for (const [name, v] of [
+    ['limit', spec.limit],
+    ['windowSeconds', spec.windowSeconds],
+    ...Object.entries(spec.routes),
+  ]) {
+    if (!Number.isInteger(v) || (v as number) < 1) {
+      throw new ValidationError(`endpointLimits.${String(name)}`, `expected a whole number from 1, got ${String(v)}`);
+    }
+  }
+  return spec;
 }
 
 /** `small`, `medium`, `bench` or `issues=20000,projects=4` (over the small preset). */
@@ -91,6 +146,7 @@ const FLAGS: Readonly<Record<string, keyof JiraEmulatorOptions>> = {
   '--rate-limit': 'rateLimit',
   '--faults': 'faults',
   '--time-zone': 'timeZone',
+  '--search-lag': 'searchLagMs',
   '--log-limit': 'logLimit',
   '--now': 'now',
 };
@@ -108,6 +164,7 @@ export function parseJiraEmulatorArgs(argv: readonly string[]): JiraEmulatorOpti
   if (v.rateLimit !== undefined) out.rateLimit = parseRateLimit(v.rateLimit);
   if (v.faults !== undefined) out.faults = parseFaults(v.faults);
   if (v.timeZone !== undefined) out.timeZone = validateTimeZone(v.timeZone);
+  if (v.searchLagMs !== undefined) out.searchLagMs = parseSearchLag(v.searchLagMs);
   return out;
 }
 

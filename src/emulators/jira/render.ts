@@ -106,7 +106,7 @@ function projectRef(site: Site, p: ProjectRec) {
     key: p.key,
     name: p.name,
     projectTypeKey: 'software',
-    simplified: false,
+    simplified: p.teamManaged,
     avatarUrls: avatars(site, 'project', p.id),
   };
 }
@@ -122,7 +122,7 @@ export function project(site: Site, p: ProjectRec): Record<string, unknown> {
     assigneeType: 'UNASSIGNED',
     versions: [],
     roles: {},
-    style: 'classic',
+    style: p.teamManaged ? 'next-gen' : 'classic',
     isPrivate: false,
     properties: {},
   };
@@ -194,6 +194,21 @@ export function board(site: Site, b: BoardRec): Record<string, unknown> {
 
 /** Search embeds at most this many comments and changelog entries per issue. */
 export const EMBEDDED = 20;
+
+/**
+ * The changelog a search embeds (`expand=changelog`): "a list of recent updates to an issue, sorted
+ * by date, starting from the most recent" — the latest EMBEDDED entries, newest first; `total` is
+ * left out for issues with an even id (it is optional in Jira's `PageOfChangelogs`).
+ */
+function embeddedChangelog(site: Site, i: IssueRec): Record<string, unknown> {
+  const recent = i.histories.slice(-EMBEDDED).reverse();
+  return {
+    startAt: 0,
+    maxResults: EMBEDDED,
+    ...(Number(i.id) % 2 === 1 ? { total: i.histories.length } : {}),
+    histories: recent.map((h) => history(site, h)),
+  };
+}
 
 /** The issue's fields, each one only when `wanted` says so. */
 function fields(site: Site, i: IssueRec, wanted: (f: string) => boolean, sprintField: string) {
@@ -270,15 +285,6 @@ export function issue(
     self: `${site.url}/rest/api/3/issue/${i.id}`,
     key: i.key,
     fields: fields(site, i, wanted, sprintField),
-    ...(changelog
-      ? {
-          changelog: {
-            startAt: 0,
-            maxResults: EMBEDDED,
-            total: i.histories.length,
-            histories: i.histories.slice(0, EMBEDDED).map((h) => history(site, h)),
-          },
-        }
-      : {}),
+    ...(changelog ? { changelog: embeddedChangelog(site, i) } : {}),
   };
 }

@@ -1,13 +1,16 @@
 /**
  * The endpoints the emulator serves, each answering in Jira Cloud's shapes:
  * REST v3 `myself`, `status`, `project/search`, `project/{key}`, `user/assignable/search`,
- * `search/jql` (GET and POST), `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and
- * `board/{id}/sprint`. Errors are Jira's `{errorMessages, errors}`.
+ * `search/jql` (GET and POST; through the lagging search index), `issue/{id}` (current),
+ * `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and `board/{id}/sprint`. Errors are
+ * Jira's `{errorMessages, errors}`.
  */
 import type { Answer } from '../core/http.js';
 import { JqlError, matchesUpdated, parseJql } from './jql.js';
 import type { IssueRec, ProjectRec, UserRec } from './model.js';
 import * as render from './render.js';
+import type { SearchIndex } from './searchIndex.js';
+import { assignablePage } from './users.js';
 
 export type { Answer };
 
@@ -21,6 +24,10 @@ export interface RouteContext {
   viewer: UserRec;
   /** The custom field holding sprints. */
   sprintField: string;
+  /** What search sees of the issues. */
+  index: SearchIndex;
+  /** The clock's now, epoch ms. */
+  now: number;
 }
 
 export function jiraError(status: number, ...messages: string[]): Answer {
@@ -65,6 +72,8 @@ export function route(ctx: RouteContext): Answer | null {
     if (!project) return jiraError(404, `No project could be found with key '${decodeURIComponent(m[1]!)}'.`);
     return ok(render.project(ctx.site, project));
   }
+  m = /^\/rest\/api\/3\/issue\/([^/]+)$/.exec(p);
+  if (get && m) return issueRead(ctx, decodeURIComponent(m[1]!));
   m = /^\/rest\/api\/3\/issue\/([^/]+)\/(comment|changelog)$/.exec(p);
   if (get && m) {
     const issue = issueByIdOrKey(ctx, decodeURIComponent(m[1]!));
@@ -101,7 +110,7 @@ function assignable(ctx: RouteContext): Answer {
   if (!projectByKey(ctx, key)) return jiraError(404, `No project could be found with key '${key}'.`);
   const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
   const maxResults = intParam(ctx.q.get('maxResults'), 50, 1000);
-  return ok(ctx.site.data.users.slice(startAt, startAt + maxResults).map((u) => render.user(ctx.site, u)));
+  return ok(assignablePage(ctx.site.data, startAt, maxResults).map((u) => render.user(ctx.site, u)));
 }
 
 interface PageToken {
@@ -162,17 +171,37 @@ function search(ctx: RouteContext): Answer {
   const token = raw === null ? { o: 0, j: s.jql } : decodeToken(typeof raw === 'string' ? raw : '');
   if (!token || token.j !== s.jql) return jiraError(400, 'The provided next page token is invalid or expired.');
   const max = Math.max(1, intParam(s.max, 50, 100));
-  let list = project.issues.filter((i) => matchesUpdated(parsed, i.updated));
-  if (parsed.order === 'DESC') list = [...list].reverse();
+  let list = indexed(ctx, project).filter((x) => matchesUpdated(parsed, x.updated));
+  if (parsed.order === 'DESC') list = list.reverse();
   const page = list.slice(token.o, token.o + max);
   const wanted = fieldFilter(s.fields);
   const changelog = typeof s.expand === 'string' && s.expand.split(',').includes('changelog');
   const isLast = token.o + max >= list.length;
   return ok({
-    issues: page.map((i) => render.issue(ctx.site, i, wanted, changelog, ctx.sprintField)),
+    issues: page.map((x) => render.issue(ctx.site, x.issue, wanted, changelog, ctx.sprintField)),
     ...(isLast ? {} : { nextPageToken: encodeToken({ o: token.o + max, j: s.jql }) }),
     isLast,
   });
+}
+
+/** The project's issues as search sees them now, by (indexed `updated`, id); those not indexed yet left out. */
+function indexed(ctx: RouteContext, project: ProjectRec): { issue: IssueRec; updated: number }[] {
+  const out: { issue: IssueRec; updated: number }[] = [];
+  for (const issue of project.issues) {
+    const updated = ctx.index.indexedUpdated(issue, ctx.now);
+    if (updated !== null) out.push({ issue, updated });
+  }
+  return out.sort((a, b) => a.updated - b.updated || Number(a.issue.id) - Number(b.issue.id));
+}
+
+/** `GET /rest/api/3/issue/{idOrKey}`: the issue as it is now (not through the search index). */
+function issueRead(ctx: RouteContext, idOrKey: string): Answer {
+  const issue = issueByIdOrKey(ctx, idOrKey);
+  if (!issue) return jiraError(404, 'Issue does not exist or you do not have permission to see it.');
+  const fields = ctx.q.getAll('fields').flatMap(listParam);
+  const wanted = fieldFilter(fields.length === 0 ? ['*all'] : fields);
+  const changelog = (ctx.q.get('expand') ?? '').split(',').includes('changelog');
+  return ok(render.issue(ctx.site, issue, wanted, changelog, ctx.sprintField));
 }
 
 /** Which fields to render: none by default (ids and keys only), `*all`/`*navigable`, or those named. */
@@ -246,7 +275,7 @@ function boards(ctx: RouteContext): Answer {
 function sprints(ctx: RouteContext, boardId: number): Answer {
   const b = ctx.site.data.boards.find((x) => x.id === boardId);
   if (!b) return jiraError(404, `Board does not exist or you do not have permission to see it.`);
-  if (b.type !== 'scrum') return jiraError(400, 'The board does not support sprints');
+  if (!b.sprints) return jiraError(400, 'The board does not support sprints');
   const states = ctx.q.get('state')?.split(',');
   const list = ctx.site.data.sprints.filter((s) => s.boardId === boardId && (!states || states.includes(s.state)));
   return agilePage(

@@ -1,7 +1,9 @@
 /**
  * The emulator's HTTP front: authentication (basic `email:api_token` or a bearer token), injected
- * faults, the enforced budget, then the route; every answer carries the `X-RateLimit-*` headers
- * and lands in the request log (never the credential).
+ * faults, the enforced limits (the credential's quota, then the endpoint's burst limit), then the
+ * route; every answer past them carries the endpoint's `X-RateLimit-Limit` / `-Remaining` and the
+ * quota's `Beta-RateLimit-*` headers (limits.ts), a 429 its `Retry-After` and `X-RateLimit-Reset`;
+ * every request lands in the request log (never the credential).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.js';
@@ -9,9 +11,10 @@ import type { FaultDeck } from '../core/faultDeck.js';
 import { appendLog, readBody, requestHandler, sendAnswer } from '../core/http.js';
 import { faultAnswer, limitAnswer, unauthorized } from './answers.js';
 import type { FaultKind, FaultSpec } from './faults.js';
-import { rateHeaders, type RateLimiter, type RateState } from './limits.js';
+import { routeName, successHeaders, type EndpointLimiter, type RateLimiter, type RateState } from './limits.js';
 import type { UserRec } from './model.js';
 import type { Site } from './render.js';
+import type { SearchIndex } from './searchIndex.js';
 import { jiraError, route, type Answer } from './routes.js';
 
 export interface RequestLogEntry {
@@ -40,6 +43,8 @@ export interface ServerParts {
   apiToken: string;
   viewer: UserRec;
   limiter: RateLimiter;
+  endpoints: EndpointLimiter;
+  index: SearchIndex;
   faults: FaultDeck<FaultSpec>;
   sprintField: string;
   log: RequestLogEntry[];
@@ -84,22 +89,27 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   const parsed = await jsonBody(req);
   const body = parsed === 'bad' ? null : parsed;
   const auth = authOf(parts, req.headers.authorization);
-  const finish = (answer: Answer, rate: RateState | null, fault: FaultKind | null) => {
-    sendAnswer(req, res, answer, { ...rateHeaders(rate), 'x-arequestid': requestId(seq) }, JSON_TYPE);
+  const finish = (answer: Answer, headers: Record<string, string>, rate: RateState | null, fault: FaultKind | null) => {
+    sendAnswer(req, res, answer, { ...headers, 'x-arequestid': requestId(seq) }, JSON_TYPE);
     const jql = typeof body?.jql === 'string' ? body.jql : url.searchParams.get('jql');
     const entry = { seq, at: parts.clock.now().toISOString(), method, path: url.pathname + url.search, jql, auth };
     const outcome = { status: answer.status, fault, remaining: rate?.remaining ?? null };
     appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
   };
-  if (!auth) return finish(unauthorized(), null, null);
+  if (!auth) return finish(unauthorized(), {}, null, null);
   const { fault, injected } = await parts.faults.meet(url.pathname);
-  const spent = parts.limiter.consume('credential');
+  const quota = parts.limiter.consume('credential');
   const now = parts.clock.now().getTime();
-  if (!spent.allowed) return finish(limitAnswer(now, spent.state.resetAt), spent.state, injected);
-  if (fault) return finish(faultAnswer(fault, now), spent.state, injected);
+  if (!quota.allowed) return finish(limitAnswer(now, quota.state.resetAt), {}, quota.state, injected);
+  const endpoint = parts.endpoints.consume(routeName(method, url.pathname));
+  if (!endpoint.allowed) {
+    return finish(limitAnswer(now, endpoint.state.resetAt, undefined, 'jira-burst-based'), {}, quota.state, injected);
+  }
+  const headers = successHeaders(endpoint.state, quota.state, parts.limiter.spec.windowSeconds, now);
+  if (fault) return finish(faultAnswer(fault, now), fault.kind === 'rate-limit' ? {} : headers, quota.state, injected);
   if (parsed === 'bad') {
     const answer = jiraError(400, 'Invalid request payload. Refer to the REST API documentation.');
-    return finish(answer, spent.state, injected);
+    return finish(answer, headers, quota.state, injected);
   }
   const answer = route({
     site: parts.site,
@@ -109,8 +119,10 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     body,
     viewer: parts.viewer,
     sprintField: parts.sprintField,
+    index: parts.index,
+    now,
   });
-  finish(answer ?? jiraError(404, 'null for uri: ' + url.pathname), spent.state, injected);
+  finish(answer ?? jiraError(404, 'null for uri: ' + url.pathname), headers, quota.state, injected);
 }
 
 /** Jira's `X-AREQUESTID`: unique per request of this emulator. */

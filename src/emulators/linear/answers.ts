@@ -6,6 +6,8 @@ export interface Answer {
   status: number;
   body: unknown;
   code: string | null;
+  /** Headers of its own (`retry-after`). */
+  headers?: Record<string, string>;
 }
 
 export function gqlError(status: number, code: string, type: string, message: string): Answer {
@@ -19,9 +21,15 @@ export function gqlError(status: number, code: string, type: string, message: st
   };
 }
 
-/** A spent budget: `RATELIMITED`, with `status` (Linear: 400; 200 or 429 when configured). */
-export function rateLimited(status: number): Answer {
-  return gqlError(status, 'RATELIMITED', 'ratelimited', 'Rate limit exceeded. Please retry after the reset.');
+/**
+ * A spent budget: `RATELIMITED`, with `status` (Linear: 400; 200 or 429 when configured). A 429
+ * carries `retry-after` (whole seconds until the request would fit), as the SDK reads it
+ * (`RatelimitedLinearError.retryAfter`).
+ */
+export function rateLimited(status: number, retryAfterMs = 0): Answer {
+  const a = gqlError(status, 'RATELIMITED', 'ratelimited', 'Rate limit exceeded. Please retry after the reset.');
+  if (status === 429) a.headers = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+  return a;
 }
 
 /** A missing, unknown or wrongly sent key. */
@@ -30,17 +38,16 @@ export function unauthenticated(): Answer {
 }
 
 /**
- * The answer of a fault that answers by itself (every kind but `slow`); `drain` spends the key's
- * request window (moving its reset `resetSeconds` from now when given).
+ * The answer of a fault that answers by itself (every kind but `slow` and `partial`); `drain` empties
+ * the key's request bucket (held empty `resetSeconds` from now when given) and says how long until
+ * a request fits again.
  */
-export function faultAnswer(f: LinearFaultSpec, drain: (resetSeconds?: number) => void): Answer {
+export function faultAnswer(f: LinearFaultSpec, drain: (resetSeconds?: number) => number): Answer {
   switch (f.kind) {
     case 'too-many-requests':
-      drain(f.resetSeconds);
-      return rateLimited(429);
+      return rateLimited(429, drain(f.resetSeconds));
     case 'ratelimited':
-      drain(f.resetSeconds);
-      return rateLimited(f.status ?? 400);
+      return rateLimited(f.status ?? 400, drain(f.resetSeconds));
     case 'complexity':
       return gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', 'Query too complex');
     case 'unauthenticated':
@@ -48,6 +55,7 @@ export function faultAnswer(f: LinearFaultSpec, drain: (resetSeconds?: number) =
     case 'server-error':
       return { status: f.status ?? 502, code: 'INTERNAL_SERVER_ERROR', body: { errors: [{ message: 'Bad gateway' }] } };
     case 'slow':
-      throw new Error('slow does not answer by itself');
+    case 'partial':
+      throw new Error(`${f.kind} does not answer by itself`);
   }
 }

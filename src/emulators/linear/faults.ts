@@ -11,6 +11,7 @@ export const LINEAR_FAULT_KINDS = [
   'unauthenticated', // HTTP 401 AUTHENTICATION_ERROR
   'server-error', // 500, 502, 503 or 504
   'slow', // answer normally after `delayMs`
+  'partial', // HTTP 200 with `data` and `errors`: one nullable field resolved to null, its error's `path` naming it
 ] as const;
 
 export type LinearFaultKind = (typeof LINEAR_FAULT_KINDS)[number];

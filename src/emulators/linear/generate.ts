@@ -86,6 +86,8 @@ export interface IssueRec {
   startedAt: number | null;
   completedAt: number | null;
   canceledAt: number | null;
+  /** Set when the issue is archived (or trashed): it leaves the listings. */
+  archivedAt?: number | null;
   comments: CommentRec[];
   history: HistoryRec[];
 }

@@ -1,8 +1,10 @@
 /**
  * A local Linear GraphQL API emulator for tests, demos and benchmarks: a seeded workspace served
  * through a subset of Linear's public schema (schema.ts), requests parsed and validated with
- * `graphql`, Relay pagination, the filters syncrelay uses, Linear's rate-limit headers with
- * enforced request and complexity budgets, and injectable faults. Not part of the engine: only the
+ * `graphql`, Relay pagination with cursors tied to their items, the filters syncrelay uses,
+ * Linear's rate-limit headers with enforced leaky-bucket budgets (requests, complexity, endpoints),
+ * injectable faults (partial data among them) and issues changing while they are read (churn).
+ * Not part of the engine: only the
  * `emulate` and `demo --provider linear` commands, the benchmark and tests import it.
  */
 import {
@@ -18,15 +20,24 @@ import {
 import { ValidationError } from '../../errors.js';
 import { LINEAR_FAULTS, type LinearFaultSpec } from './faults.js';
 import { generateWorkspace, type Workspace } from './generate.js';
-import { mutateWorkspace, type LinearMutationSummary } from './mutate.js';
+import {
+  archiveIssue,
+  churnIssues,
+  deleteIssue,
+  editIssue,
+  mutateWorkspace,
+  type LinearMutationSummary,
+} from './mutate.js';
+import { Rng } from '../core/random.js';
 import {
   SCALE_RULES,
   resolveRateLimit,
+  type LinearChurn,
   type LinearEmulatorOptions,
   type LinearRateLimit,
   type LinearScale,
 } from './options.js';
-import { FixedWindow } from './ratelimit.js';
+import { LeakyBucket } from './ratelimit.js';
 import { Views } from './resolvers.js';
 import { rootValue } from './root.js';
 import { linearSchema } from './schema.js';
@@ -64,6 +75,16 @@ export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, Linear
   data: Workspace;
   scale: LinearScale;
   rateLimit: Required<LinearRateLimit>;
+  /** Edits an issue at the clock's now (it moves to the front of `orderBy: updatedAt`). */
+  editIssue(id: string): void;
+  /** Archives an issue at the clock's now: it leaves the listings. */
+  archiveIssue(id: string): void;
+  /** Deletes an issue from the workspace. */
+  deleteIssue(id: string): void;
+  /** Replaces the churn settings (edits per second, the hook between pages). */
+  setChurn(churn: LinearChurn): void;
+  /** Issues edited by churn so far (ids, in order). */
+  churned: string[];
 }
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -86,15 +107,22 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
   const log: LinearRequestLogEntry[] = [];
   let base = '';
   const views = new Views(data, () => base);
+  const churn = churner(data, seed, () => clock.now().getTime(), opts.churn ?? {});
+  const endpoints = new Map(
+    Object.entries(rateLimit.endpoints).map(([name, spec]) => [name, new LeakyBucket(spec, clock)] as const),
+  );
   const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
       schema: linearSchema(),
       root: rootValue(data, views),
       keys,
-      requests: new FixedWindow(rateLimit.requests, clock),
-      complexity: new FixedWindow(rateLimit.complexity, clock),
+      requests: new LeakyBucket(rateLimit.requests, clock),
+      complexity: new LeakyBucket(rateLimit.complexity, clock),
+      endpoints,
       rateLimit,
+      churn: () => churn.due(),
+      afterIssuesPage: (page) => churn.settings.afterIssuesPage?.(page),
       faults,
       log,
       logLimit,
@@ -114,7 +142,49 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     data,
     scale,
     rateLimit,
+    editIssue: (id) => editIssue(data, churn.rng, issueOf(data, id), clock.now().getTime()),
+    archiveIssue: (id) => archiveIssue(data, issueOf(data, id), clock.now().getTime()),
+    deleteIssue: (id) => deleteIssue(data, issueOf(data, id)),
+    setChurn: (c) => churn.set(c),
+    churned: churn.edited,
     ...controls,
+  };
+}
+
+function issueOf(ws: Workspace, id: string) {
+  const issue = ws.issueById.get(id);
+  if (!issue) throw new ValidationError('id', `no issue ${id}`);
+  return issue;
+}
+
+/** Edits due by the clock at `editsPerSecond`, counted from the first request after they are set. */
+function churner(ws: Workspace, seed: number, now: () => number, initial: LinearChurn) {
+  const rng = new Rng(seed, 'churn');
+  const edited: string[] = [];
+  let settings = initial;
+  let from: number | null = null;
+  let done = 0;
+  return {
+    rng,
+    edited,
+    get settings() {
+      return settings;
+    },
+    set(c: LinearChurn) {
+      settings = c;
+      from = null;
+      done = 0;
+    },
+    due() {
+      const rate = settings.editsPerSecond ?? 0;
+      if (rate <= 0) return;
+      const t = now();
+      from ??= t;
+      const owed = Math.floor(((t - from) / 1000) * rate) - done;
+      if (owed <= 0) return;
+      done += owed;
+      edited.push(...churnIssues(ws, rng, owed, t));
+    },
   };
 }
 

@@ -3,7 +3,16 @@
  * and creates a few, all at the clock's now, so an incremental sync has something to find.
  */
 import { Rng } from '../core/random.js';
-import { addComment, addHistory, makeIssue, moveTo, sortIssues, stateType, type Workspace } from './generate.js';
+import {
+  addComment,
+  addHistory,
+  makeIssue,
+  moveTo,
+  sortIssues,
+  stateType,
+  type IssueRec,
+  type Workspace,
+} from './generate.js';
 import type { LinearScale } from './options.js';
 
 export interface LinearMutationSummary {
@@ -64,4 +73,47 @@ export function mutateWorkspace(
   }
   sortIssues(ws);
   return { round, updated, created };
+}
+
+/** What churn did: issues edited, archived and deleted (ids). */
+export interface ChurnSummary {
+  edited: string[];
+  archived: string[];
+  deleted: string[];
+}
+
+/**
+ * One edit of `issue` at `at` (a state move or a comment, drawn from `rng`): its `updatedAt` moves to
+ * `at`, so it moves to the front of `orderBy: updatedAt`.
+ */
+export function editIssue(ws: Workspace, rng: Rng, issue: IssueRec, at: number): void {
+  if (rng.chance(0.5)) {
+    const type = stateType(ws, issue);
+    moveTo(ws, issue, type === 'started' ? 'completed' : 'started', at);
+  } else {
+    addComment(ws, issue, rng.pick(ws.users).id, 'Edited while being read', at);
+  }
+  issue.updatedAt = Math.max(issue.updatedAt, at);
+  sortIssues(ws);
+}
+
+/** Archives `issue` at `at` (Linear: archived and trashed issues leave the default listings). */
+export function archiveIssue(ws: Workspace, issue: IssueRec, at: number): void {
+  issue.archivedAt = at;
+  issue.updatedAt = Math.max(issue.updatedAt, at);
+  sortIssues(ws);
+}
+
+/** Deletes `issue` from the workspace. */
+export function deleteIssue(ws: Workspace, issue: IssueRec): void {
+  ws.issues = ws.issues.filter((i) => i !== issue);
+  ws.issueById.delete(issue.id);
+}
+
+/** Edits `count` issues still listed, drawn from `rng`, at `at`. */
+export function churnIssues(ws: Workspace, rng: Rng, count: number, at: number): string[] {
+  const listed = ws.issues.filter((i) => !i.archivedAt);
+  const picked = rng.sample(listed, Math.min(count, listed.length));
+  for (const issue of picked) editIssue(ws, rng, issue, at);
+  return picked.map((i) => i.id);
 }

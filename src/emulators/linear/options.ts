@@ -36,16 +36,25 @@ export const LINEAR_SCALES = SCALE_RULES.presets;
 
 export type LinearScaleName = keyof typeof LINEAR_SCALES;
 
-/** A fixed-window budget: `limit` units (requests or complexity points) per `windowSeconds`, per key. */
+/**
+ * A leaky bucket, per key: `limit` units (requests or complexity points), refilled at the constant
+ * rate `limit / windowSeconds` (ratelimit.ts).
+ */
 export type BudgetSpec = WindowSpec;
 
 /**
  * The enforced budgets. A spent budget answers with `status` (Linear: 400) and a `RATELIMITED`
- * GraphQL error; 429 answers with HTTP 429 and the same body; 200 with the error and `data: null`.
+ * GraphQL error; 429 answers with HTTP 429, the same body and `retry-after`; 200 with the error and
+ * `data: null`.
  */
 export interface LinearRateLimit {
   requests: BudgetSpec;
   complexity: BudgetSpec;
+  /**
+   * Endpoint limits: a root field (`issues`, `issue`, …) with a request bucket of its own, reported
+   * in `X-RateLimit-Endpoint-*` headers. @default none
+   */
+  endpoints?: Record<string, BudgetSpec>;
   /** Most complexity one query may have (more: a QUERY_TOO_COMPLEX error). @default 10000 */
   maxQueryComplexity?: number;
   status?: 200 | 400 | 429;
@@ -56,7 +65,22 @@ export const DEFAULT_LINEAR_RATE_LIMIT: LinearRateLimit = {
   complexity: { limit: 3_000_000, windowSeconds: 3600 },
   maxQueryComplexity: 10_000,
   status: 400,
+  endpoints: {},
 };
+
+/**
+ * Issues changing while a listing is read. Edits are stamped at the clock's now (each moves its issue
+ * to the front of `orderBy: updatedAt`); archived and deleted issues leave the listings.
+ */
+export interface LinearChurn {
+  /** Issue edits per second of the emulator's clock, made as requests arrive. @default 0 */
+  editsPerSecond?: number;
+  /**
+   * Called after each page of `issues` is answered (its operation, the page's issue ids), before the
+   * next request: the place to edit, archive or delete issues between two given pages.
+   */
+  afterIssuesPage?: (page: { operation: string | null; ids: string[]; seq: number }) => void;
+}
 
 export interface LinearEmulatorOptions extends CommonEmulatorOptions {
   /** The personal API key (id `demo`). @default a fresh random `lin_api_…` key at every start */
@@ -67,6 +91,7 @@ export interface LinearEmulatorOptions extends CommonEmulatorOptions {
   /** `{ requests, complexity }`, or only the requests budget (the complexity one stays default). */
   rateLimit?: Partial<LinearRateLimit> | BudgetSpec;
   faults?: LinearFaultSpec[];
+  churn?: LinearChurn;
 }
 
 /** `1500/3600s`, `100/10s`, `5000/1h` → a BudgetSpec (`field` names the option in errors). */
@@ -87,7 +112,18 @@ export function resolveRateLimit(raw: LinearEmulatorOptions['rateLimit']): Requi
     complexity: validateWindow(given.complexity ?? d.complexity, 'rateLimit.complexity'),
     maxQueryComplexity: max,
     status,
+    endpoints: endpointsOf(given.endpoints ?? d.endpoints!),
   };
+}
+
+function endpointsOf(raw: Record<string, BudgetSpec>): Record<string, BudgetSpec> {
+  const out: Record<string, BudgetSpec> = {};
+  for (const [name, spec] of Object.entries(raw)) {
+    if (!/^[A-Za-z][A-Za-z0-9]{0,59}$/.test(name))
+      throw new ValidationError('rateLimit.endpoints', 'expected field names');
+    out[name] = validateWindow(spec, `rateLimit.endpoints.${name}`);
+  }
+  return out;
 }
 
 /** `small`, `medium`, `bench` or `issues=20000,teams=4` (over the small preset). */
@@ -103,6 +139,12 @@ export interface LinearEmulatorFlags extends Omit<CommonEmulatorFlags, 'logLimit
   maxComplexity?: string;
   limitStatus?: string;
   faults?: string;
+  /** `issues=30/60s,…`: endpoint limits. */
+  endpointLimit?: string;
+  /** Share of issue reads answered with partial data (a `partial` fault). */
+  partialRate?: string;
+  /** Issue edits per second while serving. */
+  churn?: string;
 }
 
 /**
@@ -117,7 +159,30 @@ export function parseLinearEmulatorArgs(flags: LinearEmulatorFlags): LinearEmula
   if (flags.complexityLimit !== undefined) rate.complexity = parseBudget(flags.complexityLimit, 'complexityLimit');
   if (flags.maxComplexity !== undefined) rate.maxQueryComplexity = intFlag(flags.maxComplexity, 'maxComplexity', 1e9);
   if (flags.limitStatus !== undefined) rate.status = intFlag(flags.limitStatus, 'limitStatus', 999) as 200;
+  if (flags.endpointLimit !== undefined) rate.endpoints = parseEndpoints(flags.endpointLimit);
   if (Object.keys(rate).length > 0) o.rateLimit = resolveRateLimit(rate);
   if (flags.faults !== undefined) o.faults = parseLinearFaults(flags.faults);
+  const partial = flags.partialRate === undefined ? 0 : rateFlag(flags.partialRate, 'partialRate', 1);
+  if (partial > 0) o.faults = [...(o.faults ?? []), { kind: 'partial', operation: 'Issue', probability: partial }];
+  if (flags.churn !== undefined) o.churn = { editsPerSecond: rateFlag(flags.churn, 'churn', 1000) };
   return o;
+}
+
+function rateFlag(text: string, field: string, max: number): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || v < 0 || v > max) {
+    throw new ValidationError(field, `expected a number from 0 to ${max}`);
+  }
+  return v;
+}
+
+/** `issues=30/60s,issue=100/60s` → endpoint limits. */
+export function parseEndpoints(text: string): Record<string, BudgetSpec> {
+  const out: Record<string, BudgetSpec> = {};
+  for (const part of text.split(',').filter((p) => p.trim() !== '')) {
+    const [name, spec] = part.split('=');
+    if (!name || !spec) throw new ValidationError('endpointLimit', `expected field=N/WINDOW, got "${part}"`);
+    out[name.trim()] = parseBudget(spec, `endpointLimit.${name.trim()}`);
+  }
+  return out;
 }

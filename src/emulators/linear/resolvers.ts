@@ -1,9 +1,18 @@
 /**
  * The emulator's root value: plain objects whose function fields graphql-js's default resolver
  * calls with the field's arguments. Connections are Relay connections (`nodes`, `edges`,
- * `pageInfo`) with opaque cursors that name the last item's sort key, so a page boundary stays put
- * when items before it change; `orderBy` is `createdAt` (default) or `updatedAt`, newest first as
- * Linear serves them ("to get most recently updated resources, order by updatedAt").
+ * `pageInfo`) with opaque cursors, each tied to its item: the page after a cursor starts after the
+ * item's place in the listing as it is now, and a cursor whose item has left the listing (edited
+ * out of the filter, archived, deleted) is refused (`INVALID_INPUT`). Linear documents no more of
+ * its cursors than "pass `endCursor` as `after`" (https://linear.app/developers/pagination), so a
+ * reader may not count on one outliving a change to its item. `orderBy` is `createdAt` (default)
+ * or `updatedAt`, newest first as Linear serves them ("to get most recently updated resources,
+ * order by updatedAt").
+ *
+ * A request answered with partial data (the `partial` fault) carries a `PartialPlan` as its
+ * context: the first nullable object field (an issue's assignee, creator, project, cycle or parent,
+ * a comment's user, a history entry's actor) that has a value fails instead, so graphql-js answers
+ * it as `null` with an error whose `path` names it, beside the rest of `data`.
  */
 import { GraphQLError } from 'graphql';
 import type {
@@ -71,7 +80,13 @@ export function connection<T extends Sortable>(
   let start = 0;
   if (args.after) {
     const c = decodeCursor(args.after);
-    start = lowerBound(sorted, (t) => keyOf(t) < c.key || (keyOf(t) === c.key && t.id < c.id));
+    const at = sorted.findIndex((t) => t.id === c.id);
+    if (at < 0) {
+      throw new GraphQLError('Invalid cursor: its item is no longer in this listing', {
+        extensions: { code: 'INVALID_INPUT', type: 'invalid input', userError: true },
+      });
+    }
+    start = at + 1;
   }
   const page = sorted.slice(start, start + first);
   const cursors = page.map((t) => encodeCursor(keyOf(t), t.id));
@@ -91,16 +106,26 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The first index whose item satisfies `past` (items sorted so that `past` is monotone). */
-function lowerBound<T>(items: readonly T[], past: (t: T) => boolean): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (past(items[mid]!)) hi = mid;
-    else lo = mid + 1;
+/** Which field of a partial answer fails: the first nullable one with a value, once. */
+export class PartialPlan {
+  failed: string | null = null;
+
+  /** Throws (once) for a nullable field `name` that has a value, so it answers null with an error. */
+  check(name: string, has: unknown): void {
+    if (this.failed !== null || has === null || has === undefined) return;
+    this.failed = name;
+    throw new GraphQLError(`Internal error resolving ${name}`, {
+      extensions: { code: 'INTERNAL_SERVER_ERROR', type: 'internal error', userError: false },
+    });
   }
-  return lo;
+}
+
+/** A nullable field's resolver that fails when the request's context is a partial plan. */
+function nullable<T>(name: string, has: unknown, value: () => T): (_args: unknown, ctx: unknown) => T {
+  return (_args, ctx) => {
+    if (ctx instanceof PartialPlan) ctx.check(name, has);
+    return value();
+  };
 }
 
 export class Views {
@@ -252,16 +277,16 @@ export class Views {
       startedAt: iso(i.startedAt),
       completedAt: iso(i.completedAt),
       canceledAt: iso(i.canceledAt),
-      archivedAt: null,
+      archivedAt: iso(i.archivedAt),
       state: () => this.state(i.stateId),
-      assignee: () => this.user(i.assigneeId),
-      creator: () => this.user(i.creatorId),
-      parent: () => {
+      assignee: nullable('assignee', i.assigneeId, () => this.user(i.assigneeId)),
+      creator: nullable('creator', i.creatorId, () => this.user(i.creatorId)),
+      parent: nullable('parent', i.parentId, () => {
         const p = i.parentId ? this.ws.issueById.get(i.parentId) : undefined;
         return p ? this.issue(p) : null;
-      },
-      project: () => this.project(i.projectId),
-      cycle: () => this.cycle(i.cycleId),
+      }),
+      project: nullable('project', i.projectId, () => this.project(i.projectId)),
+      cycle: nullable('cycle', i.cycleId, () => this.cycle(i.cycleId)),
       team: () => this.team(i.teamId),
       labels: (args: PageArgs) =>
         connection(
@@ -281,7 +306,7 @@ export class Views {
       createdAt: iso(c.createdAt),
       updatedAt: iso(c.updatedAt),
       url: `${this.baseUrl()}/issue/${this.identifier(i)}#comment-${c.id.slice(0, 8)}`,
-      user: () => this.user(c.userId),
+      user: nullable('user', c.userId, () => this.user(c.userId)),
       issue: () => this.issue(i),
     };
   }
@@ -291,7 +316,7 @@ export class Views {
       id: h.id,
       createdAt: iso(h.createdAt),
       updatedAt: iso(h.createdAt),
-      actor: () => this.user(h.actorId),
+      actor: nullable('actor', h.actorId, () => this.user(h.actorId)),
       fromState: () => this.state(h.fromStateId),
       toState: () => this.state(h.toStateId),
       fromAssignee: () => this.user(h.fromAssigneeId),

@@ -36,6 +36,7 @@ interface IssueFilter {
 }
 
 interface ListArgs {
+  includeArchived?: boolean | null;
   first?: number | null;
   after?: string | null;
   orderBy?: 'createdAt' | 'updatedAt' | null;
@@ -90,7 +91,8 @@ export function rootValue(ws: Workspace, views: Views): Obj {
   return {
     issues: (args: ListArgs & { filter?: IssueFilter | null }) => {
       // ws.issues is kept oldest update first: reversed, it is the newest-first order served.
-      const items = ws.issues.filter(issueTest(args.filter));
+      const test = issueTest(args.filter);
+      const items = ws.issues.filter((i) => (args.includeArchived || !i.archivedAt) && test(i));
       if (args.orderBy === 'updatedAt') items.reverse();
       return connection(items, args, (i) => views.issue(i), args.orderBy === 'updatedAt');
     },

@@ -1,8 +1,10 @@
 /**
  * The emulator's HTTP front: `POST /graphql` with `{ query, variables, operationName }`. In order:
- * authentication, parsing and validation against the schema, the query's complexity, a spent
- * budget (RATELIMITED), injected faults, then execution. Every answer carries the budget headers
- * and lands in the request log (the key's id, never the key).
+ * authentication, parsing and validation against the schema, churn due by the clock, the query's
+ * complexity, a spent budget (RATELIMITED: requests, complexity or the root field's endpoint
+ * bucket), injected faults, then execution (a `partial` fault runs it with a PartialPlan). Every
+ * answer carries the budget headers and lands in the request log (the key's id, never the key);
+ * an answered page of `issues` is handed to the churn hook before the next request.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
@@ -23,7 +25,8 @@ import { faultAnswer, gqlError, rateLimited, unauthenticated, type Answer } from
 import { queryComplexity } from './complexity.js';
 import type { LinearFaultKind, LinearFaultSpec } from './faults.js';
 import type { LinearRateLimit } from './options.js';
-import { rateHeaders, type FixedWindow, type WindowState } from './ratelimit.js';
+import { rateHeaders, type EndpointState, type LeakyBucket, type WindowState } from './ratelimit.js';
+import { PartialPlan } from './resolvers.js';
 
 export interface EmulatorKey {
   /** Shown in the request log instead of the key. */
@@ -41,6 +44,8 @@ export interface LinearRequestLogEntry {
   operation: string | null;
   /** The `after` cursor the request asked to read from (its `after` variable), if any. */
   after: string | null;
+  /** The upper `updatedAt` bound (`lte`) of its issue filter, if any: where a keyset read resumes. */
+  upTo: string | null;
   keyId: string | null;
   status: number;
   /** The GraphQL error code answered, if any (RATELIMITED, QUERY_TOO_COMPLEX, …). */
@@ -58,9 +63,15 @@ export interface ServerParts {
   schema: GraphQLSchema;
   root: Record<string, unknown>;
   keys: readonly EmulatorKey[];
-  requests: FixedWindow;
-  complexity: FixedWindow;
+  requests: LeakyBucket;
+  complexity: LeakyBucket;
+  /** Endpoint buckets by root field. */
+  endpoints: ReadonlyMap<string, LeakyBucket>;
   rateLimit: Required<LinearRateLimit>;
+  /** Runs the edits due by the clock (churn), before a request is served. */
+  churn: () => void;
+  /** Hands an answered page of `issues` to the churn hook. */
+  afterIssuesPage: (page: { operation: string | null; ids: string[]; seq: number }) => void;
   faults: FaultDeck<LinearFaultSpec>;
   log: LinearRequestLogEntry[];
   logLimit: number;
@@ -91,6 +102,27 @@ interface Request {
   op: OperationDefinitionNode;
   name: string | null;
   variables: Record<string, unknown>;
+  /** The operation's first root field (`issues`, `issue`, …): its endpoint. */
+  root: string | null;
+}
+
+/** The first root field an operation selects. */
+function rootField(op: OperationDefinitionNode): string | null {
+  const first = op.selectionSet.selections.find((s) => s.kind === Kind.FIELD);
+  return first && first.kind === Kind.FIELD ? first.name.value : null;
+}
+
+/** The `lte` bound of an issue filter's `updatedAt` (or of one of its `and` members). */
+function upToOf(filter: unknown): string | null {
+  if (!filter || typeof filter !== 'object') return null;
+  const f = filter as { updatedAt?: { lte?: unknown }; and?: unknown };
+  if (typeof f.updatedAt?.lte === 'string') return f.updatedAt.lte;
+  if (!Array.isArray(f.and)) return null;
+  for (const m of f.and) {
+    const found = upToOf(m);
+    if (found) return found;
+  }
+  return null;
 }
 
 /** The request parsed and validated, or the error answer. */
@@ -122,73 +154,108 @@ function parseRequest(parts: ServerParts, text: string | null): Request | Answer
     string,
     unknown
   >;
-  return { doc, op, name: op.name?.value ?? null, variables };
+  return { doc, op, name: op.name?.value ?? null, variables, root: rootField(op) };
 }
 
 async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const startedAt = performance.now();
   const key = keyOf(parts, req.headers.authorization);
   const text = req.method === 'POST' ? await readBody(req, MAX_BODY) : null;
-  let operation: string | null = null;
-  let after: string | null = null;
-  let complexity: number | null = null;
-  let fault: LinearFaultKind | null = null;
+  parts.churn();
+  const seen: Seen = { operation: null, after: null, upTo: null, complexity: null, fault: null, endpoint: null };
   const finish = (a: Answer, headers: Record<string, string>) => {
-    sendAnswer(req, res, { status: a.status, body: a.body, headers }, {}, JSON_TYPE);
+    sendAnswer(req, res, { status: a.status, body: a.body, headers: { ...headers, ...a.headers } }, {}, JSON_TYPE);
     const requests = key ? parts.requests.peek(key.id) : null;
-    const entry = { seq, at: parts.clock.now().toISOString(), operation, after, keyId: key?.id ?? null };
+    const { operation, after, upTo, complexity, fault } = seen;
+    const entry = { seq, at: parts.clock.now().toISOString(), operation, after, upTo, keyId: key?.id ?? null };
     const outcome = { status: a.status, errorCode: a.code, fault, complexity, requests };
     appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
+    if (a.status === 200) issuesPage(parts, seq, seen.operation, a.body);
   };
   if (!key) return finish(unauthenticated(), {});
   const parsed = parseRequest(parts, text);
-  const headersNow = (cost: number | null) =>
-    rateHeaders(parts.requests.peek(key.id), parts.complexity.peek(key.id), cost);
+  const headersNow = (cost: number | null) => {
+    const ep = seen.endpoint;
+    const endpoint: EndpointState | null = ep ? { name: ep.name, ...ep.bucket.peek(key.id) } : null;
+    return rateHeaders(parts.requests.peek(key.id), parts.complexity.peek(key.id), cost, endpoint);
+  };
   if ('status' in parsed) {
     parts.requests.spend(key.id, 1);
     return finish(parsed, headersNow(null));
   }
-  operation = parsed.name;
-  after = typeof parsed.variables.after === 'string' ? parsed.variables.after : null;
+  seen.operation = parsed.name;
+  seen.after = typeof parsed.variables.after === 'string' ? parsed.variables.after : null;
+  seen.upTo = upToOf(parsed.variables.filter);
+  const bucket = parsed.root ? parts.endpoints.get(parsed.root) : undefined;
+  if (bucket && parsed.root) seen.endpoint = { name: parsed.root, bucket };
   const fragments = parsed.doc.definitions.filter(
     (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
   );
-  complexity = queryComplexity(parts.schema, parsed.op, fragments, parsed.variables);
-  const stopped = await gatekeep(parts, key, operation ?? '', complexity);
-  fault = stopped.fault;
+  const complexity = queryComplexity(parts.schema, parsed.op, fragments, parsed.variables);
+  seen.complexity = complexity;
+  const stopped = await gatekeep(parts, key, seen, complexity);
+  seen.fault = stopped.fault;
   if (stopped.answer) return finish(stopped.answer, headersNow(complexity));
   parts.requests.spend(key.id, 1);
   parts.complexity.spend(key.id, complexity);
-  finish(await run(parts, parsed), headersNow(complexity));
+  seen.endpoint?.bucket.spend(key.id, 1);
+  finish(await run(parts, parsed, stopped.partial), headersNow(complexity));
+}
+
+/** What the log and the headers need of a request, filled in as it is read. */
+interface Seen {
+  operation: string | null;
+  after: string | null;
+  upTo: string | null;
+  complexity: number | null;
+  fault: LinearFaultKind | null;
+  endpoint: { name: string; bucket: LeakyBucket } | null;
+}
+
+/** Hands the ids of an answered `issues` page to the churn hook. */
+function issuesPage(parts: ServerParts, seq: number, operation: string | null, body: unknown): void {
+  const data = (body as { data?: { issues?: { nodes?: { id?: unknown }[] } } } | null)?.data;
+  const nodes = data?.issues?.nodes;
+  if (!Array.isArray(nodes)) return;
+  const ids = nodes.map((n) => n?.id).filter((id): id is string => typeof id === 'string');
+  parts.afterIssuesPage({ operation, ids, seq });
 }
 
 /** What answers a parsed request before it runs: too complex, a spent budget, an injected fault. */
 async function gatekeep(
   parts: ServerParts,
   key: EmulatorKey,
-  operation: string,
+  seen: Seen,
   complexity: number,
-): Promise<{ answer: Answer | null; fault: LinearFaultKind | null }> {
+): Promise<{ answer: Answer | null; fault: LinearFaultKind | null; partial: boolean }> {
   const max = parts.rateLimit.maxQueryComplexity;
   if (complexity > max) {
     parts.requests.spend(key.id, 1);
     const msg = `Query too complex: complexity ${complexity} is over the maximum of ${max}`;
-    return { answer: gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), fault: null };
+    return { answer: gqlError(400, 'QUERY_TOO_COMPLEX', 'graphql error', msg), fault: null, partial: false };
   }
   // A spent budget answers before any fault is drawn, so a counted fault is not used up unseen.
-  if (!parts.requests.fits(key.id, 1) || !parts.complexity.fits(key.id, complexity)) {
-    return { answer: rateLimited(parts.rateLimit.status), fault: null };
-  }
-  const { fault, injected } = await parts.faults.meet(operation);
-  const drain = (resetSeconds?: number) => parts.requests.drain(key.id, resetSeconds);
-  return { answer: fault ? faultAnswer(fault, drain) : null, fault: injected };
+  const waitMs = Math.max(
+    parts.requests.waitMs(key.id, 1),
+    parts.complexity.waitMs(key.id, complexity),
+    seen.endpoint?.bucket.waitMs(key.id, 1) ?? 0,
+  );
+  if (waitMs > 0) return { answer: rateLimited(parts.rateLimit.status, waitMs), fault: null, partial: false };
+  const { fault, injected } = await parts.faults.meet(seen.operation ?? '');
+  const drain = (holdSeconds?: number) => {
+    parts.requests.drain(key.id, holdSeconds);
+    return parts.requests.waitMs(key.id, 1);
+  };
+  if (fault?.kind === 'partial') return { answer: null, fault: injected, partial: true };
+  return { answer: fault ? faultAnswer(fault, drain) : null, fault: injected, partial: false };
 }
 
-async function run(parts: ServerParts, req: Request): Promise<Answer> {
+async function run(parts: ServerParts, req: Request, partial: boolean): Promise<Answer> {
   const result = await execute({
     schema: parts.schema,
     document: req.doc,
     rootValue: parts.root,
+    contextValue: partial ? new PartialPlan() : undefined,
     variableValues: req.variables,
     operationName: req.name,
   });

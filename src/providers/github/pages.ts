@@ -2,11 +2,28 @@
  * How a GitHub unit reads: a list's pages, narrowed to the unit's window, each page's rows written
  * through the fenced sink before the next page is asked for (a lost lease stops the unit).
  *
+ * GitHub pages its lists by page number (`Link: <…&page=2>; rel="next"`), and people keep editing
+ * while a unit reads. An object edited on a page already read moves to the end of a list sorted by
+ * `updated`; a deleted one leaves the list; either way every later object shifts one place forward
+ * and the one at the page boundary lands on a page already read: following page numbers would
+ * never read it, and the watermark would then pass it. So no list that can change under the reader
+ * is read by page numbers alone:
+ * - Lists sorted by `updated` ascending with a `since` (the issues list, the repository's issue
+ *   comments) are read by keyset (`keysetPages`): each request is the first page from the latest
+ *   `updated_at` read so far (`since` is inclusive; objects seen at the same version are dropped by
+ *   id). An edited object comes back at the end with its new `updated_at` and is read there; the
+ *   others keep their place relative to `since`, so none is skipped. Only when a whole page shares
+ *   one `updated_at` second does the read follow page numbers within that second.
+ * - Lists with no `since` or sort (issue events, assignees) are listed until two consecutive
+ *   listings agree (`settledPages`): a shift during one listing changes the next one's ids, and
+ *   what the next one brings that was not read is written. A single page is one answer, read at
+ *   once: nothing can shift within it. Reviews of a pull request are only ever added (a submitted
+ *   review is never deleted), at the end: page numbers cannot skip one.
+ *
  * Windows: backfill reads `[since, before)`; incremental and full_resync read from `since` on.
- * Lists sorted by `updated` ascending with a `since` parameter (`ascendingWindow`) stop at the first
- * object past a backfill's end, and after `maxPages` pages in incremental mode: the watermark then
- * moves only to the latest `updated_at` read. Lists without `since`, newest first
- * (`descendingWindow`), stop after the first page that reaches back past the window's start.
+ * Ascending lists (`ascendingWindow`) stop at the first object past a backfill's end, and after
+ * `maxPages` pages in incremental mode: the watermark then moves only to the latest `updated_at`
+ * read (every object before it was read: the keyset skips none).
  */
 import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
@@ -83,17 +100,100 @@ export function linkTrail(job: Job, first: string): { next: (link: string | unde
   };
 }
 
+/** What a keyset read needs of an object: its id and its `updated_at`. */
+export interface Versioned {
+  id: number;
+  updated_at: string;
+}
+
+type KeysetRoute = 'GET /repos/{owner}/{repo}/issues' | 'GET /repos/{owner}/{repo}/issues/comments';
+
+/**
+ * A list sorted by `updated` ascending, read by keyset from the window's start (module comment):
+ * each request asks for the first page from the latest `updated_at` read; objects already read at
+ * that version are left out. A page that does not move `since` on (all of one second, or empty) is
+ * followed by its `Link: rel="next"`. The trail's key is the request's whole URL, `since` and `page`
+ * included: the same URL twice is a loop, a request from a later `since` is not. Ends at the page
+ * without a next link.
+ */
+export async function* keysetPages<T extends Versioned>(
+  job: Job,
+  route: KeysetRoute,
+  params: Record<string, string | number | undefined>,
+): AsyncGenerator<T[]> {
+  const { owner, repo } = job.repo;
+  const read = new Map<number, number>();
+  const from = (since: Date | null) =>
+    job.gh.request.endpoint(route, { owner, repo, per_page: PER_PAGE, ...params, since: iso(since) }).url;
+  let since = job.since;
+  let url: string = from(since);
+  const trail = job.pages.trail(`GET ${new URL(url).pathname}`);
+  for (;;) {
+    trail.visit(new URL(url).href);
+    const res = await job.gh.request({ method: 'GET', url });
+    const all = res.data as unknown as T[];
+    yield all.filter((t) => read.get(t.id) !== Date.parse(t.updated_at));
+    for (const t of all) read.set(t.id, Date.parse(t.updated_at));
+    const next = nextLink(res.headers.link);
+    if (!next) return;
+    const last = all.length > 0 ? new Date(all.at(-1)!.updated_at) : null;
+    if (last && (since === null || last.getTime() > since.getTime())) {
+      since = last;
+      url = from(since);
+    } else {
+      url = new URL(next, url).href; // a page all of one second (or empty): on by the page GitHub names next
+    }
+  }
+}
+
+/** The URL a `Link` header names next, as the paginate plugin reads it. */
+function nextLink(link: string | undefined): string | undefined {
+  return /<([^<>]+)>;\s*rel="next"/.exec(link ?? '')?.[1];
+}
+
 /**
  * The repository's issues and pull requests (GitHub lists both; a pull request carries
- * `pull_request`), `updated` ascending from the window's start.
+ * `pull_request`), `updated` ascending from the window's start, by keyset.
  */
-export function issuePages<T>(job: Job): AsyncGenerator<T[]> {
-  return listPages<T>(job, 'GET /repos/{owner}/{repo}/issues', {
-    state: 'all',
-    sort: 'updated',
-    direction: 'asc',
-    since: iso(job.since),
-  });
+export function issuePages<T extends Versioned>(job: Job): AsyncGenerator<T[]> {
+  return keysetPages<T>(job, 'GET /repos/{owner}/{repo}/issues', { state: 'all', sort: 'updated', direction: 'asc' });
+}
+
+/** Listings a list without `since` or sort is read at most before the unit gives up (`settledPages`). */
+export const MAX_LISTINGS = 4;
+
+/**
+ * A list without `since` or sort read until two consecutive listings agree on every id in order
+ * (one page: at once). The pages are the first listing's, then from each later listing only the
+ * objects not yet read. A list still changing after MAX_LISTINGS listings ends the read with
+ * what it has: `watermark()` then keeps the unit's watermark where it was (its `since`).
+ */
+export function settledPages<T>(job: Job, route: RepoRoute, key: (t: T) => string | number): WindowedPages<T> {
+  let settled = false;
+  async function* pages(): AsyncGenerator<T[]> {
+    const read = new Set<string | number>();
+    let previous: (string | number)[] | null = null;
+    for (let listing = 1; listing <= MAX_LISTINGS; listing++) {
+      const ids: (string | number)[] = [];
+      let count = 0;
+      for await (const page of listPages<T>(job, route)) {
+        count++;
+        ids.push(...page.map(key));
+        yield page.filter((t) => !read.has(key(t)));
+        for (const t of page) read.add(key(t));
+      }
+      if (count <= 1 || (previous !== null && sameIds(previous, ids))) {
+        settled = true;
+        return;
+      }
+      previous = ids;
+    }
+  }
+  return { pages: pages(), watermark: () => (settled ? undefined : job.since) };
+}
+
+function sameIds(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 /** An ascending list read through a window: the pages, and where the watermark may move. */
@@ -134,21 +234,6 @@ export function ascendingWindow<T>(job: Job, pages: AsyncIterable<T[]>, updatedA
     }
   }
   return { pages: narrowed(), watermark: () => (stoppedEarly ? latest : undefined) };
-}
-
-/**
- * Narrows a list sorted newest first, without `since`, to the window: each page's objects in it;
- * stops after the first page holding an object older than the window's start.
- */
-export async function* descendingWindow<T>(
-  job: Job,
-  pages: AsyncIterable<T[]>,
-  at: (t: T) => string,
-): AsyncGenerator<T[]> {
-  for await (const page of pages) {
-    yield page.filter((t) => inWindow(job, new Date(at(t))));
-    if (page.some((t) => !afterSince(job, new Date(at(t))))) return;
-  }
 }
 
 /** One surface a unit writes from each page: its rows (which may call the API for details). */

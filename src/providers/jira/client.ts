@@ -7,8 +7,13 @@
  * carries `Retry-After` (seconds) and/or `X-RateLimit-Reset` (ISO-8601, e.g. `2026-03-02T12:31Z`);
  * the limit lifts at the later of the two (60 s when neither is sent). A 403 with `Retry-After`, or
  * with `X-RateLimit-Reset` and no requests remaining, is a limit too; any other 403, and every 401,
- * is `auth`. Responses may carry `X-RateLimit-Limit`,
- * `X-RateLimit-Remaining` and `X-RateLimit-Reset`, which feed the shared budget. 5xx and network
+ * is `auth`.
+ *
+ * The shared budget: success answers carry `X-RateLimit-Limit` / `X-RateLimit-Remaining` of the
+ * endpoint's own per-second limit (350 for search, 400 for others, without `X-RateLimit-Reset`);
+ * they say nothing of the credential's other endpoints nor of when they refill, and are not recorded.
+ * What is recorded is the credential's quota from `Beta-RateLimit` / `Beta-RateLimit-Policy`
+ * (./quota.ts: remaining, quota, reset) and every limit response's lift time. 5xx and network
  * failures are retried in place, then end as `provider_error`. Errors name the integration and the
  * request (method and path), never the credential.
  */
@@ -18,6 +23,7 @@ import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, typ
 import { providerError, type CallSubject, type LimitSignal, type ProviderAnswerError } from '../kit/errors.js';
 import { numberHeader, timeHeader, type HeaderSource } from '../kit/headers.js';
 import { authorizationForms } from '../kit/redact.js';
+import { jiraQuota } from './quota.js';
 
 /** A limit response without a lift time lasts at least this long. */
 export const LIMIT_FALLBACK_MS = 60_000;
@@ -51,14 +57,18 @@ export function jiraLimitSignal(status: number, headers: HeaderSource, now: Date
   return { kind: 'primary', liftsAt: new Date(lifts) };
 }
 
-/** The budget figures a response's headers give (null when it carries none and no limit). */
+/**
+ * The budget figures a response gives (null when it shows no quota and was no limit): the quota of
+ * `Beta-RateLimit`, and the lift time of a limit response. An endpoint's `X-RateLimit-*` figures are
+ * its own and are left out (see the module comment).
+ */
 export function jiraObservation(headers: HeaderSource, now: Date, limitedUntil: Date | null): BudgetObservation | null {
-  const remaining = numberHeader(headers, 'x-ratelimit-remaining');
-  if (remaining === null && limitedUntil === null) return null;
+  const quota = jiraQuota(headers, now);
+  if (quota === null && limitedUntil === null) return null;
   return {
-    remaining,
-    limit: numberHeader(headers, 'x-ratelimit-limit'),
-    resetAt: timeHeader(headers, 'x-ratelimit-reset'),
+    remaining: quota?.remaining ?? null,
+    limit: quota?.limit ?? null,
+    resetAt: quota?.resetAt ?? null,
     limitedUntil,
     observedAt: now,
   };

@@ -2,7 +2,9 @@
  * The reference units (projects, members, sprints): each reads one project's lists and writes
  * each page through the fenced sink before asking for the next (a lost lease stops the unit).
  */
+import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
+import { ProviderAnswerError } from '../kit/errors.js';
 import type { UnitBase } from '../kit/runner.js';
 import { PageWriter } from '../kit/write.js';
 import type { JiraClient } from './client.js';
@@ -54,27 +56,38 @@ export async function projects(job: Job): Promise<UnitResult> {
 
 const USERS_PAGE = 100;
 
+/** The assignable-user search looks no further than the 1,000th user of its pool. */
+export const USER_SEARCH_CAP = 1000;
+
 /**
- * Members: the users issues of the project can be assigned to. Jira may return fewer than asked
- * for before the end (it drops users it hides), so the list ends with an empty page.
+ * Members: the users issues of the project can be assigned to. Jira takes the users in the range
+ * `[startAt, startAt + maxResults)`, up to the 1,000th, and returns only the assignable ones among
+ * them: a page may be short or empty before the end, and the answer says nothing of a total. So
+ * every range up to the cap is read (an empty page is not the end). When the last range still held
+ * users, the pool may go on past the cap, where this search cannot look: the unit says so
+ * (`incomplete`) and warns, rather than report the list complete.
  */
 export async function members(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
   const trail = job.pages.trail('GET /rest/api/3/user/assignable/search');
-  for (let startAt = 0; ; startAt += USERS_PAGE) {
+  let last = 0;
+  for (let startAt = 0; startAt < USER_SEARCH_CAP; startAt += USERS_PAGE) {
     trail.visit(startAt);
     const users = await job.jira.get<JiraUser[]>('/rest/api/3/user/assignable/search', {
       project: job.project,
       startAt,
-      maxResults: USERS_PAGE,
+      maxResults: Math.min(USERS_PAGE, USER_SEARCH_CAP - startAt),
     });
     await writer.write(
       'members',
       users.map((u) => memberRow(job.scope, u, 'assignee')),
     );
-    if (users.length === 0) break;
+    last = users.length;
   }
-  return writer.result();
+  if (last === 0) return writer.result();
+  const reason = `the assignable-user search stops at its ${USER_SEARCH_CAP}th user; members past it are not listed`;
+  job.ctx.logger.warn({ unitId: job.ctx.unit.id, project: job.project }, `jira members may be incomplete: ${reason}`);
+  return { ...writer.result(), incomplete: { surface: 'members', reason } };
 }
 
 const AGILE_PAGE = 50;
@@ -92,18 +105,39 @@ async function* agilePages<T>(job: Job, path: string, query: Record<string, stri
   }
 }
 
-/** Sprints of the project's scrum boards (kanban boards have none). */
+/** Boards whose sprints are read: scrum boards, and team-managed (`simple`) ones, which may have sprints. */
+const SPRINT_BOARDS = new Set(['scrum', 'simple']);
+
+/**
+ * Sprints of the project's boards that can have them: scrum boards, and team-managed (`simple`)
+ * boards, whose sprints feature may be on (Jira answers 400 for one where it is off: no sprints).
+ * Kanban boards have none.
+ */
 export async function sprints(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
   for await (const boards of agilePages<JiraBoard>(job, '/rest/agile/1.0/board', { projectKeyOrId: job.project })) {
-    for (const board of boards.filter((b) => b.type === 'scrum')) {
-      for await (const page of agilePages<JiraSprint>(job, `/rest/agile/1.0/board/${board.id}/sprint`)) {
-        await writer.write(
-          'sprints',
-          page.map((s) => sprintRow(job.scope, job.project, s)),
-        );
+    for (const board of boards.filter((b) => SPRINT_BOARDS.has(b.type))) {
+      try {
+        for await (const page of agilePages<JiraSprint>(job, `/rest/agile/1.0/board/${board.id}/sprint`)) {
+          await writer.write(
+            'sprints',
+            page.map((s) => sprintRow(job.scope, job.project, s)),
+          );
+        }
+      } catch (err) {
+        if (!(board.type === 'simple' && sprintsOff(err))) throw err;
       }
     }
   }
   return writer.result();
+}
+
+/** A 400 for a board's sprints: the board does not support sprints. */
+function sprintsOff(err: unknown): boolean {
+  return (
+    err instanceof NonRetryableError &&
+    err.category === 'provider_error' &&
+    err.cause instanceof ProviderAnswerError &&
+    err.cause.status === 400
+  );
 }

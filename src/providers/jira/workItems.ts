@@ -2,15 +2,18 @@
  * The work-item family in one unit: issues of one project updated in the unit's window, read from
  * `POST /rest/api/3/search/jql` (`nextPageToken` / `isLast`), with `expand=changelog` when history
  * or work items are wanted and the `comment` field when comments are. Search results embed only
- * the first page of an issue's comments and changelog; longer ones are read through
- * `/rest/api/3/issue/{id}/comment` and `/rest/api/3/issue/{id}/changelog`.
+ * the first page of an issue's comments and the most recent entries of its changelog (its `total`
+ * sometimes left out); longer ones are read through `/rest/api/3/issue/{id}/comment` and
+ * `/rest/api/3/issue/{id}/changelog`.
  *
  * Only the datasets the unit carries (`UnitInfo.datasets`) are written: `work-items` → work_items,
  * `work-item-comments` → work_item_comments, `work-item-history` → work_item_events; each search
  * page's rows are written (fenced) before the next page is asked for.
  *
  * Windows: the JQL asks for whole minutes around `[since, before)` (./jql.ts) and each issue's
- * `fields.updated` decides exactly. An incremental unit that stops after `maxPages` pages moves
+ * `fields.updated` decides exactly. Search is eventually consistent (a fresh change may not be
+ * visible to it yet): the coordinator's incremental overlap (`incrementalOverlapMs`, provider.ts)
+ * reads again what changed just before the last watermark. An incremental unit that stops after `maxPages` pages moves
  * its watermark only to the latest `updated` it read.
  */
 import { NonRetryableError, RateLimitError } from '../../errors.js';
@@ -206,10 +209,15 @@ async function writePage(
   }
 }
 
-/** The issue's whole changelog: the embedded page when it holds every entry, else every page. */
+/**
+ * The issue's whole changelog: the embedded one when it is known to hold every entry, else every
+ * page of `/rest/api/3/issue/{id}/changelog`. A search embeds only the most recent entries and may
+ * leave `total` out: the embedded list is complete when `total` says so, or, without `total`, when
+ * it is shorter than its `maxResults`; anything else (a full page, or neither figure) is read whole.
+ */
 async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
   const embedded = issue.changelog?.histories ?? [];
-  if ((issue.changelog?.total ?? embedded.length) <= embedded.length) return embedded;
+  if (embeddedComplete(issue.changelog, embedded.length)) return embedded;
   const all: JiraHistory[] = [];
   const path = `/rest/api/3/issue/${issue.id}/changelog`;
   const trail = job.pages.trail(`GET ${path}`);
@@ -221,6 +229,13 @@ async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
     startAt += page.values.length;
     if (lastPage(page.isLast, page.values.length, startAt, page.total)) return all;
   }
+}
+
+/** Whether an embedded changelog holds every entry (see `changelogOf`). */
+export function embeddedComplete(c: JiraIssue['changelog'], got: number): boolean {
+  if (!c) return true;
+  if (c.total !== undefined) return c.total <= got;
+  return c.maxResults !== undefined && got < c.maxResults;
 }
 
 /** The issue's comments: the embedded page when it holds them all, else every page. */

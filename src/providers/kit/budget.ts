@@ -7,6 +7,10 @@
  * probe lease) calls first; the others wait briefly for its response to be recorded.
  * `observe()` takes every response's figures; they are recorded once per batch of responses, and
  * at once when a response shows the budget spent or a limit.
+ *
+ * Remaining counts are only as good as their reset time: a remaining without one (an endpoint's own
+ * count, say) cannot tell when requests are available again, so it neither defers nor sends the
+ * units through the probe; only a limit response's lift time does.
  */
 import type { Clock } from '../../clock.js';
 import type { Tx } from '../../db/types.js';
@@ -86,24 +90,32 @@ export function budgetThreshold(limit: number | null, share = 1, reserve?: numbe
 
 export type BudgetVerdict = { kind: 'open' } | { kind: 'wait'; until: Date } | { kind: 'probe' };
 
+/** Whether figures show the budget spent: a remaining at or below `threshold` in a window with a known reset. */
+export function isSpent(b: Pick<BudgetObservation, 'remaining' | 'resetAt'>, threshold: number): boolean {
+  return b.remaining !== null && b.resetAt !== null && b.remaining <= threshold;
+}
+
 /** What a recorded (or seen) budget allows now. */
 export function assessBudget(b: BudgetObservation | null, now: Date, threshold: number): BudgetVerdict {
   if (!b) return { kind: 'open' };
   const t = now.getTime();
   if (b.limitedUntil && b.limitedUntil.getTime() > t) return { kind: 'wait', until: b.limitedUntil };
-  const spent = b.remaining !== null && b.remaining <= threshold;
+  const spent = isSpent(b, threshold);
   if (spent && b.resetAt && b.resetAt.getTime() > t) return { kind: 'wait', until: b.resetAt };
   if (spent || b.limitedUntil) return { kind: 'probe' };
   return { kind: 'open' };
 }
 
-/** Two observations of one credential merged: the later window's counts, the lower remaining within one. */
+/**
+ * Two observations of one credential merged: the later window's counts, the lower remaining within
+ * one; counts without a window (no reset on either) are the later observation's.
+ */
 export function mergeObservations(a: BudgetObservation | null, b: BudgetObservation): BudgetObservation {
   if (!a) return b;
   const ar = a.resetAt?.getTime() ?? -1;
   const br = b.resetAt?.getTime() ?? -1;
   let counts: Pick<BudgetObservation, 'remaining' | 'limit' | 'resetAt'> = a;
-  if (br > ar) counts = b;
+  if (br > ar || (br === -1 && ar === -1 && b.observedAt >= a.observedAt)) counts = b;
   else if (br === ar && b.resetAt) counts = { ...a, remaining: minOf(a.remaining, b.remaining) };
   const later = a.observedAt > b.observedAt ? a.observedAt : b.observedAt;
   return { ...pick(counts), limitedUntil: mergeLimit(a, b), observedAt: later };
@@ -178,7 +190,7 @@ export class RateBudget {
     const shared = this.o.ledger?.of(this.o.key);
     if (shared) shared.latest = mergeObservations(shared.latest, o);
     this.unrecorded++;
-    const spent = o.remaining !== null && o.remaining <= this.threshold(o);
+    const spent = isSpent(o, this.threshold(o));
     if (o.limitedUntil || spent || this.probing || this.unrecorded >= (this.o.flushEvery ?? 10)) await this.flush();
   }
 

@@ -8,33 +8,50 @@
  * token — one given as `Bearer <token>`, or starting `lin_oauth_` — is sent as
  * `Authorization: Bearer <token>`. Anything else is sent as a personal API key.
  *
- * Linear's limits (https://linear.app/developers/rate-limiting): two budgets per credential —
- * requests and query complexity — reported on every response in `X-RateLimit-Requests-{Limit,
- * Remaining,Reset}` and `X-RateLimit-Complexity-{Limit,Remaining,Reset}` (resets are epoch
- * milliseconds). A limit is HTTP 429, or a GraphQL error whose `extensions.code` is `RATELIMITED`
- * (or `extensions.type` `ratelimited`); it lifts at the reset of the exhausted budget.
+ * Linear's limits, its leaky buckets (requests, complexity, an endpoint's) and their headers: ./limits.ts.
+ * An answer with `errors` beside `data` is partial (a field that failed answers null, its error's
+ * `path` naming it): never a value — it is retried in place like a 5xx, then ends the call as a
+ * `provider_error`, so a partial page is never written as if it were whole.
  * A query-complexity error (`extensions.code` `QUERY_TOO_COMPLEX`) means our query asks too much:
  * non-retryable, naming the query. 401, 403 or an `AUTHENTICATION_ERROR` / `FORBIDDEN` error is
  * `auth`; 5xx and network failures are retried in place, then `provider_error`.
  */
 import type { Logger } from 'pino';
-import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
-import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { providerError, type CallSubject, type LimitSignal, type ProviderAnswerError } from '../kit/errors.js';
-import { numberHeader, type HeaderSource } from '../kit/headers.js';
+import {
+  bodyText,
+  createCaller,
+  sendFetch,
+  type Answer,
+  type Caller,
+  type ClientOptions,
+  type Verdict,
+} from '../kit/call.js';
+import { providerError, type CallSubject, type ProviderAnswerError } from '../kit/errors.js';
 import { credentialForms } from '../kit/redact.js';
+import {
+  endpointName,
+  EndpointSlot,
+  errorIs,
+  linearLimitSignal,
+  linearObservation,
+  type GraphqlError,
+} from './limits.js';
 
-/** A limit response without a usable reset header lasts at least this long. */
-export const LIMIT_FALLBACK_MS = 60_000;
+export { LIMIT_FALLBACK_MS, linearLimitSignal, linearObservation, type GraphqlError } from './limits.js';
+
+/** The HTTP status a partial answer is judged by: transient, like a bad gateway. */
+const PARTIAL_STATUS = 502;
 
 /** The `extensions.code` of a query whose complexity exceeds Linear's per-query maximum. */
 export const COMPLEXITY_ERROR_CODE = 'QUERY_TOO_COMPLEX';
 
-/** The credential's two budgets: requests and query complexity points. */
+/** The credential's budgets: requests, query complexity points and (by name) an endpoint's requests. */
 export interface LinearBudgets {
   requests: RateBudget;
   complexity: RateBudget;
+  /** The shared budget of the endpoint an answer names (`X-RateLimit-Endpoint-Name`). */
+  endpoint?: (name: string) => RateBudget;
 }
 
 export interface LinearClientOptions extends ClientOptions {
@@ -58,81 +75,27 @@ export function authorizationHeader(credential: string): string {
   return c;
 }
 
-export interface GraphqlError {
-  message?: string;
-  extensions?: { code?: string; type?: string; userPresentableMessage?: string };
-}
-
 interface GraphqlBody {
   data?: unknown;
   errors?: GraphqlError[];
 }
 
-/** One budget's figures from a response's headers. */
-interface BudgetFigures {
-  remaining: number | null;
-  limit: number | null;
-  resetMs: number | null;
-}
-
-function figures(h: HeaderSource, kind: 'requests' | 'complexity'): BudgetFigures {
-  return {
-    remaining: numberHeader(h, `x-ratelimit-${kind}-remaining`),
-    limit: numberHeader(h, `x-ratelimit-${kind}-limit`),
-    resetMs: numberHeader(h, `x-ratelimit-${kind}-reset`),
-  };
-}
-
-function errorIs(e: GraphqlError, code: string, type: string): boolean {
-  return e.extensions?.code === code || e.extensions?.type?.toLowerCase() === type;
-}
-
-/** The rate limit a response signals, if any: 429 or a RATELIMITED error (see the module comment). */
-export function linearLimitSignal(status: number, headers: HeaderSource, errors: readonly GraphqlError[], now: Date) {
-  const limited = status === 429 || errors.some((e) => errorIs(e, 'RATELIMITED', 'ratelimited'));
-  if (!limited) return null;
-  const req = figures(headers, 'requests');
-  const cx = figures(headers, 'complexity');
-  const cost = numberHeader(headers, 'x-complexity') ?? 0;
-  const spent = [req, cx].filter((f) => {
-    const need = f === cx ? Math.max(1, cost) : 1;
-    return f.remaining !== null && f.remaining < need && f.resetMs !== null;
-  });
-  const candidates = (spent.length > 0 ? spent : [req, cx]).map((f) => f.resetMs).filter((r) => r !== null);
-  const lifts = candidates.length > 0 ? Math.max(...candidates) : now.getTime() + LIMIT_FALLBACK_MS;
-  const signal: LimitSignal = { kind: 'primary', liftsAt: new Date(Math.max(lifts, now.getTime())) };
-  return signal;
-}
-
-/** A budget's observation from a response (null when its headers are absent and it was no limit). */
-export function linearObservation(
-  headers: HeaderSource,
-  kind: 'requests' | 'complexity',
-  now: Date,
-  limitedUntil: Date | null,
-): BudgetObservation | null {
-  const f = figures(headers, kind);
-  if (f.remaining === null && limitedUntil === null) return null;
-  const resetAt = f.resetMs === null ? null : new Date(f.resetMs);
-  return { remaining: f.remaining, limit: f.limit, resetAt, limitedUntil, observedAt: now };
-}
-
-/** A client whose every query is gated, recorded, classified and (when transient) retried. */
+/**
+ * A client whose every query is gated, recorded, classified and (when transient) retried. Each query
+ * name has its own caller: the endpoint bucket an answer names gates that query's later calls.
+ */
 export function createLinearClient(o: LinearClientOptions): LinearClient {
   const auth = authorizationHeader(o.credential);
   const secrets = [...(o.secrets ?? []), ...credentialForms(o.credential), ...credentialForms(auth)];
-  const call = createCaller<Response, unknown>(
-    { ...o, secrets },
-    o.budgets ? [o.budgets.requests, o.budgets.complexity] : [],
-    {
-      judge: (answer, now) => judgeLinear(o.logger, answer, now),
-      observations: (headers, now, limit) => [
-        linearObservation(headers, 'requests', now, limit?.liftsAt ?? null),
-        linearObservation(headers, 'complexity', now, null),
-      ],
-    },
-    o.apiUrl,
-  );
+  const callers = new Map<string, Caller<Response, unknown>>();
+  const callerOf = (name: string) => {
+    let call = callers.get(name);
+    if (!call) {
+      call = linearCaller(o, secrets);
+      callers.set(name, call);
+    }
+    return call;
+  };
   return {
     query<T>(name: string, text: string, variables: Record<string, unknown>): Promise<T> {
       const send = sendFetch(o.apiUrl, {
@@ -140,9 +103,44 @@ export function createLinearClient(o: LinearClientOptions): LinearClient {
         headers: { 'content-type': 'application/json', accept: 'application/json', authorization: auth },
         body: JSON.stringify({ query: text, variables, operationName: name }),
       });
-      return call(`query ${name}`, send) as Promise<T>;
+      return callerOf(name)(`query ${name}`, send) as Promise<T>;
     },
   };
+}
+
+/** One query's caller: gated by the requests, complexity and (once named) endpoint budgets. */
+function linearCaller(o: LinearClientOptions, secrets: readonly string[]): Caller<Response, unknown> {
+  const b = o.budgets;
+  const slot = b?.endpoint ? new EndpointSlot(b.endpoint) : null;
+  return createCaller<Response, unknown>(
+    { ...o, secrets },
+    b ? [b.requests, b.complexity, ...(slot ? [slot] : [])] : [],
+    {
+      judge: (answer, now) => judgeLinear(o.logger, answer, now),
+      observations: (headers, now, limit) => {
+        slot?.learn(endpointName(headers));
+        const endpoint = linearObservation(headers, 'endpoint', now, null);
+        return [
+          linearObservation(headers, 'requests', now, limit?.liftsAt ?? null),
+          linearObservation(headers, 'complexity', now, null),
+          ...(slot ? [endpoint && { ...endpoint, limitedUntil: endpointLimited(endpoint, limit) }] : []),
+        ];
+      },
+    },
+    o.apiUrl,
+  );
+}
+
+/** An endpoint bucket shown spent by a limit answer is limited until the limit lifts. */
+function endpointLimited(e: { remaining: number | null }, limit: { liftsAt: Date } | null): Date | null {
+  return limit && e.remaining !== null && e.remaining < 1 ? limit.liftsAt : null;
+}
+
+/** Where an error points (`issues.nodes.3.assignee`): names of our own query's fields and indexes. */
+function pathOf(e: GraphqlError | undefined): string | null {
+  const path = e?.path;
+  if (!Array.isArray(path)) return null;
+  return path.map((p) => (typeof p === 'number' || /^\w{1,60}$/.test(String(p)) ? String(p) : '?')).join('.');
 }
 
 function parseBody(text: string): GraphqlBody | null {
@@ -164,6 +162,11 @@ function judgeLinear(logger: Logger, a: Answer<Response>, now: Date): Verdict<un
   const first = errors[0];
   const code = typeof first?.extensions?.code === 'string' ? first.extensions.code : null;
   const words = { code, says: typeof first?.message === 'string' ? first.message : '' };
+  if (!limit && parsed?.data && errors.length > 0) {
+    // Partial data: some field failed and answers null. Retried in place; never written as whole.
+    logger.warn({ errors: errors.length, path: pathOf(first) }, 'linear_partial_answer');
+    return { ok: false, status: PARTIAL_STATUS, limit: null, code, says: `partial answer: ${words.says}` };
+  }
   if (errors.some((e) => e.extensions?.code === COMPLEXITY_ERROR_CODE)) {
     // Classified as a plain refusal (400) unless a limit wins: our query asks too much.
     const refused = (s: CallSubject, answer: ProviderAnswerError) =>

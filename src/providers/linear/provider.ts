@@ -19,6 +19,7 @@ import { httpProvider, runUnit, type ProviderUnits } from '../kit/runner.js';
 import type { HttpProviderOptions } from '../kit/unitScaffold.js';
 import { createLinearClient, type LinearClient } from './client.js';
 import { parseLinearConfig, teamKeyOf, validateSource, type LinearConfig } from './config.js';
+import { LINEAR_ENDPOINT_BUDGET_PREFIX } from './limits.js';
 import * as units from './units.js';
 
 export const LINEAR_PROVIDER = 'linear';
@@ -69,13 +70,17 @@ const LINEAR: ProviderUnits<LinearProviderOptions, LinearConfig, string, LinearC
   datasets: DATASETS,
   parseConfig: parseLinearConfig,
   sources: { validate: validateSource, of: teamKeyOf },
-  // Every call spends from two budgets: requests and query complexity points.
+  // Every call spends from two budgets, requests and query complexity points; some from an endpoint's too.
   client: ({ config, credential, call, budget }) =>
     createLinearClient({
       ...call,
       apiUrl: config.apiUrl,
       credential: credential.reveal(),
-      budgets: { requests: budget(), complexity: budget(LINEAR_COMPLEXITY_BUDGET) },
+      budgets: {
+        requests: budget(),
+        complexity: budget(LINEAR_COMPLEXITY_BUDGET),
+        endpoint: (name) => budget(`${LINEAR_ENDPOINT_BUDGET_PREFIX}${name}`),
+      },
     }),
   // One job for every team the unit reads: the queries filter by all of them at once.
   jobs: ({ ctx, opts, client, base }, teams) =>

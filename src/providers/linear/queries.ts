@@ -46,8 +46,9 @@ export function issuesQueryName(full: boolean, kinds: readonly NestedKind[]): st
 
 /**
  * Issues matching `$filter` — built by `issueFilter`: `{ team: { key: { in: teams } }, updatedAt:
- * { gte: since, lt: before } }` — oldest update first; `full` asks for the fields of a work_items
- * row, else only the issue's ids; `kinds` the nested connections.
+ * { gte: since, lt: before, lte: upTo } }` — latest update first (Linear's `orderBy: updatedAt`);
+ * `full` asks for the fields of a work_items row, else only the issue's ids; `kinds` the nested
+ * connections.
  */
 export function issuesQuery(full: boolean, kinds: readonly NestedKind[]): { name: string; text: string } {
   const name = issuesQueryName(full, kinds);
@@ -61,16 +62,21 @@ export function issuesQuery(full: boolean, kinds: readonly NestedKind[]): { name
   return { name, text };
 }
 
-/** The issues filter of some teams' issues updated in `[since, before)` (an absent bound is left out). */
+/**
+ * The issues filter of some teams' issues updated in `[since, before)` (an absent bound is left out)
+ * and, for a keyset read resuming below what it has read, at or before `upTo` (Linear's own text).
+ */
 export function issueFilter(
   teams: readonly string[],
   since: Date | null,
   before: Date | null,
+  upTo: string | null = null,
 ): Record<string, unknown> {
   const updatedAt: Record<string, string> = {};
   if (since) updatedAt.gte = since.toISOString();
   if (before) updatedAt.lt = before.toISOString();
-  return { team: { key: { in: [...teams] } }, ...(since || before ? { updatedAt } : {}) };
+  if (upTo) updatedAt.lte = upTo;
+  return { team: { key: { in: [...teams] } }, ...(Object.keys(updatedAt).length > 0 ? { updatedAt } : {}) };
 }
 
 /** The next page of one issue's nested connection (when the issues query's page overflowed). */

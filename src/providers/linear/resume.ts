@@ -2,18 +2,23 @@
  * Where a work-item family unit's read stands, and the checkpoint it hands a rate-limit deferral
  * (the engine's rules: src/domain/checkpoint.ts).
  *
- * The checkpoint names the `endCursor` of the last page of issues whose rows were all written
- * (the next attempt asks for the page after it: same filter, same window, same order), the rows
- * written so far per surface (so the unit's result counts the whole window), the pages read (an
- * incremental unit's `maxPages` bounds the unit, not one attempt) and the order the issues came
- * in (which decides an incremental unit's watermark). Linear's cursors name the last item's sort
- * key, so a page boundary stays put when issues before it change. No secret: a cursor, counts and
- * times.
+ * A family read is a keyset read, latest update first: everything updated after `upTo` has been
+ * written, and so have the issues at exactly `upTo` named in `atUpTo`; the next page asks for the
+ * window's issues updated at or before `upTo` (inclusive) and skips those ids. No cursor has to
+ * outlive a change to its item: an issue edited while the window is read moves past the window's
+ * end (`before`, the next window's start) and is read there; an archived or deleted one simply
+ * stops being listed. Only a run of issues sharing one `updatedAt` longer than a page is stepped
+ * through with Linear's cursor (`after`).
+ *
+ * The checkpoint holds that position, the rows written so far per surface (so the unit's result
+ * counts the whole window), the pages read (an incremental unit's `maxPages` bounds the unit, not
+ * one attempt) and the order the issues came in (which decides an incremental unit's watermark).
+ * No secret: a time, issue ids, a cursor, counts.
  */
 import type { JsonValue, UnitCheckpoint } from '../../domain/checkpoint.js';
 
 /** The checkpoint's format; one of another format (an older release's) is ignored. */
-const VERSION = 1;
+const VERSION = 2;
 
 export type FamilyCounts = Record<'work_items' | 'work_item_comments' | 'work_item_events', number>;
 
@@ -43,9 +48,13 @@ export class UpdateOrder {
   }
 }
 
-/** How far a family unit has read: everything before `after` is written. */
+/** How far a family unit has read: everything updated after `upTo`, and `atUpTo` at it, is written. */
 export interface FamilyProgress {
-  /** The cursor after the last written page; null before the first page is written. */
+  /** The `updatedAt` (Linear's text) of the oldest issue written; null before the first page is written. */
+  upTo: string | null;
+  /** The ids written whose `updatedAt` is `upTo`. */
+  atUpTo: string[];
+  /** A cursor inside a run of issues sharing `upTo` longer than a page; null otherwise. */
   after: string | null;
   pages: number;
   counts: FamilyCounts;
@@ -54,6 +63,8 @@ export interface FamilyProgress {
 
 export function freshProgress(): FamilyProgress {
   return {
+    upTo: null,
+    atUpTo: [],
     after: null,
     pages: 0,
     counts: { work_items: 0, work_item_comments: 0, work_item_events: 0 },
@@ -63,17 +74,48 @@ export function freshProgress(): FamilyProgress {
 
 /** The checkpoint of `p`, or null when nothing was written yet (the next attempt starts over anyway). */
 export function familyCheckpoint(p: FamilyProgress): UnitCheckpoint | null {
-  if (p.after === null) return null;
-  return { v: VERSION, after: p.after, pages: p.pages, counts: { ...p.counts }, order: p.order.toJSON() };
+  if (p.upTo === null) return null;
+  const at = { upTo: p.upTo, atUpTo: [...p.atUpTo], after: p.after };
+  return { v: VERSION, ...at, pages: p.pages, counts: { ...p.counts }, order: p.order.toJSON() };
 }
 
 /** The progress a checkpoint records, or null when it is none, or not one of ours (then: start over). */
 export function progressFrom(cp: UnitCheckpoint | null): FamilyProgress | null {
-  if (!cp || cp.v !== VERSION || typeof cp.after !== 'string' || cp.after === '' || !isCount(cp.pages)) return null;
+  if (!cp || cp.v !== VERSION || !isTime(cp.upTo) || !isCount(cp.pages)) return null;
+  const ids = cp.atUpTo;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return null;
+  if (cp.after !== null && typeof cp.after !== 'string') return null;
   const counts = countsOf(cp.counts);
   const order = orderOf(cp.order);
   if (!counts || !order) return null;
-  return { after: cp.after, pages: cp.pages, counts, order: UpdateOrder.from(order) };
+  const at = { upTo: cp.upTo, atUpTo: ids, after: cp.after };
+  return { ...at, pages: cp.pages, counts, order: UpdateOrder.from(order) };
+}
+
+function isTime(v: JsonValue | undefined): v is string {
+  return typeof v === 'string' && Number.isFinite(Date.parse(v));
+}
+
+/**
+ * Moves `p` past a written page (issues latest update first): its oldest `updatedAt` becomes `upTo`,
+ * with the ids written at it.
+ */
+export function passPage(p: FamilyProgress, written: readonly { id: string; updatedAt: string }[]): void {
+  for (const i of written) {
+    const t = Date.parse(i.updatedAt);
+    const bound = p.upTo === null ? null : Date.parse(p.upTo);
+    if (bound === null || t < bound) {
+      p.upTo = i.updatedAt;
+      p.atUpTo = [i.id];
+    } else if (t === bound && !p.atUpTo.includes(i.id)) {
+      p.atUpTo.push(i.id);
+    }
+  }
+}
+
+/** Whether an issue of a page was written already (at `upTo`, by this unit). */
+export function writtenAlready(p: FamilyProgress, i: { id: string; updatedAt: string }): boolean {
+  return p.upTo !== null && Date.parse(i.updatedAt) === Date.parse(p.upTo) && p.atUpTo.includes(i.id);
 }
 
 function isCount(v: JsonValue | undefined): v is number {

@@ -4,9 +4,11 @@
  *
  * The work-item family (`work-items`, `work-item-comments`, `work-item-history`,
  * `work-item-labels`) is read by one query per page of issues: `issues(filter: {team, updatedAt:
- * [since, before)}, orderBy: updatedAt)` with the connections the unit's datasets need nested in
- * it. A nested connection that overflows its first page is read on through `issue(id)` before the
- * page's rows are written.
+ * [since, before) and ≤ upTo}, orderBy: updatedAt)` with the connections the unit's datasets need
+ * nested in it — a keyset read that resumes at the oldest update written, inclusive, skipping the
+ * ids written at it (./resume.ts), so an issue edited, archived or deleted while the window is read
+ * moves no page boundary and nothing is skipped. A nested connection that overflows its first page
+ * is read on through `issue(id)` before the page's rows are written.
  *
  * Linear serves `orderBy: updatedAt` newest first, so a unit that stopped part-way would leave the
  * oldest issues of its window unread: an incremental unit stops after `maxPages` pages only while
@@ -45,7 +47,15 @@ import {
   USERS_QUERY,
   type NestedKind,
 } from './queries.js';
-import { familyCheckpoint, freshProgress, progressFrom, type FamilyCounts, type FamilyProgress } from './resume.js';
+import {
+  familyCheckpoint,
+  freshProgress,
+  passPage,
+  progressFrom,
+  writtenAlready,
+  type FamilyCounts,
+  type FamilyProgress,
+} from './resume.js';
 
 export { UpdateOrder } from './resume.js';
 
@@ -58,6 +68,9 @@ export interface Job extends UnitBase {
   pageSize: number;
   nestedPageSize: number;
 }
+
+/** Issues written at the keyset's bound a page makes room for (the bound issue itself, usually). */
+const REREAD_ROOM = 2;
 
 /** A top-level connection of the API: its query and its field in the answer. */
 interface Connection {
@@ -154,26 +167,31 @@ export async function workItemFamily(job: Job): Promise<UnitResult> {
   }
 }
 
-/** Reads pages from `p.after` on, moving `p` past each page once all its rows are written. */
+/** Reads pages from where `p` stands on, moving `p` past each page once all its rows are written. */
 async function readFamily(job: Job, p: FamilyProgress): Promise<UnitResult> {
   const plan = familyPlan(job.datasets);
   const query = issuesQuery(plan.items, plan.kinds);
   const trail = job.pages.trail(`query ${query.name}`);
   for (;;) {
-    trail.visit(p.after);
+    trail.visit(`${p.upTo ?? ''} ${p.atUpTo.length} ${p.after ?? ''}`);
     const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
-      filter: issueFilter(job.teams, job.since, job.before),
-      first: job.pageSize,
+      filter: issueFilter(job.teams, job.since, job.before, p.upTo),
+      // Room for the issues at `upTo` met again, so a page still brings `pageSize` new ones.
+      first: job.pageSize + Math.min(p.atUpTo.length, REREAD_ROOM),
       after: p.after,
       ...(plan.kinds.length > 0 ? { nested: job.nestedPageSize } : {}),
     });
-    const issues = data.issues.nodes;
+    const page = data.issues.nodes;
+    const issues = page.filter((i) => !writtenAlready(p, i));
     for (const issue of issues) await completeNested(job, issue, plan.kinds);
     await writeFamilyPage(job, plan, issues, p.counts);
     for (const i of issues) p.order.see(i.updatedAt);
+    passPage(p, issues);
     const { hasNextPage, endCursor } = data.issues.pageInfo;
-    if (!hasNextPage || !endCursor) break;
-    p.after = endCursor;
+    if (!hasNextPage || page.length === 0) break;
+    // A page wholly at `upTo` cannot move the keyset on: step through that run with the cursor.
+    const stuck = page.every((i) => p.upTo !== null && Date.parse(i.updatedAt) === Date.parse(p.upTo));
+    p.after = stuck ? endCursor : null;
     p.pages++;
     if (!job.backfill && p.pages >= job.maxPages && p.order.ascending) return familyResult(p.counts, p.order.latest);
   }

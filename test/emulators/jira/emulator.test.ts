@@ -126,7 +126,7 @@ describe('Jira emulator', () => {
         const i = page.issues[0];
         expect(Object.keys(i.fields).sort()).toEqual(['comment', 'status', 'summary', 'updated']);
         expect(i.fields.status.statusCategory.key).toMatch(/new|indeterminate|done/);
-        expect(i.changelog).toMatchObject({ startAt: 0, total: expect.any(Number), histories: expect.any(Array) });
+        expect(i.changelog).toMatchObject({ startAt: 0, maxResults: EMBEDDED, histories: expect.any(Array) });
         expect(i.fields.comment).toMatchObject({ startAt: 0, total: expect.any(Number), comments: expect.any(Array) });
         expect(i.fields.updated).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+0000$/);
       }
@@ -164,13 +164,16 @@ describe('Jira emulator', () => {
     expect((await call('/rest/api/3/issue/999999/comment')).status).toBe(404);
   });
 
-  it('enforces the budget: X-RateLimit headers on each answer, then 429, Retry-After, a minute reset', async () => {
+  it('enforces the quota: Beta-RateLimit headers on success, then 429, Retry-After, a minute reset', async () => {
     const clock = new ManualClock(T0);
     emu = await start({ clock, rateLimit: { limit: 3, windowSeconds: 60 } });
     const first = await call('/rest/api/3/myself');
-    expect(first.headers.get('x-ratelimit-limit')).toBe('3');
-    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
-    expect(first.headers.get('x-ratelimit-reset')).toBe('2026-03-02T12:01Z');
+    // The endpoint's own per-second limit, without a reset; the quota in the Beta headers.
+    expect(first.headers.get('x-ratelimit-limit')).toBe('400');
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('399');
+    expect(first.headers.get('x-ratelimit-reset')).toBeNull();
+    expect(first.headers.get('beta-ratelimit-policy')).toBe('"tenant-app-quota";q=3;w=60');
+    expect(first.headers.get('beta-ratelimit')).toBe('"tenant-app-quota";r=2;t=60');
     await call('/rest/api/3/myself');
     await call('/rest/api/3/myself');
     clock.advance(15_000);

@@ -134,7 +134,8 @@ describe('Linear emulator', () => {
     const first = await gql(emu, '{ viewer { id } }');
     expect(first.headers.get('x-ratelimit-requests-limit')).toBe('3');
     expect(first.headers.get('x-ratelimit-requests-remaining')).toBe('2');
-    expect(first.headers.get('x-ratelimit-requests-reset')).toBe(String(T0 + 60_000));
+    // A leaky bucket refilled at 3 per 60 s: full again 20 s after one request.
+    expect(first.headers.get('x-ratelimit-requests-reset')).toBe(String(T0 + 20_000));
     expect(Number(first.headers.get('x-ratelimit-complexity-remaining'))).toBeGreaterThan(0);
     expect(first.headers.get('x-complexity')).toBe('2');
     await gql(emu, '{ viewer { id } }');
@@ -143,8 +144,40 @@ describe('Linear emulator', () => {
     expect(limited.status).toBe(400);
     expect(limited.body.errors[0].extensions.code).toBe('RATELIMITED');
     expect(limited.headers.get('x-ratelimit-requests-remaining')).toBe('0');
-    clock.set(T0 + 60_000);
+    expect(limited.headers.get('retry-after')).toBeNull(); // Linear's 400 answer
+    clock.set(T0 + 19_999);
+    expect((await gql(emu, '{ viewer { id } }')).status).toBe(400); // not one whole request refilled yet
+    clock.set(T0 + 20_000); // one request refilled, not the whole bucket (no fixed window)
     expect((await gql(emu, '{ viewer { id } }')).status).toBe(200);
+    expect((await gql(emu, '{ viewer { id } }')).status).toBe(400);
+  });
+
+  it('answers a spent budget with 429 and retry-after when asked; endpoint buckets report their own', async () => {
+    const clock = new ManualClock(T0);
+    emu = await startLinearEmulator({
+      clock,
+      rateLimit: {
+        requests: { limit: 100, windowSeconds: 60 },
+        endpoints: { issues: { limit: 2, windowSeconds: 60 } },
+        status: 429,
+      },
+    });
+    const q = '{ issues(first: 1) { nodes { id } } }';
+    const first = await gql(emu, q);
+    expect(first.headers.get('x-ratelimit-endpoint-name')).toBe('issues');
+    expect(first.headers.get('x-ratelimit-endpoint-requests-limit')).toBe('2');
+    expect(first.headers.get('x-ratelimit-endpoint-requests-remaining')).toBe('1');
+    expect(first.headers.get('x-ratelimit-endpoint-requests-reset')).toBe(String(T0 + 30_000));
+    expect((await gql(emu, '{ viewer { id } }')).headers.get('x-ratelimit-endpoint-name')).toBeNull();
+    await gql(emu, q);
+    const limited = await gql(emu, q);
+    expect(limited.status).toBe(429);
+    expect(limited.body.errors[0].extensions.code).toBe('RATELIMITED');
+    expect(limited.headers.get('retry-after')).toBe('30'); // one request of 2 per 60 s refills in 30 s
+    expect(Number(limited.headers.get('x-ratelimit-requests-remaining'))).toBeGreaterThan(90); // not the spent one
+    expect((await gql(emu, '{ viewer { id } }')).status).toBe(200); // other fields are not limited
+    clock.set(T0 + 30_000);
+    expect((await gql(emu, q)).status).toBe(200);
   });
 
   it('enforces the complexity budget and the per-query maximum', async () => {
@@ -167,8 +200,9 @@ describe('Linear emulator', () => {
   });
 
   it('injects 429, RATELIMITED, complexity, 401, 5xx and slow answers', async () => {
+    const clock = new ManualClock(T0);
     emu = await startLinearEmulator({
-      now: new Date(T0),
+      clock,
       faults: parseLinearFaults(
         'too-many-requests:count=1:resetSeconds=0,ratelimited:count=1:status=200:resetSeconds=0,complexity:count=1,' +
           'unauthenticated:count=1,server-error:count=1:status=503',
@@ -177,6 +211,7 @@ describe('Linear emulator', () => {
     const statuses: [number, string | undefined][] = [];
     for (let i = 0; i < 6; i++) {
       if (i === 5) emu.setFaults(parseLinearFaults('slow:count=1:delay=30'));
+      clock.set(T0 + i * 60_000); // an injected limit empties the bucket: a minute refills it
       const r = await gql(emu, '{ viewer { id } }');
       statuses.push([r.status, r.body?.errors?.[0]?.extensions?.code]);
     }
@@ -239,5 +274,20 @@ describe('Linear emulator', () => {
     expect(() => parseLinearEmulatorArgs({ rateLimit: 'lots' })).toThrow(ValidationError);
     expect(() => parseLinearEmulatorArgs({ scale: 'bogus=1' })).toThrow(/scale/);
     expect(() => parseLinearEmulatorArgs({ faults: 'explode' })).toThrow(/faults\[0\]\.kind/);
+    // `syncrelay emulate linear` passes --partial-rate 0.02 unless told otherwise.
+    expect(
+      parseLinearEmulatorArgs({
+        faults: 'slow:count=1',
+        partialRate: '0.02',
+        endpointLimit: 'issues=30/60s',
+        churn: '2',
+      }),
+    ).toMatchObject({
+      faults: [{ kind: 'slow' }, { kind: 'partial', operation: 'Issue', probability: 0.02 }],
+      rateLimit: { endpoints: { issues: { limit: 30, windowSeconds: 60 } } },
+      churn: { editsPerSecond: 2 },
+    });
+    expect(parseLinearEmulatorArgs({ partialRate: '0' }).faults).toBeUndefined();
+    expect(() => parseLinearEmulatorArgs({ partialRate: 'often' })).toThrow(/partialRate/);
   });
 });

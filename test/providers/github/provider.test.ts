@@ -24,8 +24,17 @@ const repo = () => fx.emu.data.repos[0]!;
 const issues = () => repo().items.filter((i) => !i.pull);
 const pulls = () => repo().items.filter((i) => i.pull);
 const issueList = () => requestsTo(fx.emu, /\/issues/);
+const byUpdate = () => [...repo().items].sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id);
 const keyOf = (i: ItemRecord) => `${repoKey(fx.emu)}#${i.number}`;
 const at = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+/**
+ * Issues a keyset read of two pages (100 a page) holds: the first page, then 100 from the first
+ * issue updated in the second the first page ended at (`since` is inclusive).
+ */
+function afterTwoPages(sorted: readonly ItemRecord[]): number {
+  return sorted.findIndex((i) => i.updatedAt >= sorted[99]!.updatedAt) + 100;
+}
 
 /** What the status rule makes of an issue: closed → done, labelled "in progress" → in_progress, else todo. */
 function statusOf(i: ItemRecord): string {
@@ -104,11 +113,12 @@ describe('GitHub provider: work items', () => {
     const sorted = [...issues()].sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id);
     const spec = { datasetKey: 'work-items', mode: 'incremental' as const, before: ALL.before };
     const first = await runGithubUnit(fx.unit({ ...spec, since: ALL.since }), { ...FAST, maxPages: 2 });
-    expect(first.items).toBe(200);
-    expect(first.watermark).toEqual(new Date(sorted[199]!.updatedAt));
+    const read = afterTwoPages(sorted);
+    expect(first.items).toBe(read);
+    expect(first.watermark).toEqual(new Date(sorted[read - 1]!.updatedAt));
     const second = await runGithubUnit(fx.unit({ ...spec, since: first.watermark! }), { ...FAST, maxPages: 2 });
-    // The 200th again (since is inclusive, with any item updated at the same second), then the rest.
-    expect(second.items).toBe(sorted.filter((i) => i.updatedAt >= sorted[199]!.updatedAt).length);
+    // The last one read again (since is inclusive, with any item updated at the same second), then the rest.
+    expect(second.items).toBe(sorted.filter((i) => i.updatedAt >= sorted[read - 1]!.updatedAt).length);
     expect(await count(fx.db, 'work_items')).toBe(250);
   });
 
@@ -118,7 +128,7 @@ describe('GitHub provider: work items', () => {
     const dying = new TestGuard('u-kill');
     dying.loseAfter = 2;
     expect(await failureOf(runGithubUnit(fx.unit({ ...spec, guard: dying }), FAST))).toBeInstanceOf(LeaseLostError);
-    expect(await count(fx.db, 'work_items')).toBe(200);
+    expect(await count(fx.db, 'work_items')).toBe(afterTwoPages(byUpdate()));
     const firstSeen = await rows<{ external_id: string; first_seen_at: Date }>(fx.db, 'work_items');
 
     expect(await runGithubUnit(fx.unit(spec), FAST)).toMatchObject({ items: 430 });
@@ -139,7 +149,7 @@ describe('GitHub provider: work items', () => {
     guard.loseAfter = 2;
     const c = fx.unit({ datasetKey: 'work-items', ...ALL, guard });
     expect(await failureOf(runGithubUnit(c, FAST))).toBeInstanceOf(LeaseLostError);
-    expect(await count(fx.db, 'work_items')).toBe(200);
+    expect(await count(fx.db, 'work_items')).toBe(afterTwoPages(byUpdate()));
     expect(issueList()).toHaveLength(3); // no page asked for after the loss
   });
 

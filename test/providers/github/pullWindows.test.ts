@@ -53,9 +53,12 @@ describe('pull-request windows through the issues list', () => {
 
     expect(result).toMatchObject({ items: expected.pulls.length, touchedSurfaces: ['pull_requests'] });
     const since = `since=${encodeURIComponent(w.since.toISOString())}`;
-    expect(issueListCalls().every((l) => l.path.includes(since) && l.path.includes('direction=asc'))).toBe(true);
-    // The window's own items, and the page holding the first item past its end: nothing more.
-    expect(issueListCalls()).toHaveLength(Math.floor(expected.all / 100) + 1);
+    expect(issueListCalls()[0]!.path).toContain(since);
+    expect(issueListCalls().every((l) => l.path.includes('direction=asc'))).toBe(true);
+    // The window's own items, and the page holding the first item past its end: nothing more
+    // (keyset pages overlap by the items of the second each one starts from).
+    expect(issueListCalls().length).toBeGreaterThanOrEqual(Math.floor(expected.all / 100) + 1);
+    expect(issueListCalls().length).toBeLessThanOrEqual(Math.floor(expected.all / 99) + 1);
     expect(pullListCalls()).toHaveLength(0);
     expect(detailCalls()).toHaveLength(expected.pulls.length);
     const stored = await rows<{ number: number; additions: number }>(fx.db, 'pull_requests');

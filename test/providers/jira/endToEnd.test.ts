@@ -2,7 +2,8 @@
  * The Jira provider in real runs: the engine (in-process broker, worker, reconciler) on real
  * PostgreSQL, the Jira emulator on 127.0.0.1 with its `email:api_token` credential stored
  * encrypted. A backfill writes every record once, the work-item metrics handler runs after it, and
- * an incremental run after changes reads the changed issues.
+ * incremental runs after changes read the changed issues: search sees a change only after its lag,
+ * and the next incremental run's overlap reads what the run before could not see yet.
  */
 import { describe, expect, it } from 'vitest';
 import { createJiraProvider } from '../../../src/providers/jira/index.js';
@@ -16,7 +17,9 @@ import { DAY } from '../../helpers/emulatorSuite.js';
 describe('Jira end to end (engine, emulator)', () => {
   const fx = useEngineSuite({
     orgId: 'org-jira-e2e',
-    emulator: () => startJiraEmulator({ seed: 31, scale: { projects: 2, issues: 90, longLists: 2, days: 12 } }),
+    // A search lag of 1 s (not the default 30 s) keeps the wait for the index short on the real clock.
+    emulator: () =>
+      startJiraEmulator({ seed: 31, scale: { projects: 2, issues: 90, longLists: 2, days: 12 }, searchLagMs: 1000 }),
     provider: createJiraProvider({
       postSyncHandlers: [workItemMetricsHandler],
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
@@ -25,7 +28,7 @@ describe('Jira end to end (engine, emulator)', () => {
     poolSize: 8,
   });
 
-  it('backfills every record once; an incremental run after changes reads the changed issues', async () => {
+  it('backfills every record once; incremental runs after changes read the changed issues', async () => {
     const { emu, db } = fx;
     const id = await fx.integrate(jiraDemoIntegration(emu));
     const now = Date.now();
@@ -53,9 +56,13 @@ describe('Jira end to end (engine, emulator)', () => {
 
     const m = emu.mutate();
     const before = emu.requestLog.length;
+    // The first run may come before search sees the changes; the next one's overlap reads them.
     const inc = await fx.run(id, { mode: 'incremental', triggeredBy: 'manual' }, 60_000);
     expect(inc.status).toBe('success');
     expect(emu.requestLog.length).toBeGreaterThan(before);
+    await waitFor(() => Promise.resolve(emu.searchSettled()), 10_000);
+    const next = await fx.run(id, { mode: 'incremental', triggeredBy: 'manual' }, 60_000);
+    expect(next.status).toBe('success');
     const changed = await db.query<{ number: string; updated_at: Date }>(
       `SELECT number, updated_at FROM ${db.schema.table('work_items')} WHERE integration_id = $1`,
       [id],

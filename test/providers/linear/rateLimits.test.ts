@@ -1,10 +1,12 @@
 /**
- * Linear limits and failures against the emulator: each kind of limit (HTTP 429, RATELIMITED at 400
- * or 200, a spent complexity budget) → RateLimitError lifting at the reported reset, then success;
+ * Linear limits and failures against the emulator (leaky buckets: a reset is when the bucket is full
+ * again): each kind of limit (HTTP 429, RATELIMITED at 400 or 200, a spent complexity budget) →
+ * RateLimitError lifting at the spent bucket's reported reset, then success;
  * a spent shared budget defers other units without calling (the emulator's request log shows it);
  * auth failures name the integration, never the key; a complexity error names the query; 5xx is
- * retried in place. A unit deferred mid-window hands its deferral the cursor after its last written
- * page, and its next attempt asks for the page after it (not the first), every issue written once.
+ * retried in place. A unit deferred mid-window hands its deferral where its keyset read stands (the
+ * oldest update it wrote), and its next attempt reads on from there (not the first page), every
+ * issue written once.
  */
 import { describe, expect, it } from 'vitest';
 import { classifyError, NonRetryableError, RateLimitError } from '../../../src/errors.js';
@@ -50,13 +52,14 @@ describe('each kind of Linear limit → RateLimitError lifting at the reset, the
   ];
 
   it.each(cases)('$kind', async (c) => {
-    await fx.start({ faults: parseLinearFaults(c.faults) });
-    const lifts = T0 + 90_000;
+    // 5 000 requests a minute: the emptied bucket, held 90 s, is full again a minute later.
+    await fx.start({ faults: parseLinearFaults(c.faults), rateLimit: { limit: 5000, windowSeconds: 60 } });
+    const lifts = T0 + 150_000;
     const err = await failureOf(unit());
     expect(err).toBeInstanceOf(RateLimitError);
     expect(classifyError(err)).toBe('rate_limit');
     expect((err as RateLimitError).liftsAt!.getTime()).toBe(lifts);
-    expect((err as RateLimitError).retryAfterMs).toBe(90_000);
+    expect((err as RateLimitError).retryAfterMs).toBe(150_000);
     expect(fx.emu.requestLog.map((e) => e.status)).toEqual([c.status]); // not retried in place
     expect((await readRateBudget(fx.db, REQ_KEY))!.limitedUntil!.getTime()).toBe(lifts);
 
@@ -79,9 +82,11 @@ describe('each kind of Linear limit → RateLimitError lifting at the reset, the
     const limited = fx.emu.requestLog.find((e) => e.errorCode === 'RATELIMITED');
     expect(limited?.status).toBe(400); // 9 000 points: some pages fit, a later one does not
     const cx = await readRateBudget(fx.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET });
-    expect(cx!.resetAt!.getTime()).toBe(T0 + 120_000);
-    expect((err as RateLimitError).liftsAt!.getTime()).toBe(T0 + 120_000);
-    fx.clock.set(T0 + 120_001);
+    // The bucket refills 9 000 points in 120 s: full again when what was spent has refilled.
+    const spent = 9_000 - cx!.remaining!;
+    expect(cx!.resetAt!.getTime()).toBe(T0 + Math.ceil((spent * 120_000) / 9_000));
+    expect((err as RateLimitError).liftsAt!.getTime()).toBe(cx!.resetAt!.getTime());
+    fx.clock.set(cx!.resetAt!.getTime() + 1);
     const calls = fx.emu.requestLog.length;
     await failureOf(unit()); // the next window is spent too, after some pages
     expect(fx.emu.requestLog.length).toBeGreaterThan(calls);
@@ -97,7 +102,8 @@ describe('shared budget per credential', () => {
     const last = fx.emu.requestLog[fx.emu.requestLog.length - 1]!;
     const req = (await readRateBudget(fx.db, REQ_KEY))!;
     expect(req).toMatchObject({ remaining: last.requests!.remaining, limit: 500 });
-    expect(req.resetAt!.getTime()).toBe(T0 + 60_000);
+    expect(req.resetAt!.getTime()).toBe(T0 + fx.emu.requestLog.length * 120); // 500 a minute refill
+    expect(req.resetAt!.getTime()).toBe(last.requests!.reset);
     const cx = (await readRateBudget(fx.db, { ...REQ_KEY, provider: LINEAR_COMPLEXITY_BUDGET }))!;
     expect(cx.limit).toBe(90_000);
     expect(cx.remaining).toBe(90_000 - fx.emu.stats().complexity);
@@ -111,7 +117,7 @@ describe('shared budget per credential', () => {
     const calls = fx.emu.requestLog.length;
     expect(calls).toBeLessThanOrEqual(30);
     expect(fx.emu.stats().limited).toBe(0);
-    const reset = T0 + 600_000;
+    const reset = T0 + calls * 15_000; // 40 requests per 600 s refill: each spent one in 15 s
     expect((first as RateLimitError).liftsAt!.getTime()).toBe(reset);
 
     const others = await Promise.allSettled(
@@ -143,19 +149,18 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
     return runLinearUnit({ ...ctx, sink: recordingSink(ctx.sink, 'work_items', written) }, opts);
   }
 
-  /** The issue id an emulator cursor names (`<sort key>:<id>`, base64url). */
-  const cursorId = (cursor: string) => Buffer.from(cursor, 'base64url').toString().split(':')[1];
-
   it('asks for the page after the last one it wrote; every issue of the window lands once', async () => {
     await fx.start({ rateLimit: { limit: 40, windowSeconds: 600 } });
     const first: string[] = [];
     const err = (await failureOf(attempt(first, null, LIMITED))) as RateLimitError;
     expect(err).toBeInstanceOf(RateLimitError);
     const cp = err.checkpoint!;
-    expect(cp).toMatchObject({ v: 1, pages: first.length / 10, counts: { work_items: first.length } });
+    expect(cp).toMatchObject({ v: 2, pages: first.length / 10, counts: { work_items: first.length } });
     expect(first.length).toBeGreaterThanOrEqual(10); // deferred mid-window: some pages written …
     expect(first.length).toBeLessThan(60); // … not all
-    expect(cursorId(cp.after as string)).toBe(first[first.length - 1]); // the last issue it wrote
+    const last = fx.emu.data.issueById.get(first[first.length - 1]!)!;
+    // The oldest update it wrote (its last issue's), and that issue.
+    expect(cp).toMatchObject({ upTo: new Date(last.updatedAt).toISOString(), atUpTo: [last.id] });
     expect(JSON.stringify(cp)).not.toContain(fx.emu.token);
     const calls = fx.emu.requestLog.length;
 
@@ -163,8 +168,8 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
     const second: string[] = [];
     const result = await attempt(second, cp, FAST);
     const issuePages = fx.emu.requestLog.slice(calls).filter((e) => e.operation === ISSUES);
-    expect(issuePages[0]!.after).toBe(cp.after); // the page after the last written one
-    expect(issuePages.map((e) => e.after)).not.toContain(null); // never the first page again
+    expect(issuePages[0]!.upTo).toBe(cp.upTo); // on from the last written issue
+    expect(issuePages.map((e) => e.upTo)).not.toContain(null); // never the first page again
     expect(second).not.toEqual(expect.arrayContaining([first[0]]));
 
     const all = [...first, ...second];
@@ -184,7 +189,7 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
     fx.clock.set(T0 + 600_001);
     fx.emu.setFaults(parseLinearFaults('ratelimited:count=1:resetSeconds=90'));
     const again = (await failureOf(attempt([], err.checkpoint, FAST))) as RateLimitError;
-    expect(err.checkpoint).toMatchObject({ v: 1, after: expect.any(String) as string });
+    expect(err.checkpoint).toMatchObject({ v: 2, upTo: expect.any(String) as string });
     expect(again.checkpoint).toEqual(err.checkpoint);
   });
 
@@ -192,7 +197,7 @@ describe('a unit deferred mid-window resumes after its last written page', () =>
     await fx.start();
     const written: string[] = [];
     const result = await attempt(written, { v: 99, after: 'elsewhere' }, FAST);
-    expect(fx.emu.requestLog.find((e) => e.operation === ISSUES)!.after).toBeNull();
+    expect(fx.emu.requestLog.find((e) => e.operation === ISSUES)!.upTo).toBeNull();
     expect(result).toMatchObject({ work_items: 60 });
     expect(written).toHaveLength(60);
   });

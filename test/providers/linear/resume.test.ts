@@ -1,9 +1,10 @@
 /**
  * A Linear backfill in a real run (in-process engine, worker and reconciler on real PostgreSQL)
- * against an emulator enforcing a small request budget: work-item units are deferred by the budget
- * part-way through their windows, and each attempt after the first asks for the page after the
- * last one written, never the first page again (the emulator's request log shows it). Every issue
- * is stored once; each unit's result counts its whole window; its success clears its checkpoint.
+ * against an emulator enforcing a small request budget (a leaky bucket refilled in real time: 4
+ * requests a second): work-item units are deferred by the budget part-way through their windows,
+ * and each attempt after the first reads on from the oldest update it wrote (its `lte` bound),
+ * never the first page again (the emulator's request log shows it). Every issue is stored once;
+ * each unit's result counts its whole window; its success clears its checkpoint.
  */
 import { describe, expect, it } from 'vitest';
 import { createLinearProvider } from '../../../src/providers/linear/index.js';
@@ -16,15 +17,15 @@ const FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-i
 const ISSUES = 'SyncIssuesCommentsHistoryLabels';
 const PAGE = 10;
 
-describe('a Linear unit deferred by the budget resumes from its last cursor', () => {
+describe('a Linear unit deferred by the budget resumes where its keyset read stands', () => {
   const fx = useEngineSuite({
     orgId: 'org-ln-resume',
-    // 5 requests a second: the unit's pages of 10 issues (and their overflow pages) span windows.
+    // A bucket of 4 requests refilled at 4 a second: the unit's pages (and overflow pages) outrun it.
     emulator: () =>
       startLinearEmulator({
         seed: 11,
         scale: { teams: 1, issues: 80, days: 20 },
-        rateLimit: { requests: { limit: 5, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
+        rateLimit: { requests: { limit: 4, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
       }),
     provider: createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } }),
     concurrency: 2,
@@ -32,7 +33,7 @@ describe('a Linear unit deferred by the budget resumes from its last cursor', ()
   });
   const started = Date.now();
 
-  it('asks each next attempt for the page after the last written one; every issue stored once', async () => {
+  it('reads each next attempt on from the last written issue; every issue stored once', async () => {
     const { emu, db } = fx;
     const id = await fx.integrate({
       provider: 'linear',
@@ -57,10 +58,10 @@ describe('a Linear unit deferred by the budget resumes from its last cursor', ()
     const counted = units.map((u) => u.result!.work_items as number);
     expect(counted.reduce((a, n) => a + n, 0)).toBe(emu.data.issues.length);
 
-    // Each unit reads its first page (no cursor) once, on its first attempt; each later attempt
-    // starts from the cursor where the one before it stopped. A deferral re-reads at most the one
+    // Each unit reads its first page (no bound) once, on its first attempt; each later attempt
+    // starts from the bound where the one before it stopped. A deferral re-reads at most the one
     // page whose overflow it was reading (not yet written); without resuming, each re-read its window.
-    const pages = emu.requestLog.filter((e) => e.operation === ISSUES && e.status === 200).map((e) => e.after);
+    const pages = emu.requestLog.filter((e) => e.operation === ISSUES && e.status === 200).map((e) => e.upTo);
     const needed = counted.reduce((a, n) => a + Math.max(1, Math.ceil(n / PAGE)), 0);
     expect(pages.filter((a) => a === null)).toHaveLength(units.length);
     expect(new Set(pages).size).toBe(needed - units.length + 1);

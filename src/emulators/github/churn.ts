@@ -1,0 +1,94 @@
+/**
+ * Concurrent edits while a reader pages through a list, as on GitHub, where people keep working
+ * while a sync reads: GitHub pages lists by page number (`Link: <…&page=2>; rel="next"`), so an
+ * object edited on a page already read moves to the end of a list sorted by `updated`, a deleted
+ * one leaves it, and every later object shifts one place forward — the one at the page boundary is
+ * then on a page already read.
+ *
+ * - `churn` (edits per second of the emulator's clock): before each answer of a repository list,
+ *   the edits due since the previous request (at most MAX_BURST, the rest dropped) are made in
+ *   that repository, drawn from the seed: a new comment on an issue or pull request (half), an
+ *   edited comment, a closed issue, a deleted issue (one in ten).
+ * - `onPage(listing, page, fn)`: `fn` runs once, just before the `page`th request of `listing`
+ *   (counted from when the hook was set) is answered: a test's edit between two given pages.
+ * A listing is the path after `/repos/{owner}/{repo}` (`/issues`, `/issues/comments`,
+ * `/issues/events`, `/assignees`, `/pulls/7/reviews`), whatever its query.
+ */
+import { ValidationError } from '../../errors.js';
+import { Rng } from '../core/random.js';
+import { commentOn, closeIssue, deleteIssue, editComment } from './edits.js';
+import { present, type OrgData, type RepoRecord } from './model.js';
+
+/** Edits made at once at most, however long the emulator sat idle. */
+export const MAX_BURST = 5;
+
+interface Hook {
+  listing: string;
+  page: number;
+  seen: number;
+  fn: () => void;
+}
+
+export class Churn {
+  private readonly hooks: Hook[] = [];
+  private lastAt: number | null = null;
+  private owed = 0;
+  private drawn = 0;
+
+  constructor(
+    private readonly data: OrgData,
+    private rate: number,
+  ) {
+    checkRate(rate);
+  }
+
+  /** Edits per second from now on (0: none). */
+  setRate(rate: number): void {
+    checkRate(rate);
+    this.rate = rate;
+  }
+
+  onPage(listing: string, page: number, fn: () => void): void {
+    if (!Number.isInteger(page) || page < 1) throw new Error(`page must be a whole number from 1, got ${page}`);
+    this.hooks.push({ listing, page, seen: 0, fn });
+  }
+
+  /** Called for every request before it is answered; `listing` is set for repository lists. */
+  before(now: number, repo: RepoRecord | null, listing: string | null): void {
+    this.owed = Math.min(MAX_BURST, this.owed + (this.lastAt === null ? 0 : (this.rate * (now - this.lastAt)) / 1000));
+    this.lastAt = now;
+    if (!repo || listing === null) return;
+    for (const h of this.hooks.filter((x) => x.listing === listing)) {
+      if (++h.seen !== h.page) continue;
+      this.hooks.splice(this.hooks.indexOf(h), 1);
+      h.fn();
+    }
+    for (; this.owed >= 1; this.owed--) this.edit(repo, now);
+  }
+
+  /** Makes `n` of the churn's edits in `repo` at `now` now (as if they were due). */
+  editNow(repo: RepoRecord, now: number, n: number): void {
+    for (let i = 0; i < n; i++) this.edit(repo, now);
+  }
+
+  private edit(repo: RepoRecord, now: number): void {
+    const rng = new Rng(this.data.seed, `churn:${this.drawn++}`);
+    const items = repo.items.filter(present);
+    if (items.length === 0) return;
+    const roll = rng.next();
+    const item = rng.pick(items);
+    const issues = items.filter((i) => !i.pull);
+    const comments = repo.comments.filter((c) => present(c.item));
+    if (roll < 0.5 || (roll < 0.75 && comments.length === 0)) commentOn(this.data, repo, item, now, this.drawn);
+    else if (roll < 0.75) editComment(repo, rng.pick(comments), now);
+    else if (roll < 0.9 || issues.length === 0) closeIssue(this.data, repo, item, now);
+    else deleteIssue(repo, rng.pick(issues), now);
+  }
+}
+
+/** The `churn` option: a number of edits per second, 0 or more. */
+export function checkRate(rate: number): number {
+  if (!Number.isFinite(rate) || rate < 0)
+    throw new ValidationError('churn', `expected edits per second ≥ 0, got ${rate}`);
+  return rate;
+}

@@ -1,0 +1,97 @@
+/**
+ * Single edits of the organisation at a time, as people make them while a reader pages through a
+ * list: an issue commented on or edited (its `updated_at` moves to that time, so it moves to the
+ * end of every list sorted by `updated` ascending), a comment edited, an issue closed, an issue
+ * deleted (gone from every list; reading it answers 410). Each bumps the repository's version so
+ * cached orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`).
+ */
+import { Rng } from '../core/random.js';
+import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
+import { closeItem, nextId } from './mutate.js';
+import { COMMENT_BODIES } from './words.js';
+
+/** What `emulator.edit` offers; every edit happens at the clock's now (whole seconds). */
+export interface Edits {
+  /** The issue or pull request `number` of `repo` (default: the first) is edited. */
+  touch(number: number, repo?: RepoRecord): ItemRecord;
+  /** A new comment on `number`; the issue's `updated_at` moves with it. */
+  comment(number: number, repo?: RepoRecord): CommentRecord;
+  /** The comment `id` is edited. */
+  editComment(id: number, repo?: RepoRecord): CommentRecord;
+  /** The open issue `number` is closed (a `closed` event). */
+  close(number: number, repo?: RepoRecord): ItemRecord;
+  /** The issue `number` is deleted (pull requests cannot be, as on GitHub). */
+  remove(number: number, repo?: RepoRecord): ItemRecord;
+}
+
+/** Whole seconds, never before the item's own last change. */
+function second(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+function itemOf(repo: RepoRecord, number: number): ItemRecord {
+  const item = repo.items[number - 1];
+  if (!item || !present(item)) throw new Error(`no issue #${number} in ${repo.name}`);
+  return item;
+}
+
+export function touchItem(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+  item.updatedAt = Math.max(item.updatedAt, second(at));
+  repo.version++;
+  return item;
+}
+
+export function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number, n = 0): CommentRecord {
+  const rng = new Rng(data.seed, `comment:${repo.index}:${repo.comments.length}:${n}`);
+  const when = Math.max(item.updatedAt, second(at));
+  const comment: CommentRecord = {
+    id: nextId(repo, 'comment', repo.comments.length),
+    item,
+    author: rng.pick(data.users),
+    body: rng.pick(COMMENT_BODIES),
+    createdAt: when,
+    updatedAt: when,
+  };
+  item.comments.push(comment);
+  repo.comments.push(comment);
+  touchItem(repo, item, when);
+  return comment;
+}
+
+export function editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord {
+  comment.updatedAt = Math.max(comment.updatedAt, second(at));
+  repo.version++;
+  return comment;
+}
+
+export function closeIssue(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+  if (item.closedAt !== null) return touchItem(repo, item, at);
+  const when = Math.max(item.updatedAt, second(at));
+  closeItem(repo, item, when, new Rng(data.seed, `close:${repo.index}:${item.number}`), { closed: [] });
+  item.updatedAt = when;
+  repo.version++;
+  return item;
+}
+
+export function deleteIssue(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+  if (item.pull) throw new Error(`#${item.number} is a pull request: it cannot be deleted`);
+  item.deletedAt = second(at);
+  repo.version++;
+  return item;
+}
+
+/** The edits at the clock's now (`now()`), on `data`'s first repository unless one is given. */
+export function editsOf(data: OrgData, now: () => number): Edits {
+  const pick = (repo?: RepoRecord) => repo ?? data.repos[0]!;
+  return {
+    touch: (n, repo) => touchItem(pick(repo), itemOf(pick(repo), n), now()),
+    comment: (n, repo) => commentOn(data, pick(repo), itemOf(pick(repo), n), now()),
+    editComment: (id, repo) => {
+      const c = pick(repo).comments.find((x) => x.id === id && present(x.item));
+      if (!c) throw new Error(`no comment ${id}`);
+      return editComment(pick(repo), c, now());
+    },
+    close: (n, repo) => closeIssue(data, pick(repo), itemOf(pick(repo), n), now()),
+    remove: (n, repo) => deleteIssue(pick(repo), itemOf(pick(repo), n), now()),
+  };
+}
