@@ -7,6 +7,7 @@ import { Engine } from '../../src/engine.js';
 import type { Faults } from '../../src/faults.js';
 import { createLogger } from '../../src/logger.js';
 import type { PostSyncHandler } from '../../src/sdk/types.js';
+import { SecretKey } from '../../src/secrets/key.js';
 import { REDIS_URL } from './pg.js';
 import { benchRegistry } from './providers.js';
 
@@ -23,6 +24,21 @@ function syncEnv(): Record<string, string> {
  */
 export function benchSettings(url: string, prefix: string, env: Record<string, string> = {}): ResolvedSettings {
   return loadSettings({ ...syncEnv(), ...env, DATABASE_URL: url, REDIS_URL, SYNCRELAY_QUEUE_PREFIX: prefix });
+}
+
+/**
+ * Settings of a provider bench against its emulator (plain http on 127.0.0.1, so the insecure opt-in):
+ * a one-second reconcile and redispatch, room for large runs and many deferrals, a fresh secret key.
+ */
+export function providerBenchSettings(url: string, prefix: string): ResolvedSettings {
+  return benchSettings(url, prefix, {
+    SYNC_RECONCILE_INTERVAL_SECONDS: '1',
+    SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
+    SYNC_RUN_MAX_UNITS: '5000',
+    SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
+    SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
+    SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
+  });
 }
 
 /** The environment a bench worker process needs for the same settings. */

@@ -11,18 +11,16 @@
  * row, and duplicates: per normalized table count(*) − count(DISTINCT external_id), and stored rows
  * against the emulator's own records; requests per second and this process's CPU per request.
  */
-import { loadSettings } from '../../src/config.js';
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
 import { createGithubProvider } from '../../src/providers/github/index.js';
 import { OutboundPolicy } from '../../src/providers/kit/outbound.js';
 import { startGithubEmulator, type GithubEmulator, type OrgData } from '../../src/emulators/github/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
-import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import type { Db } from '../../src/db/types.js';
-import { openBroker } from '../lib/engine.js';
-import { benchPrefix, createBenchDatabase, REDIS_URL } from '../lib/pg.js';
+import { openBroker, providerBenchSettings } from '../lib/engine.js';
+import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
 import { runTerminal } from '../lib/terminal.js';
@@ -62,18 +60,7 @@ export const githubScenario: Scenario = {
     const prefix = benchPrefix('gh');
     const broker = openBroker(prefix);
     const emu = await startGithubEmulator({ scale: size.scale, rateLimit: size.rate, seed: 5, logLimit: 1_000_000 });
-    const settings = loadSettings({
-      DATABASE_URL: b.url,
-      REDIS_URL,
-      SYNCRELAY_QUEUE_PREFIX: prefix,
-      SYNC_RECONCILE_INTERVAL_SECONDS: '1',
-      SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
-      SYNC_RUN_MAX_UNITS: '5000',
-      SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
-      SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
-      // The emulator listens on http://127.0.0.1.
-      SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
-    });
+    const settings = providerBenchSettings(b.url, prefix);
     const engine = await Engine.open({
       settings,
       db: b.db,

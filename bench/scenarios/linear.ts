@@ -24,7 +24,6 @@
  * run's requests ÷ R × window) show what `ratio` hides: pages read again when a unit deferred by
  * the budget part-way through its window starts that window over.
  */
-import { loadSettings } from '../../src/config.js';
 import type { Db } from '../../src/db/types.js';
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
@@ -37,10 +36,9 @@ import { OutboundPolicy } from '../../src/providers/kit/outbound.js';
 import { createLinearProvider } from '../../src/providers/linear/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import type { Provider } from '../../src/sdk/types.js';
-import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
-import { openBroker } from '../lib/engine.js';
-import { benchPrefix, createBenchDatabase, REDIS_URL } from '../lib/pg.js';
+import { openBroker, providerBenchSettings } from '../lib/engine.js';
+import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
 import { runTerminal } from '../lib/terminal.js';
@@ -176,18 +174,7 @@ export async function runProviderBench(bench: ProviderBench, opts: BenchOptions)
   const b = await createBenchDatabase(bench.name);
   const prefix = benchPrefix(bench.name);
   const broker = openBroker(prefix);
-  const settings = loadSettings({
-    DATABASE_URL: b.url,
-    REDIS_URL,
-    SYNCRELAY_QUEUE_PREFIX: prefix,
-    SYNC_RECONCILE_INTERVAL_SECONDS: '1',
-    SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
-    SYNC_RUN_MAX_UNITS: '5000',
-    SYNC_RATE_LIMIT_MAX_DEFERRALS: '1000',
-    SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
-    // The emulator listens on http://127.0.0.1.
-    SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
-  });
+  const settings = providerBenchSettings(b.url, prefix);
   const outbound = new OutboundPolicy(settings.providerOutbound);
   const engine = await Engine.open({
     settings,
