@@ -68,8 +68,8 @@ module.exports = {
     ),
     forbid(
       'emulators-from-cli-only',
-      'The emulators are reached from `syncrelay emulate` only.',
-      { path: '^src/', pathNot: '^src/(cli|emulators|providers)/' },
+      "The emulators are reached from `syncrelay emulate` and `demo`, and from the chaos run's provider targets only.",
+      { path: '^src/', pathNot: '^src/(cli|emulators|providers|chaos/targets)/' },
       { path: '^src/emulators/' },
     ),
     forbid(

@@ -41,7 +41,7 @@ const BASE_ARGS = [
   ...['--workers', '3', '--reconcilers', '2', '--slack', '60'],
 ];
 
-/** The five breaks: where, what is replaced by what, the flags that expose it, and who must see it. */
+/** The six breaks: where, what is replaced by what, the flags that expose it, and who must see it. */
 const MUTANTS = [
   {
     name: 'fencing-off',
@@ -90,6 +90,17 @@ const MUTANTS = [
     replace: 'if (true) {',
     flags: ['--faults', 'worker-kill'],
     expect: 'post_sync_ledger_once',
+  },
+  {
+    name: 'reader-page-numbers',
+    what: "GitHub's issue, pull request and comment lists read by page number again, not by keyset on updated_at",
+    file: 'src/providers/github/pages.ts',
+    find: 'if (last && (since === null || last.getTime() > since.getTime())) {',
+    replace: 'if (last && since === null) {',
+    // Items edited while a list is read move to its end: the one at a page boundary shifts onto the
+    // page already read and is never read; the final incremental reads only from the watermark on.
+    flags: ['--provider', 'github', '--edits-per-second', '5', '--faults', 'worker-kill,duplicate-delivery'],
+    expect: 'store_equals_ground_truth',
   },
 ];
 

@@ -21,6 +21,8 @@ export interface ClusterConfig {
   seed: number;
   /** Where each child's stderr goes (`<name>.log`), if anywhere. */
   logDir?: string;
+  /** Settings on top of CHILD_SETTINGS (a provider run's, see `providerSettings`). */
+  settings?: Readonly<Record<string, string>>;
   /** Runs a command inside the partition namespace, for the partitioned worker. */
   partitioned?: {
     wrap: (command: string, args: string[]) => { command: string; args: string[] };
@@ -157,6 +159,7 @@ export class Cluster {
     const env = {
       ...baseEnv(),
       ...CHILD_SETTINGS,
+      ...this.config.settings,
       DATABASE_URL: databaseUrl(name),
       REDIS_URL: redisUrl,
       SYNCRELAY_QUEUE_PREFIX: this.config.queuePrefix,

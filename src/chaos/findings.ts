@@ -37,4 +37,6 @@ export interface CheckContext {
   faultsStoppedAt: number;
   boundMs: number;
   postSync: PostSyncDelivery;
+  /** Runs held to being terminal but not to the bound: the final incremental of a `--provider` run. */
+  unbounded?: ReadonlySet<string>;
 }

@@ -1,6 +1,7 @@
 /** What a chaos run is asked to do: the options of `syncrelay chaos`, their defaults and the child settings. */
 import type { PostSyncDelivery } from '../config.js';
 import { DEFAULT_SCHEMA } from '../db/schema.js';
+import type { ChaosProvider } from './targets/target.js';
 
 export const FAULT_KINDS = [
   'worker-kill',
@@ -53,6 +54,23 @@ export interface ChaosOptions {
   concurrency: number;
   /** Write each engine process's logs (stderr, level warn) to `<dir>/<name>.log`. */
   logDir?: string;
+  /**
+   * Sync a real provider against its emulator instead of the synthetic integrations: the
+   * provider's own faults and edits during reads on top of the engine's, a final incremental, and
+   * the ground-truth invariant. @default none (synthetic)
+   */
+  provider?: ChaosProvider;
+  /** Edits (and deletions) per second at the emulator while the faults run (with `provider`). @default 2 */
+  editsPerSecond: number;
+}
+
+/**
+ * What the engine processes (and the control engine) run with on top of CHILD_SETTINGS when they
+ * read an emulator: plain http to 127.0.0.1 allowed, and the run's own credential key (passed in
+ * the environment, never on a command line).
+ */
+export function providerSettings(secretKey: string): Record<string, string> {
+  return { SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true', SYNCRELAY_SECRET_KEY: secretKey };
 }
 
 /**

@@ -63,6 +63,8 @@ export interface ChaosReport {
   };
   post_sync: { mode: PostSyncDelivery; runs_with_successful_units: number; delivered: number; not_delivered: number };
   processes: { started: number; start_failures: UnexpectedExit[]; unexpected_exits: UnexpectedExit[] };
+  /** With `--provider`: which, what its emulator did (requests, faults answered, edits), the final incremental. */
+  provider: { name: string; stats: Record<string, number>; finalRun: { id: string; status: string } | null } | null;
   invariants: InvariantResult[];
   elapsed_ms: number;
 }
@@ -129,6 +131,13 @@ export function formatReport(r: ChaosReport): string {
   );
   for (const e of r.processes.unexpected_exits.slice(0, 5))
     lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);
+  if (r.provider) {
+    const final = r.provider.finalRun;
+    lines.push(
+      `provider  ${r.provider.name} emulator: ${pairs(r.provider.stats)}`,
+      `          final incremental ${final ? `${final.id} ${final.status}` : 'not run'}`,
+    );
+  }
   lines.push('', 'invariants');
   for (const i of r.invariants) {
     lines.push(`  ${i.ok ? 'PASS' : 'FAIL'}  ${i.title}  [${i.checked}]`);

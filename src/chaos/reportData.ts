@@ -21,6 +21,8 @@ export interface ReportInput {
   redis: string;
   postgres: string;
   partitioned: boolean;
+  /** With `--provider`: the emulator's figures and the final incremental. */
+  provider: ChaosReport['provider'];
   elapsedMs: number;
 }
 
@@ -130,6 +132,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       start_failures: x.cluster.startFailures,
       unexpected_exits: x.cluster.unexpectedExits,
     },
+    provider: x.provider,
     invariants: x.invariants,
     elapsed_ms: x.elapsedMs,
   };

@@ -12,9 +12,11 @@ import { openDb } from '../db/open.js';
 import { Engine } from '../engine.js';
 import { Faults } from '../faults.js';
 import { createLogger } from '../logger.js';
-import { ProviderRegistry } from '../providers/registry.js';
-import { createSyntheticProvider, syntheticSink } from '../providers/synthetic.js';
+import { OutboundPolicy } from '../providers/kit/outbound.js';
+import { builtInLimits, defaultRegistry, ProviderRegistry } from '../providers/registry.js';
 import type { Provider } from '../sdk/types.js';
+import { auditedSink } from './auditedSink.js';
+import { chaosDeliveryHandler } from './deliveries.js';
 import { FlakyBroker } from './flakyBroker.js';
 import { parseCommand } from './protocol.js';
 import { Rng } from './random.js';
@@ -35,7 +37,7 @@ function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** The synthetic provider, announcing each unit it starts and ends with the lease it runs under. */
+/** A provider announcing each unit it starts and ends with the lease it runs under. */
 function announcing(inner: Provider): Provider {
   return {
     ...inner,
@@ -48,6 +50,21 @@ function announcing(inner: Provider): Provider {
       }
     },
   };
+}
+
+/**
+ * The built-ins (the synthetic provider, GitHub, Linear, Jira) with their sinks, each announcing
+ * its units, the providers' writes audited (./auditedSink.ts), and the handler that counts a
+ * provider run's post_sync deliveries (./deliveries.ts).
+ */
+function announcingRegistry(base: ProviderRegistry): ProviderRegistry {
+  const registry = new ProviderRegistry();
+  for (const p of base.list()) {
+    const sink = base.sinkFor(p);
+    // The synthetic sink's rows carry their unit and lease owner: an audit trigger records them.
+    registry.register(announcing(p), p.name === 'synthetic' ? sink : auditedSink(sink));
+  }
+  return registry.registerPostSyncHandler(chaosDeliveryHandler);
 }
 
 /** Runs the role until SIGTERM / SIGINT (graceful) or until stdin ends (the parent is gone: exit at once). */
@@ -66,7 +83,9 @@ export async function runChaosRole(opts: RoleOptions): Promise<void> {
     (m) => say(`duplicated ${m.name}`),
   );
   const faults = new Faults();
-  const registry = new ProviderRegistry().register(announcing(createSyntheticProvider()), syntheticSink(db));
+  const registry = announcingRegistry(
+    defaultRegistry(db, { outbound: new OutboundPolicy(settings.providerOutbound), limits: builtInLimits(settings) }),
+  );
   const engine = await Engine.open({ settings, db, broker, logger, registry, faults, migrate: false });
 
   let stopping: Promise<never> | null = null;

@@ -24,7 +24,15 @@ import { ChaosProgress } from './progress.js';
 import { Rng } from './random.js';
 import { buildReport } from './reportData.js';
 import type { ChaosReport } from './report.js';
-import { createIntegrations, planRuns, triggerRun, type PlannedRun } from './scenario.js';
+import { checkGroundTruth } from './checkTruth.js';
+import {
+  createIntegrations,
+  createProviderIntegration,
+  planRuns,
+  triggerRun,
+  type ChaosIntegration,
+  type PlannedRun,
+} from './scenario.js';
 import { planFaults } from './schedule.js';
 import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
 import type { ChaosTally } from './tally.js';
@@ -54,6 +62,9 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+
+/** How long the final incremental of a `--provider` run may take on a quiet emulator. */
+const FINAL_RUN_TIMEOUT_MS = 180_000;
 
 /** Faults that must not overlap with one of their own group. */
 const GROUP: Partial<Record<FaultKind, string>> = {
@@ -111,6 +122,8 @@ export class ChaosRun implements ChaosTally {
       netUrls: null,
       control: null,
       databaseCreated: false,
+      target: null,
+      settings: {},
     };
     for (const [k, why] of Object.entries(skipped)) this.io.note(`chaos: skipping ${k}: ${why}`);
     let progress: ChaosProgress | null = null;
@@ -125,7 +138,9 @@ export class ChaosRun implements ChaosTally {
           `Redis ${redis}${pg}, seed ${this.opts.seed}`,
       );
       const rng = new Rng(this.opts.seed);
-      const integrations = await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
+      const integrations = r.target
+        ? [await createProviderIntegration(engine, names.orgId, r.target)]
+        : await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
       const cluster = this.startCluster(r);
       // A terminal's Ctrl-C reaches the children too: their exits are then expected, not replaced.
       this.io.signal.addEventListener('abort', () => cluster.beginClosing(), { once: true });
@@ -150,14 +165,17 @@ export class ChaosRun implements ChaosTally {
         signal: this.io.signal,
       };
       this.phase = 'faults';
+      r.target?.hostile(true);
       const t0 = Date.now();
       await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
       await this.faultsWhileBacklogged(kinds, durationMs / Math.max(1, faultPlan.length), ctx, names.orgId);
+      r.target?.hostile(false);
       // Every fault has ended (processes resumed, link up, Redis up, publishes healthy) and every run is triggered.
       const faultsStoppedAt = Date.now();
       this.phase = 'settling';
       const boundMs = terminalBoundMs(this.opts);
       await this.settle(engine.db, names.orgId, faultsStoppedAt, boundMs);
+      const final = r.target ? await this.finalIncremental(engine, names.orgId, integrations[0]!, r) : null;
       this.phase = 'stopping';
       if (this.io.signal.aborted) throw new Error('interrupted'); // the finally SIGKILLs the processes
       await cluster.stopAll();
@@ -169,7 +187,12 @@ export class ChaosRun implements ChaosTally {
         faultsStoppedAt,
         boundMs,
         postSync: this.opts.postSync,
+        unbounded: final ? new Set([final.id]) : undefined,
       });
+      if (r.target && final) {
+        const truth = r.target.truth();
+        invariants.push(await checkGroundTruth(engine.db, names.orgId, integrations[0]!.id, truth, final));
+      }
       // With PostgreSQL faults: what was committed before each crash or stop is still there.
       if (this.ledger.snapshots.length > 0) invariants.push(await this.ledger.check(engine.db, names.orgId, this.runs));
       progress.stop();
@@ -187,6 +210,7 @@ export class ChaosRun implements ChaosTally {
         redis: r.redis ? 'private' : 'shared',
         postgres: r.pg ? 'private' : 'shared',
         partitioned: r.net !== null,
+        provider: r.target ? { name: r.target.provider, stats: r.target.stats(), finalRun: final } : null,
         elapsedMs: Date.now() - this.startedAt,
       });
     } finally {
@@ -211,6 +235,7 @@ export class ChaosRun implements ChaosTally {
         concurrency: this.opts.concurrency,
         seed: this.opts.seed,
         logDir: this.opts.logDir,
+        settings: r.settings,
         partitioned:
           net && netUrls
             ? {
@@ -339,6 +364,11 @@ export class ChaosRun implements ChaosTally {
       if (rows[0]!.n === 0) break;
       await sleep(200, this.io.signal);
     }
+    await this.drainPostSync(db);
+  }
+
+  /** Every post_sync row delivered, then two reconcile intervals in which nothing may move a terminal run again. */
+  private async drainPostSync(db: Db): Promise<void> {
     this.phase = 'post_sync';
     const postSyncDeadline = Date.now() + 2 * CLAIM_TIMEOUT_MS + 90_000;
     while (Date.now() < postSyncDeadline && !this.io.signal.aborted) {
@@ -350,6 +380,37 @@ export class ChaosRun implements ChaosTally {
       await sleep(250, this.io.signal);
     }
     await sleep(2 * RECONCILE_INTERVAL_MS + LEASE_MS / 2, this.io.signal);
+  }
+
+  /**
+   * With `--provider`: once every run is terminal and the emulator is quiet (no faults, no edits,
+   * its search caught up), one more incremental run reads what changed since each watermark (less
+   * the overlap). It must succeed; then its post_sync is delivered like every other run's.
+   */
+  private async finalIncremental(
+    engine: NonNullable<Resources['control']>,
+    orgId: string,
+    integration: ChaosIntegration,
+    r: Resources,
+  ): Promise<{ id: string; status: string }> {
+    this.phase = 'final incremental';
+    await r.target!.settled();
+    const run = { at: 0, integration, mode: 'incremental' as const };
+    const id = (await triggerRun(engine, orgId, run)).syncRunId;
+    this.runs.set(id, Date.now());
+    const deadline = Date.now() + FINAL_RUN_TIMEOUT_MS;
+    let status = 'planned';
+    while (Date.now() < deadline && !this.io.signal.aborted) {
+      const { rows } = await engine.db.query<{ status: string }>(
+        `SELECT status FROM ${engine.db.schema.sync_runs} WHERE id = $1`,
+        [id],
+      );
+      status = rows[0]?.status ?? 'missing';
+      if (!['planned', 'dispatching'].includes(status)) break;
+      await sleep(200, this.io.signal);
+    }
+    await this.drainPostSync(engine.db);
+    return { id, status };
   }
 
   private progressState() {

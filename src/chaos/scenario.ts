@@ -7,6 +7,7 @@ import type { SyncMode } from '../domain/statuses.js';
 import { DAY_MS } from '../domain/windows.js';
 import type { Engine } from '../engine.js';
 import type { Rng } from './random.js';
+import type { ChaosTarget } from './targets/target.js';
 
 interface Profile {
   key: string;
@@ -108,6 +109,39 @@ export async function createIntegrations(
     out.push({ id: row.id, profile: p, sources });
   }
   return out;
+}
+
+/**
+ * With `--provider`: one integration of that provider reading every source and dataset of its
+ * emulator, run incrementally (each run's window starts at the last watermark, less the overlap)
+ * and now and then as a full re-sync; no backfills (the emulator's data ends now).
+ */
+export async function createProviderIntegration(
+  engine: Engine,
+  orgId: string,
+  target: ChaosTarget,
+): Promise<ChaosIntegration> {
+  const i = target.integration;
+  const profile: Profile = {
+    key: i.provider,
+    name: `Chaos ${i.provider} (emulator)`,
+    linear: false,
+    modes: ['incremental', 'incremental', 'incremental', 'full_resync'],
+    datasets: i.datasets,
+    windowDays: 7,
+    config: i.config,
+    weight: 1,
+  };
+  const row = await engine.createIntegration({
+    orgId,
+    provider: i.provider,
+    name: profile.name,
+    sources: i.sources,
+    datasets: i.datasets,
+    config: i.config,
+    credential: i.credential,
+  });
+  return { id: row.id, profile, sources: i.sources.length };
 }
 
 /**

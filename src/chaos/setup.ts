@@ -13,9 +13,18 @@ import { ValidationError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { createDatabase, databaseUrl, dropDatabase, prepareDatabase } from './database.js';
 import { PartitionableNetwork, probeNetns, removeStaleNamespaces } from './netns.js';
-import { CHILD_SETTINGS, PG_FAULTS, REDIS_FAULTS, type ChaosOptions, type FaultKind } from './options.js';
+import {
+  CHILD_SETTINGS,
+  PG_FAULTS,
+  providerSettings,
+  REDIS_FAULTS,
+  type ChaosOptions,
+  type FaultKind,
+} from './options.js';
 import { PrivatePostgres } from './postgres.js';
 import { PrivateRedis } from './redis.js';
+import { startTarget } from './targets/index.js';
+import type { ChaosTarget } from './targets/target.js';
 
 export interface Names {
   tag: string;
@@ -56,6 +65,12 @@ export async function resolveFaults(
       skipped[kind] = why;
       continue;
     }
+    if (kind === 'net-partition' && opts.provider) {
+      const why = "the partitioned worker's namespace cannot reach the emulator on the host's 127.0.0.1";
+      if (opts.faultsExplicit) throw new ValidationError('--faults', `${kind} with --provider: ${why}`);
+      skipped[kind] = why;
+      continue;
+    }
     if (kind === 'net-partition') {
       const probe = await probeNetns();
       if (!probe.ok) {
@@ -81,6 +96,10 @@ export interface Resources {
   netUrls: { database: string; redis: string } | null;
   control: Engine | null;
   databaseCreated: boolean;
+  /** The provider's emulator (`--provider`), if any. */
+  target: ChaosTarget | null;
+  /** Settings every engine process gets on top of CHILD_SETTINGS (a provider run's credential key). */
+  settings: Record<string, string>;
 }
 
 /** Creates and migrates the database, starts the private Redis and the namespace; the caller closes. */
@@ -93,11 +112,15 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
     r.redis = await PrivateRedis.start(opts.redisServer);
     r.redisUrl = r.redis.url;
   }
+  if (opts.provider) {
+    r.settings = providerSettings(randomBytes(32).toString('base64'));
+    r.target = await startTarget(opts.provider, { seed: opts.seed, editsPerSecond: opts.editsPerSecond });
+  }
   await createDatabase(r.serverUrl, r.names.database);
   r.databaseCreated = true;
   const controlUrl = databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-control`);
   // The children get CHILD_SETTINGS too: every process of the run names its tables in this one schema.
-  const settings = loadSettings({ ...CHILD_SETTINGS, DATABASE_URL: controlUrl });
+  const settings = loadSettings({ ...CHILD_SETTINGS, ...r.settings, DATABASE_URL: controlUrl });
   const schema = new DbSchema(settings.schema);
   await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`), schema);
   if (withNet) {
@@ -138,6 +161,7 @@ export async function tearDown(r: Resources, keep: boolean): Promise<void> {
     await quietly(r.control.ctx.broker.close());
   }
   await quietly(r.net?.close());
+  await quietly(r.target?.close());
   if (r.redis) await quietly(r.redis.stop());
   else await quietly(deleteQueueKeys(r.redisUrl, r.names.queuePrefix));
   // A private cluster goes as a whole (server stopped, directory removed); --keep is refused with it.

@@ -20,6 +20,16 @@ export function intInRange(min: number, max = Number.MAX_SAFE_INTEGER): (raw: st
   };
 }
 
+/** A number in [min, max] (fractions allowed). */
+export function numberInRange(min: number, max: number): (raw: string) => number {
+  return (raw) => {
+    const n = raw.trim() === '' ? Number.NaN : Number(raw);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`Expected a number from ${min} to ${max}.`);
+    return n;
+  };
+}
+
 /** A number of seconds ≥ 0 (fractions allowed). */
 export function seconds(raw: string): number {
   const n = raw.trim() === '' ? Number.NaN : Number(raw);

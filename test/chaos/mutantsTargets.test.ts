@@ -25,6 +25,7 @@ describe('chaos:mutants', () => {
       'receipts-ignored',
       'post-sync-published-before-marked',
       'ledger-off',
+      'reader-page-numbers',
     ]);
   }, 150_000);
 });

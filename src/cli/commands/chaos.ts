@@ -8,9 +8,10 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FAULT_KINDS, type ChaosOptions, type FaultKind } from '../../chaos/options.js';
 import { formatReport } from '../../chaos/report.js';
 import { runChaosRole } from '../../chaos/role.js';
+import { CHAOS_PROVIDERS, type ChaosProvider } from '../../chaos/targets/target.js';
 import { ChaosRun } from '../../chaos/run.js';
 import type { PostSyncDelivery } from '../../config.js';
-import { intInRange, list, seconds } from '../args.js';
+import { intInRange, list, numberInRange, seconds } from '../args.js';
 import { CliError, EXIT_FAILURE, note, printJson, printLine } from '../output.js';
 import { cliLogger, resolveSettings } from '../session.js';
 import { Shutdown } from '../signals.js';
@@ -31,6 +32,8 @@ interface ChaosFlags {
   keep?: boolean;
   logDir?: string;
   json?: boolean;
+  provider?: ChaosProvider;
+  editsPerSecond: number;
 }
 
 function faultList(raw: string): FaultKind[] {
@@ -95,6 +98,19 @@ export function registerChaos(program: Command): void {
       seconds,
       20,
     )
+    .addOption(
+      new Option(
+        '--provider <name>',
+        "sync that provider's emulator instead of synthetic integrations: its own faults and edits during " +
+          'reads, a final incremental, and the store compared with the emulator (ground truth)',
+      ).choices([...CHAOS_PROVIDERS]),
+    )
+    .option(
+      '--edits-per-second <n>',
+      'with --provider: edits and deletions per second at the emulator while the faults run',
+      numberInRange(0, 100),
+      2,
+    )
     .option('--keep', 'keep the chaos database instead of dropping it')
     .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
     .option('--json', 'print the report as one JSON object')
@@ -130,6 +146,15 @@ Faults only ever target processes this command started (by pid), the Redis and P
 started, the link of the namespace it created and backends whose application_name marks them as
 its own.
 
+With --provider github|linear|jira, the runs sync one integration of that provider against its
+emulator on 127.0.0.1 (incremental runs, now and then a full re-sync) instead: while the faults
+run, the emulator answers with the provider's own faults too (limit responses, 5xx, slow answers,
+partial errors) and its data is edited and deleted under the readers (--edits-per-second). After
+the faults, once the emulator is quiet, one more incremental run must succeed, and one more
+invariant is checked: the normalized store equals the emulator's records (every item present at
+its latest version). net-partition is skipped with --provider (the namespace cannot reach the
+emulator).
+
 Then it waits for every run to be terminal, checks the invariants of a durable run and prints
 the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     )
@@ -163,6 +188,8 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         keep: flags.keep ?? false,
         concurrency: flags.concurrency,
         logDir: flags.logDir,
+        provider: flags.provider,
+        editsPerSecond: flags.editsPerSecond,
       };
       const shutdown = new Shutdown(cliLogger(false));
       const run = new ChaosRun(

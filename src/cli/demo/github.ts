@@ -2,30 +2,10 @@
  * `syncrelay demo --provider github`: the GitHub REST emulator's `small` organisation (3
  * repositories, 30 days of activity), read with the emulator's local token as the credential.
  */
-import { startGithubEmulator } from '../../emulators/github/index.js';
-import type { EmulatorDemo } from './emulated.js';
+import { DEMO_GITHUB_DATASETS, GITHUB_TABLES, startGithubEmulator } from '../../emulators/github/index.js';
 
-export const DEMO_GITHUB_DATASETS = [
-  'repositories',
-  'members',
-  'work-items',
-  'work-item-comments',
-  'work-item-history',
-  'pull-requests',
-  'pull-request-reviews',
-  'commits',
-];
-/** The normalized tables a GitHub sync writes, in the order the summary lists them. */
-export const GITHUB_TABLES = [
-  'repositories',
-  'members',
-  'work_items',
-  'work_item_comments',
-  'work_item_events',
-  'pull_requests',
-  'pull_request_reviews',
-  'commits',
-] as const;
+export { DEMO_GITHUB_DATASETS, GITHUB_TABLES };
+import type { EmulatorDemo } from './emulated.js';
 
 export const GITHUB_DEMO: EmulatorDemo = {
   provider: 'github',

@@ -30,6 +30,8 @@ interface Hook {
 }
 
 export class Churn {
+  /** Edits the churn made so far (deletions among them), for reports. */
+  readonly made = { edits: 0, deletions: 0 };
   private readonly hooks: Hook[] = [];
   private lastAt: number | null = null;
   private owed = 0;
@@ -75,6 +77,7 @@ export class Churn {
     const rng = new Rng(this.data.seed, `churn:${this.drawn++}`);
     const items = repo.items.filter(present);
     if (items.length === 0) return;
+    this.made.edits++;
     const roll = rng.next();
     const item = rng.pick(items);
     const issues = items.filter((i) => !i.pull);
@@ -82,7 +85,10 @@ export class Churn {
     if (roll < 0.5 || (roll < 0.75 && comments.length === 0)) commentOn(this.data, repo, item, now, this.drawn);
     else if (roll < 0.75) editComment(repo, rng.pick(comments), now);
     else if (roll < 0.9 || issues.length === 0) closeIssue(this.data, repo, item, now);
-    else deleteIssue(repo, rng.pick(issues), now);
+    else {
+      deleteIssue(repo, rng.pick(issues), now);
+      this.made.deletions++;
+    }
   }
 }
 

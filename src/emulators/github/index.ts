@@ -28,13 +28,14 @@ import {
   type RateLimitSpec,
 } from './options.js';
 import { RateLimiter } from './ratelimit.js';
-import { createHandler, type RequestLogEntry } from './server.js';
+import { createHandler, type RequestLogEntry, type RequestTotals } from './server.js';
 
 export { countsPerDay, type DayCounts } from './stats.js';
+export { DEMO_GITHUB_DATASETS, GITHUB_TABLES } from './demo.js';
 export type { MutationSummary } from './mutate.js';
 export type { Edits } from './edits.js';
 export { MAX_BURST } from './churn.js';
-export type { RequestLogEntry } from './server.js';
+export type { RequestLogEntry, RequestTotals } from './server.js';
 export * from './faults.js';
 export * from './options.js';
 export type * from './model.js';
@@ -60,6 +61,8 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   onPage(listing: string, page: number, fn: () => void): void;
   /** Concurrent edits per second from now on (0: none). */
   setChurn(rate: number): void;
+  /** What the emulator did so far: requests answered (by a fault, slowed) and the churn's edits and deletions. */
+  activity(): RequestTotals & { edits: number; deletions: number };
 }
 
 let instances = 0;
@@ -86,6 +89,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs, empty);
   const churn = new Churn(data, checkRate(opts.churn ?? 0));
   const log: RequestLogEntry[] = [];
+  const totals: RequestTotals = { requests: 0, faults: 0, slow: 0 };
   const render = { api: '', html: '', data };
   const { origin, controls } = await serveEmulator(
     createHandler({
@@ -101,6 +105,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       log,
       logLimit,
       churn,
+      totals,
     }),
     opts,
     { name: 'GitHub', faults, clock },
@@ -119,6 +124,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     edit: editsOf(data, () => clock.now().getTime()),
     onPage: (listing, page, fn) => churn.onPage(listing, page, fn),
     setChurn: (rate) => churn.setRate(rate),
+    activity: () => ({ ...totals, ...churn.made }),
     ...controls,
   };
 }

@@ -39,6 +39,13 @@ export interface RequestLogEntry {
   rate: RateState;
 }
 
+/** Requests answered so far: in all, by an injected fault, and delayed only (`slow`). */
+export interface RequestTotals {
+  requests: number;
+  faults: number;
+  slow: number;
+}
+
 export interface ServerParts {
   instance: number;
   clock: Clock;
@@ -52,6 +59,7 @@ export interface ServerParts {
   log: RequestLogEntry[];
   logLimit: number;
   churn?: Churn;
+  totals?: RequestTotals;
 }
 
 const AUTH = /^(?:token|bearer)\s+(\S+)\s*$/i;
@@ -78,6 +86,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     const at = parts.clock.now().toISOString();
     const path = url.pathname + url.search;
     appendLog(parts.log, { seq, at, method, path, tokenId, status: answer.status, fault, rate }, parts.logLimit);
+    countAnswer(parts.totals, fault);
   };
   if (!token) {
     const rate = parts.anonymous.consume('anonymous').state;
@@ -110,6 +119,13 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     return finish({ status: 304, body: null, headers: answer.headers }, rate, injected, token.id);
   }
   finish(answer, spent.state, injected, token.id);
+}
+
+function countAnswer(totals: RequestTotals | undefined, fault: FaultKind | null): void {
+  if (!totals) return;
+  totals.requests++;
+  if (fault === 'slow') totals.slow++;
+  else if (fault !== null) totals.faults++;
 }
 
 /**

@@ -187,7 +187,8 @@ export function resolutionItem(name: string | null) {
   };
 }
 
-function history(data: SiteData, issue: IssueRec, at: number, author: string): HistoryRec {
+/** A new changelog entry of `issue` at `at` (its `updated` moves there); the caller adds its items. */
+export function history(data: SiteData, issue: IssueRec, at: number, author: string): HistoryRec {
   const h: HistoryRec = { id: String(data.next.history++), author, created: at, items: [] };
   issue.histories.push(h);
   issue.updated = Math.max(issue.updated, at);

@@ -17,6 +17,7 @@ import {
   type EmulatedIntegration,
   type EmulatorControls,
 } from '../core/index.js';
+import { JiraChurn, type JiraChurnStats } from './churn.js';
 import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
 import { EndpointLimiter, RateLimiter, routeName } from './limits.js';
@@ -38,6 +39,7 @@ import { createHandler, type RequestLogEntry } from './server.js';
 import { SPRINT_FIELD } from './time.js';
 
 export type { MutationSummary } from './mutate.js';
+export { CHURN_KINDS, MAX_CHURN_BURST, type ChurnKind, type JiraChurnStats } from './churn.js';
 export type { RequestLogEntry } from './server.js';
 export * from './faults.js';
 export * from './options.js';
@@ -72,6 +74,12 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   /** Whether every change made so far is visible to search at the clock's now. */
   searchSettled(): boolean;
   stats(): JiraEmulatorStats;
+  /** Edits per second from now on while requests come in (churn.ts; 0: none). */
+  setChurn(editsPerSecond: number): void;
+  /** Makes one churn edit at the clock's now; returns the key of the issue edited or created. */
+  churnEdit(): string | null;
+  /** What churn did so far. */
+  churnStats(): JiraChurnStats;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
@@ -100,6 +108,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const requestLog: RequestLogEntry[] = [];
   const site = { url: '', data };
   const index = new SearchIndex(searchLagMs, data.projects);
+  const churn = new JiraChurn(data, scale, seed, opts.churn ?? 0);
   const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
@@ -111,6 +120,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       endpoints,
       index,
       faults,
+      churn: (now) => churn.before(now),
       sprintField: SPRINT_FIELD,
       log: requestLog,
       logLimit,
@@ -133,6 +143,9 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     searchLagMs,
     searchSettled: () => index.settled(data.projects, clock.now().getTime()),
     stats: () => statsOf(requestLog),
+    setChurn: (rate) => churn.setRate(rate),
+    churnEdit: () => churn.edit(clock.now().getTime()),
+    churnStats: () => ({ edits: churn.stats.edits, byKind: { ...churn.stats.byKind } }),
     ...controls,
   };
 }

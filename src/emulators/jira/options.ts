@@ -65,6 +65,8 @@ export interface JiraEmulatorOptions extends CommonEmulatorOptions {
   searchLagMs?: number | string;
   /** Per-endpoint burst limits (limits.ts). @default DEFAULT_ENDPOINT_LIMITS */
   endpointLimits?: Partial<EndpointLimitSpec>;
+  /** Edits per second of the clock while requests come in (churn.ts). @default 0 */
+  churn?: number;
 }
 
 /** Search sees a change this long after it was made, unless told otherwise. */

@@ -46,6 +46,8 @@ export interface ServerParts {
   endpoints: EndpointLimiter;
   index: SearchIndex;
   faults: FaultDeck<FaultSpec>;
+  /** Makes the edits due by the clock (churn.ts) before a request is served. */
+  churn?: (now: number) => void;
   sprintField: string;
   log: RequestLogEntry[];
   logLimit: number;
@@ -97,6 +99,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
   };
   if (!auth) return finish(unauthorized(), {}, null, null);
+  parts.churn?.(parts.clock.now().getTime());
   const { fault, injected } = await parts.faults.meet(url.pathname);
   const quota = parts.limiter.consume('credential');
   const now = parts.clock.now().getTime();

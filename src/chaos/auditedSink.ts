@@ -1,0 +1,41 @@
+/**
+ * A provider's sink as the chaos run's engine processes use it: every fenced write also records
+ * (unit, lease owner, `surface:rows`) in the run's write audit, inside the write's own transaction
+ * right after the lease check locked the unit row — so the no-fenced-out-writes invariant judges
+ * a real provider's writes by when the database saw them, as it does the synthetic sink's (whose
+ * rows an audit trigger records). A chaos hook, in the chaos run's own database only.
+ */
+import type { Tx } from '../db/types.js';
+import type { LeaseGuard, Sink } from '../sdk/types.js';
+import { auditTables } from './database.js';
+
+/** Records one write. Takes no row locks (the caller's lease check holds the unit row FOR SHARE). */
+async function recordWrite(tx: Tx, guard: LeaseGuard, what: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${auditTables(tx.schema).itemWrites} (unit_id, lease_owner, item_key) VALUES ($1, $2, $3)`,
+    [guard.unitId, guard.owner, what],
+  );
+}
+
+function auditedGuard(guard: LeaseGuard, what: string): LeaseGuard {
+  return {
+    unitId: guard.unitId,
+    owner: guard.owner,
+    assertHeld: () => guard.assertHeld(),
+    async assertHeldIn(tx) {
+      await guard.assertHeldIn(tx);
+      await recordWrite(tx, guard, what);
+    },
+  };
+}
+
+/** `inner`, its writes audited; its surface hooks passed through. */
+export function auditedSink(inner: Sink): Sink {
+  return {
+    name: inner.name,
+    surfaces: inner.surfaces,
+    retrySafeSurfaces: inner.retrySafeSurfaces,
+    write: (guard, surface, rows) => inner.write(auditedGuard(guard, `${surface}:${rows.length}`), surface, rows),
+    useSurfaceHooks: (hooks) => inner.useSurfaceHooks?.(hooks),
+  };
+}
