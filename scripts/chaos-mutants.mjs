@@ -97,9 +97,16 @@ const MUTANTS = [
     file: 'src/providers/github/pages.ts',
     find: 'if (last && (since === null || last.getTime() > since.getTime())) {',
     replace: 'if (last && since === null) {',
-    // Items edited while a list is read move to its end: the one at a page boundary shifts onto the
-    // page already read and is never read; the final incremental reads only from the watermark on.
-    flags: ['--provider', 'github', '--edits-per-second', '5', '--faults', 'worker-kill,duplicate-delivery'],
+    // An issue edited behind the reader moves to the end of the list: the one at the page boundary
+    // shifts onto the page already read and is never read, and the later incrementals and the final
+    // one read only from the watermark on. What would read it again is left out: random edits
+    // (--edits-per-second 0: over a run they touch most issues, and an edited issue is read by the
+    // next incremental), full re-syncs (--modes incremental) and runs crowding the first read (four
+    // runs, one every 7.5 s: two full reads at once skip different issues, their union has all).
+    flags: [
+      ...['--provider', 'github', '--edits-per-second', '0', '--modes', 'incremental'],
+      ...['--runs', '4', '--duration', '40', '--faults', 'worker-kill,duplicate-delivery'],
+    ],
     expect: 'store_equals_ground_truth',
   },
 ];

@@ -62,6 +62,11 @@ export interface ChaosOptions {
   provider?: ChaosProvider;
   /** Edits (and deletions) per second at the emulator while the faults run (with `provider`). @default 2 */
   editsPerSecond: number;
+  /**
+   * The modes a provider run is drawn from, each entry equally likely (with `provider`).
+   * @default PROVIDER_MODES
+   */
+  providerModes: ProviderRunMode[];
 }
 
 /**
@@ -104,6 +109,12 @@ export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
   SYNC_INTEGRATION_MAX_LIVE_RUNS: '64',
   SYNC_UNIT_CONCURRENCY_PER_BUCKET: '16',
 };
+
+/** What a `--provider` run may be: the emulator's data ends now, so there is nothing to backfill. */
+export type ProviderRunMode = 'incremental' | 'full_resync';
+
+/** Three incremental runs in four, one full re-sync. */
+export const PROVIDER_MODES: readonly ProviderRunMode[] = ['incremental', 'incremental', 'incremental', 'full_resync'];
 
 export const LEASE_MS = 2000;
 export const RECONCILE_INTERVAL_MS = 1000;

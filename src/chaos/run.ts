@@ -139,7 +139,7 @@ export class ChaosRun implements ChaosTally {
       );
       const rng = new Rng(this.opts.seed);
       const integrations = r.target
-        ? [await createProviderIntegration(engine, names.orgId, r.target)]
+        ? [await createProviderIntegration(engine, names.orgId, r.target, this.opts.providerModes)]
         : await createIntegrations(engine, names.orgId, this.opts.unitsPerRun, this.opts.seed);
       const cluster = this.startCluster(r);
       // A terminal's Ctrl-C reaches the children too: their exits are then expected, not replaced.

@@ -113,20 +113,21 @@ export async function createIntegrations(
 
 /**
  * With `--provider`: one integration of that provider reading every source and dataset of its
- * emulator, run incrementally (each run's window starts at the last watermark, less the overlap)
- * and now and then as a full re-sync; no backfills (the emulator's data ends now).
+ * emulator, each run's mode drawn from `modes` (an incremental window starts at the last watermark,
+ * less the overlap; a full re-sync reads the provider's first depth again).
  */
 export async function createProviderIntegration(
   engine: Engine,
   orgId: string,
   target: ChaosTarget,
+  modes: readonly SyncMode[],
 ): Promise<ChaosIntegration> {
   const i = target.integration;
   const profile: Profile = {
     key: i.provider,
     name: `Chaos ${i.provider} (emulator)`,
     linear: false,
-    modes: ['incremental', 'incremental', 'incremental', 'full_resync'],
+    modes,
     datasets: i.datasets,
     windowDays: 7,
     config: i.config,

@@ -19,6 +19,8 @@ async function chaos(provider: ChaosProvider, seed: number): Promise<ChaosReport
     'chaos',
     ...['--provider', provider, '--edits-per-second', '3', '--faults', FAULTS],
     ...['--runs', '8', '--duration', '20', '--workers', '2', '--reconcilers', '2', '--concurrency', '4'],
+    // A provider's limit responses defer units past the engine's own recovery (docs/reliability.md).
+    ...['--slack', '60'],
     ...['--seed', String(seed), '--json'],
   ];
   const env = { DATABASE_URL: `${PG_BASE}/postgres`, REDIS_URL };

@@ -50,6 +50,13 @@ export const HOSTILE_GITHUB_FAULTS: FaultSpec[] = [
   { kind: 'slow', probability: 0.01, delayMs: 400 },
 ];
 
+/**
+ * While hostile, one more edit before every request of a sorted list (issues, comments, pull
+ * requests): a busy repository, where what a reader pages through changes between its pages — the
+ * case a reader that pages by number loses items in.
+ */
+const LIST_EDITS = 1;
+
 /** Starts the emulator (seeded with `o.seed`, its own random token) and returns the target. */
 export async function startGithubTarget(o: TargetOptions): Promise<ChaosTarget> {
   if (!Number.isFinite(o.editsPerSecond) || o.editsPerSecond < 0) {
@@ -86,6 +93,7 @@ export async function startGithubTarget(o: TargetOptions): Promise<ChaosTarget> 
 function hostile(emu: GithubEmulator, on: boolean, editsPerSecond: number): void {
   emu.setFaults(on ? HOSTILE_GITHUB_FAULTS : []);
   emu.setChurn(on ? editsPerSecond : 0);
+  emu.setListEdits(on ? LIST_EDITS : 0);
 }
 
 /** The truth tables a GitHub sync of DEMO_GITHUB_DATASETS writes, each keyed as the mapping keys it. */

@@ -5,7 +5,13 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { FAULT_KINDS, type ChaosOptions, type FaultKind } from '../../chaos/options.js';
+import {
+  FAULT_KINDS,
+  PROVIDER_MODES,
+  type ChaosOptions,
+  type FaultKind,
+  type ProviderRunMode,
+} from '../../chaos/options.js';
 import { formatReport } from '../../chaos/report.js';
 import { runChaosRole } from '../../chaos/role.js';
 import { CHAOS_PROVIDERS, type ChaosProvider } from '../../chaos/targets/target.js';
@@ -34,6 +40,18 @@ interface ChaosFlags {
   json?: boolean;
   provider?: ChaosProvider;
   editsPerSecond: number;
+  modes?: ProviderRunMode[];
+}
+
+function modeList(raw: string): ProviderRunMode[] {
+  const items = list(raw);
+  for (const m of items) {
+    if (m !== 'incremental' && m !== 'full_resync')
+      throw new InvalidArgumentError(
+        `Unknown mode "${m}"; expected incremental or full_resync (repeat one to weight it).`,
+      );
+  }
+  return items as ProviderRunMode[];
 }
 
 function faultList(raw: string): FaultKind[] {
@@ -110,6 +128,11 @@ export function registerChaos(program: Command): void {
       'with --provider: edits and deletions per second at the emulator while the faults run',
       numberInRange(0, 100),
       2,
+    )
+    .option(
+      '--modes <list>',
+      `with --provider: the modes runs are drawn from, each entry equally likely (default ${PROVIDER_MODES.join(',')})`,
+      modeList,
     )
     .option('--keep', 'keep the chaos database instead of dropping it')
     .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
@@ -190,7 +213,9 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         logDir: flags.logDir,
         provider: flags.provider,
         editsPerSecond: flags.editsPerSecond,
+        providerModes: flags.modes ?? [...PROVIDER_MODES],
       };
+      if (flags.modes && !flags.provider) throw new CliError('--modes applies to a --provider run only');
       const shutdown = new Shutdown(cliLogger(false));
       const run = new ChaosRun(
         opts,

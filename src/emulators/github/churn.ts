@@ -9,6 +9,12 @@
  *   the edits due since the previous request (at most MAX_BURST, the rest dropped) are made in
  *   that repository, drawn from the seed: a new comment on an issue or pull request (half), an
  *   edited comment, a closed issue, a deleted issue (one in ten).
+ * - `listEdits` (a probability): before each request for a later part of a list sorted by update
+ *   time, ascending (`/issues` or `/issues/comments` with `sort=updated&direction=asc`, asking for
+ *   `page` 2 or more, or `since` a time after some of the list), with that probability one more
+ *   edit in that repository to an object the reader has passed already — on an earlier page, or
+ *   updated before `since` — drawn from the seed (a comment on the issue, or an edited comment).
+ *   A busy repository: what a reader pages through changes behind it between its pages.
  * - `onPage(listing, page, fn)`: `fn` runs once, just before the `page`th request of `listing`
  *   (counted from when the hook was set) is answered: a test's edit between two given pages.
  * A listing is the path after `/repos/{owner}/{repo}` (`/issues`, `/issues/comments`,
@@ -17,10 +23,13 @@
 import { ValidationError } from '../../errors.js';
 import { Rng } from '../core/random.js';
 import { commentOn, closeIssue, deleteIssue, editComment } from './edits.js';
-import { present, type OrgData, type RepoRecord } from './model.js';
+import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 
 /** Edits made at once at most, however long the emulator sat idle. */
 export const MAX_BURST = 5;
+
+/** The lists sorted by update time, which an edit reorders. */
+const SORTED_LISTS: ReadonlySet<string> = new Set(['/issues', '/issues/comments']);
 
 interface Hook {
   listing: string;
@@ -36,6 +45,8 @@ export class Churn {
   private lastAt: number | null = null;
   private owed = 0;
   private drawn = 0;
+  private listEdits = 0;
+  private listDraws = 0;
 
   constructor(
     private readonly data: OrgData,
@@ -50,13 +61,20 @@ export class Churn {
     this.rate = rate;
   }
 
+  /** The probability of one more edit before each request of a sorted list (0: none). */
+  setListEdits(p: number): void {
+    if (!Number.isFinite(p) || p < 0 || p > 1)
+      throw new ValidationError('listEdits', `expected a probability from 0 to 1, got ${p}`);
+    this.listEdits = p;
+  }
+
   onPage(listing: string, page: number, fn: () => void): void {
     if (!Number.isInteger(page) || page < 1) throw new Error(`page must be a whole number from 1, got ${page}`);
     this.hooks.push({ listing, page, seen: 0, fn });
   }
 
   /** Called for every request before it is answered; `listing` is set for repository lists. */
-  before(now: number, repo: RepoRecord | null, listing: string | null): void {
+  before(now: number, repo: RepoRecord | null, listing: string | null, q?: URLSearchParams): void {
     this.owed = Math.min(MAX_BURST, this.owed + (this.lastAt === null ? 0 : (this.rate * (now - this.lastAt)) / 1000));
     this.lastAt = now;
     if (!repo || listing === null) return;
@@ -66,11 +84,35 @@ export class Churn {
       h.fn();
     }
     for (; this.owed >= 1; this.owed--) this.edit(repo, now);
+    if (this.listEdits > 0 && q && SORTED_LISTS.has(listing) && q.get('sort') === 'updated') {
+      if (q.get('direction') !== 'asc') return;
+      const rng = new Rng(this.data.seed, `list-edit:${this.listDraws++}`);
+      if (rng.next() < this.listEdits) this.editBehind(repo, listing, q, now, rng);
+    }
   }
 
   /** Makes `n` of the churn's edits in `repo` at `now` now (as if they were due). */
   editNow(repo: RepoRecord, now: number, n: number): void {
     for (let i = 0; i < n; i++) this.edit(repo, now);
+  }
+
+  /** An edit to an object of `listing` the request `q` reads past: on an earlier page, or before its `since`. */
+  private editBehind(repo: RepoRecord, listing: string, q: URLSearchParams, now: number, rng: Rng): void {
+    const comments = listing === '/issues/comments';
+    const list: { updatedAt: number }[] = comments
+      ? repo.comments.filter((c) => present(c.item))
+      : repo.items.filter((i) => present(i));
+    list.sort((a, b) => a.updatedAt - b.updatedAt);
+    const since = q.get('since') ? Date.parse(q.get('since')!) : Number.NaN;
+    const inWindow = Number.isNaN(since) ? list : list.filter((x) => x.updatedAt >= since);
+    const page = Math.max(1, Number(q.get('page') ?? 1) || 1);
+    const perPage = Math.min(100, Math.max(1, Number(q.get('per_page') ?? 30) || 30));
+    const behind = page > 1 ? inWindow.slice(0, (page - 1) * perPage) : list.filter((x) => x.updatedAt < since);
+    if (behind.length === 0) return;
+    const target = rng.pick(behind);
+    if (comments) editComment(repo, target as CommentRecord, now);
+    else commentOn(this.data, repo, target as ItemRecord, now, this.drawn++);
+    this.made.edits++;
   }
 
   private edit(repo: RepoRecord, now: number): void {

@@ -50,7 +50,7 @@ export function dispatch(input: DispatchInput): Answer {
     param: { q: url.searchParams, resource: route.resource, docs: route.docs },
   };
   if (repo && !canSee(ctx, repo)) return notFound(route.docs);
-  input.churn?.before(input.now, repo, listingOf(route.path, path));
+  input.churn?.before(input.now, repo, listingOf(route.path, path), url.searchParams);
   try {
     const result = route.handler(ctx);
     if (!isList(result)) return result;

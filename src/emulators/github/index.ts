@@ -61,6 +61,8 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   onPage(listing: string, page: number, fn: () => void): void;
   /** Concurrent edits per second from now on (0: none). */
   setChurn(rate: number): void;
+  /** From now on, one more edit before a request of a sorted list with probability `p` (churn.ts). */
+  setListEdits(p: number): void;
   /** What the emulator did so far: requests answered (by a fault, slowed) and the churn's edits and deletions. */
   activity(): RequestTotals & { edits: number; deletions: number };
 }
@@ -124,6 +126,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     edit: editsOf(data, () => clock.now().getTime()),
     onPage: (listing, page, fn) => churn.onPage(listing, page, fn),
     setChurn: (rate) => churn.setRate(rate),
+    setListEdits: (p) => churn.setListEdits(p),
     activity: () => ({ ...totals, ...churn.made }),
     ...controls,
   };

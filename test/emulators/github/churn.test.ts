@@ -44,6 +44,34 @@ describe('GitHub emulator: edits between pages', () => {
     expect(all[(first[3].number as number) - 1]!.updatedAt).toBe(T0 + 60_000);
   });
 
+  it('list edits: each later page is preceded by an edit behind the reader; page numbers lose one a page', async () => {
+    const clock = new ManualClock(T0);
+    const emu = await start(clock);
+    clock.set(T0 + 60_000);
+    const present = emu.data.repos[0]!.items.length;
+    emu.setListEdits(1);
+    const read = new Set<number>();
+    for (let page = 1; page <= 6; page++)
+      for (const i of (await get(emu, `${issuesPath(emu)}&page=${page}`)).body as Json[]) read.add(i.number as number);
+    const edited = emu.data.repos[0]!.items.filter((i) => i.updatedAt === T0 + 60_000);
+    // Pages 2..6 (the 6th is empty once the edited issues are read again) each came after one edit.
+    expect(edited.length).toBe(5);
+    expect(read.size).toBeLessThan(present);
+    // A keyset read (from the latest updated_at read) sees every issue, edits behind it or not.
+    const keyset = new Set<number>();
+    let since = '1970-01-01T00:00:00Z';
+    for (let n = 0; n < 20; n++) {
+      const page = (await get(emu, `${issuesPath(emu)}&since=${since}`)).body as Json[];
+      const before = keyset.size;
+      for (const i of page) keyset.add(i.number as number);
+      if (page.length < 50 || keyset.size === before) break;
+      since = page.at(-1)!.updated_at as string;
+    }
+    expect(keyset.size).toBe(present);
+    emu.setListEdits(0);
+    expect(() => emu.setListEdits(1.5)).toThrow(ValidationError);
+  });
+
   it('a deleted issue leaves every list and answers 410; a pull request cannot be deleted', async () => {
     const emu = await start(new ManualClock(T0));
     const repo = emu.data.repos[0]!;
