@@ -63,8 +63,14 @@ export interface ChaosReport {
   };
   post_sync: { mode: PostSyncDelivery; runs_with_successful_units: number; delivered: number; not_delivered: number };
   processes: { started: number; start_failures: UnexpectedExit[]; unexpected_exits: UnexpectedExit[] };
-  /** With `--provider`: which, what its emulator did (requests, faults answered, edits), the final incremental. */
-  provider: { name: string; stats: Record<string, number>; finalRun: { id: string; status: string } | null } | null;
+  /** With `--provider`: which, how it ran, what its emulator did (requests, faults, edits), the final incremental. */
+  provider: {
+    name: string;
+    edits_per_second: number;
+    modes: string[];
+    stats: Record<string, number>;
+    finalRun: { id: string; status: string } | null;
+  } | null;
   invariants: InvariantResult[];
   elapsed_ms: number;
 }
@@ -134,7 +140,8 @@ export function formatReport(r: ChaosReport): string {
   if (r.provider) {
     const final = r.provider.finalRun;
     lines.push(
-      `provider  ${r.provider.name} emulator: ${pairs(r.provider.stats)}`,
+      `provider  ${r.provider.name} emulator, ${r.provider.edits_per_second} edits/s, modes ` +
+        `${r.provider.modes.join(',')}: ${pairs(r.provider.stats)}`,
       `          final incremental ${final ? `${final.id} ${final.status}` : 'not run'}`,
     );
   }

@@ -210,7 +210,15 @@ export class ChaosRun implements ChaosTally {
         redis: r.redis ? 'private' : 'shared',
         postgres: r.pg ? 'private' : 'shared',
         partitioned: r.net !== null,
-        provider: r.target ? { name: r.target.provider, stats: r.target.stats(), finalRun: final } : null,
+        provider: r.target
+          ? {
+              name: r.target.provider,
+              edits_per_second: this.opts.editsPerSecond,
+              modes: this.opts.providerModes,
+              stats: r.target.stats(),
+              finalRun: final,
+            }
+          : null,
         elapsedMs: Date.now() - this.startedAt,
       });
     } finally {

@@ -66,6 +66,22 @@ describe('syncrelay chaos: what it refuses', () => {
     expect(oneLine(keep.stderr)).toMatch(/^syncrelay: --keep: .*--pg-bin/);
   });
 
+  it('--provider: names an unknown provider or mode; refuses --modes alone and the partition', async () => {
+    const env = { DATABASE_URL: `${PG_BASE}/postgres`, REDIS_URL: 'redis://127.0.0.1:6379' };
+    const unknown = await runCli(['chaos', '--provider', 'gitlab'], { env });
+    expect(unknown.code).not.toBe(0);
+    expect(oneLine(unknown.stderr)).toMatch(/--provider.*gitlab.*github, linear, jira/);
+    const mode = await runCli(['chaos', '--provider', 'github', '--modes', 'incremental,backfill'], { env });
+    expect(mode.code).not.toBe(0);
+    expect(oneLine(mode.stderr)).toMatch(/Unknown mode "backfill"; expected incremental or full_resync/);
+    const alone = await runCli(['chaos', '--modes', 'incremental'], { env });
+    expect(alone.code).toBe(1);
+    expect(oneLine(alone.stderr)).toBe('syncrelay: --modes applies to a --provider run only');
+    const partition = await runCli(['chaos', '--provider', 'jira', '--faults', 'net-partition'], { env });
+    expect(partition.code).toBe(1);
+    expect(oneLine(partition.stderr)).toMatch(/^syncrelay: --faults: net-partition with --provider: .*emulator/);
+  });
+
   it('names an unknown fault kind', async () => {
     const r = await runCli(['chaos', '--faults', 'worker-kill,meteor']);
     expect(r.code).not.toBe(0);

@@ -10,8 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ChaosReport } from '../../src/chaos/report.js';
-import { runCli } from '../cli/helpers.js';
+import { passingChaos } from './passingChaos.js';
 import { REDIS_URL } from '../helpers/pg.js';
 
 const PG_BIN = process.env.SYNCRELAY_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -44,20 +43,7 @@ describe.skipIf(!existsSync(`${PG_BIN}/initdb`))('syncrelay chaos --pg-bin (boun
         ...(redis ? ['--redis-server', redis] : []),
       ];
       // No DATABASE_URL: the private cluster is the only PostgreSQL the run touches.
-      const r = await runCli(args, { env: redis ? {} : { REDIS_URL }, timeoutMs: 220_000 });
-      const report = (() => {
-        try {
-          return JSON.parse(r.stdout) as ChaosReport;
-        } catch {
-          return null;
-        }
-      })();
-      const failed = report?.invariants.filter((i) => !i.ok) ?? [];
-      expect(
-        { code: r.code, signal: r.signal, failed },
-        `syncrelay ${args.join(' ')}\n${r.stderr.slice(-4000)}\n${JSON.stringify(failed, null, 2)}`,
-      ).toEqual({ code: 0, signal: null, failed: [] });
-      const rep = report!;
+      const rep = await passingChaos(args, { env: redis ? {} : { REDIS_URL }, timeoutMs: 220_000 });
 
       expect(rep.config.postgres).toBe('private');
       expect(rep.invariants.map((i) => i.id)).toContain('nothing_committed_lost');

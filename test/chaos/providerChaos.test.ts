@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChaosReport } from '../../src/chaos/report.js';
 import { CHAOS_PROVIDERS, type ChaosProvider } from '../../src/chaos/targets/target.js';
-import { runCli } from '../cli/helpers.js';
+import { passingChaos } from './passingChaos.js';
 import { PG_BASE, REDIS_URL } from '../helpers/pg.js';
 
 const SEED = 20_261_206;
@@ -24,22 +24,12 @@ async function chaos(provider: ChaosProvider, seed: number): Promise<ChaosReport
     ...['--seed', String(seed), '--json'],
   ];
   const env = { DATABASE_URL: `${PG_BASE}/postgres`, REDIS_URL };
-  const r = await runCli(args, { env, timeoutMs: 280_000 });
-  const report = (() => {
-    try {
-      return JSON.parse(r.stdout) as ChaosReport;
-    } catch {
-      return null;
-    }
-  })();
-  const failed = report?.invariants.filter((i) => !i.ok) ?? [];
-  expect(
-    { code: r.code, signal: r.signal, failed },
-    `syncrelay chaos --provider ${provider} --seed ${seed}\n${r.stderr.slice(-4000)}\n` +
-      `${JSON.stringify(failed, null, 2)}\nfaults: ${JSON.stringify(report?.faults.events ?? [])}\n` +
-      `provider: ${JSON.stringify(report?.provider ?? null)}`,
-  ).toEqual({ code: 0, signal: null, failed: [] });
-  return report!;
+  return passingChaos(
+    args,
+    { env, timeoutMs: 280_000 },
+    (report) =>
+      `faults: ${JSON.stringify(report?.faults.events ?? [])}\nprovider: ${JSON.stringify(report?.provider ?? null)}`,
+  );
 }
 
 describe('syncrelay chaos --provider (bounded)', () => {
