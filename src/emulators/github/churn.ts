@@ -84,8 +84,8 @@ export class Churn {
       h.fn();
     }
     for (; this.owed >= 1; this.owed--) this.edit(repo, now);
-    if (this.listEdits > 0 && q && SORTED_LISTS.has(listing) && q.get('sort') === 'updated') {
-      if (q.get('direction') !== 'asc') return;
+    const ascending = q?.get('sort') === 'updated' && q.get('direction') === 'asc';
+    if (this.listEdits > 0 && q && ascending && SORTED_LISTS.has(listing)) {
       const rng = new Rng(this.data.seed, `list-edit:${this.listDraws++}`);
       if (rng.next() < this.listEdits) this.editBehind(repo, listing, q, now, rng);
     }

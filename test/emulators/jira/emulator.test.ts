@@ -15,39 +15,16 @@ import {
 import { generateSite } from '../../../src/emulators/jira/generate.js';
 import { SCALES } from '../../../src/emulators/jira/options.js';
 import { issuesJql } from '../../../src/providers/jira/jql.js';
+import { basic, jiraCall, type CallInit, type Json } from './helpers.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 
 let emu: JiraEmulator;
 afterEach(async () => {
   await emu.close();
 });
 
-function basic(token: string): string {
-  return `Basic ${Buffer.from(token).toString('base64')}`;
-}
-
-async function call(path: string, init: { method?: string; body?: unknown; auth?: string | null } = {}) {
-  const auth = init.auth === undefined ? basic(emu.token) : init.auth;
-  const res = await fetch(`${emu.url}${path}`, {
-    method: init.method ?? 'GET',
-    headers: {
-      ...(auth ? { authorization: auth } : {}),
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-  });
-  const text = await res.text();
-  let body: Json = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: res.status, headers: res.headers, body };
-}
+const call = (path: string, init: CallInit = {}) => jiraCall(emu, path, init);
 
 const start = (o: Parameters<typeof startJiraEmulator>[0] = {}) =>
   startJiraEmulator({ clock: new ManualClock(T0), seed: 3, ...o });

@@ -18,27 +18,17 @@ import {
   type JiraEmulator,
 } from '../../../src/emulators/jira/index.js';
 import { issuesJql } from '../../../src/providers/jira/jql.js';
+import { jiraCall, type Json } from './helpers.js';
 
 const T0 = Date.UTC(2026, 2, 2, 12);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 
 let emu: JiraEmulator;
 afterEach(async () => {
   await emu.close();
 });
 
-async function call(path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(emu.token).toString('base64')}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
-}
+/** A GET, or a POST of `body`. */
+const call = (path: string, body?: unknown) => jiraCall(emu, path, body === undefined ? {} : { method: 'POST', body });
 
 const start = (clock: ManualClock, o: Parameters<typeof startJiraEmulator>[0] = {}) =>
   startJiraEmulator({ clock, seed: 3, ...o });
