@@ -122,19 +122,23 @@ export class LeaseLostError extends SyncRelayError {
 export class RateLimitError extends SyncRelayError {
   readonly liftsAt: Date | null;
   readonly checkpoint: UnitCheckpoint | null;
+  /** The jitter its deferral may add after the lift, when not the default 0–5 s. */
+  readonly spreadMs: number | null;
   constructor(
     readonly retryAfterMs: number,
     message = 'rate limited',
-    options?: { cause?: unknown; liftsAt?: Date | null; checkpoint?: UnitCheckpoint | null },
+    options?: { cause?: unknown; liftsAt?: Date | null; checkpoint?: UnitCheckpoint | null; spreadMs?: number | null },
   ) {
     super('rate_limit', message, options);
     this.liftsAt = options?.liftsAt ?? null;
     this.checkpoint = options?.checkpoint ?? null;
+    this.spreadMs = options?.spreadMs ?? null;
   }
 
-  /** The same limit (same wait, lift time and message), carrying `checkpoint`; caused by this one. */
+  /** The same limit (same wait, lift time, spread and message), carrying `checkpoint`; caused by this one. */
   withCheckpoint(checkpoint: UnitCheckpoint | null): RateLimitError {
-    return new RateLimitError(this.retryAfterMs, this.message, { cause: this, liftsAt: this.liftsAt, checkpoint });
+    const { retryAfterMs, liftsAt, spreadMs } = this;
+    return new RateLimitError(retryAfterMs, this.message, { cause: this, liftsAt, checkpoint, spreadMs });
   }
 }
 

@@ -41,11 +41,15 @@ export const DEFAULT_RATE_LIMIT_POLICY: RateLimitPolicy = {
 
 /**
  * Delay before a rate-limited unit is tried again: until the limit lifts, plus a jitter of 0–5 s
- * so units deferred by one limit do not all come back at the same instant.
+ * (or 0–`spreadMs`) so units deferred by one limit do not all come back at the same instant.
  */
-export function rateLimitDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
+export function rateLimitDelayMs(
+  retryAfterMs: number,
+  random: () => number = Math.random,
+  spreadMs = RATE_LIMIT_MAX_JITTER_MS,
+): number {
   const wait = Number.isFinite(retryAfterMs) ? Math.max(retryAfterMs, 0) : 0;
-  return Math.ceil(wait) + Math.floor(random() * RATE_LIMIT_MAX_JITTER_MS);
+  return Math.ceil(wait) + Math.floor(random() * spreadMs);
 }
 
 /**

@@ -58,13 +58,21 @@ export async function readRateBudget(tx: Tx, key: BudgetKey): Promise<BudgetRow 
 
 /**
  * Records an observation, merged with what is there (responses of concurrent units arrive out of
- * order): a later reset window replaces the counts, the same window keeps the lower remaining, an
- * earlier window changes nothing; a limit's lift time only moves later, and is cleared by a response
+ * order): a later reset window replaces the counts, the same window (resets at most `resolutionMs`
+ * apart: budget.ts mergeObservations) keeps the lower remaining and the earlier reset, an earlier
+ * window changes nothing; a limit's lift time only moves later, and is cleared by a response
  * observed after it. When `owner` holds the probe lease, the lease ends (its response is recorded).
  * Locks: the budget row. Returns nothing.
  */
-export async function recordRateBudget(tx: Tx, key: BudgetKey, o: BudgetObservation, owner: string): Promise<void> {
+export async function recordRateBudget(
+  tx: Tx,
+  key: BudgetKey,
+  o: BudgetObservation,
+  owner: string,
+  resolutionMs = 0,
+): Promise<void> {
   const b = tx.schema.rate_budgets;
+  const same = `abs(extract(epoch FROM EXCLUDED.reset_at - b.reset_at)) * 1000 <= $10`;
   await tx.query(
     `INSERT INTO ${b} AS b (org_id, provider, credential_id, remaining, request_limit, reset_at, limited_until,
                             observed_at)
@@ -72,15 +80,22 @@ export async function recordRateBudget(tx: Tx, key: BudgetKey, o: BudgetObservat
      ON CONFLICT (org_id, provider, credential_id) DO UPDATE SET
        remaining = CASE
          WHEN EXCLUDED.reset_at IS NULL THEN b.remaining
-         WHEN b.reset_at IS NULL OR EXCLUDED.reset_at > b.reset_at THEN EXCLUDED.remaining
-         WHEN EXCLUDED.reset_at = b.reset_at THEN LEAST(b.remaining, EXCLUDED.remaining)
+         WHEN b.reset_at IS NULL THEN EXCLUDED.remaining
+         WHEN ${same} THEN LEAST(b.remaining, EXCLUDED.remaining)
+         WHEN EXCLUDED.reset_at > b.reset_at THEN EXCLUDED.remaining
          ELSE b.remaining END,
        request_limit = CASE
-         WHEN EXCLUDED.reset_at IS NOT NULL AND (b.reset_at IS NULL OR EXCLUDED.reset_at >= b.reset_at)
-         THEN EXCLUDED.request_limit ELSE b.request_limit END,
+         WHEN EXCLUDED.reset_at IS NULL THEN b.request_limit
+         WHEN b.reset_at IS NULL THEN EXCLUDED.request_limit
+         WHEN ${same} THEN COALESCE(EXCLUDED.request_limit, b.request_limit)
+         WHEN EXCLUDED.reset_at > b.reset_at THEN EXCLUDED.request_limit
+         ELSE b.request_limit END,
        reset_at = CASE
-         WHEN EXCLUDED.reset_at IS NOT NULL AND (b.reset_at IS NULL OR EXCLUDED.reset_at > b.reset_at)
-         THEN EXCLUDED.reset_at ELSE b.reset_at END,
+         WHEN EXCLUDED.reset_at IS NULL THEN b.reset_at
+         WHEN b.reset_at IS NULL THEN EXCLUDED.reset_at
+         WHEN ${same} THEN LEAST(b.reset_at, EXCLUDED.reset_at)
+         WHEN EXCLUDED.reset_at > b.reset_at THEN EXCLUDED.reset_at
+         ELSE b.reset_at END,
        limited_until = CASE
          WHEN EXCLUDED.limited_until IS NOT NULL THEN GREATEST(b.limited_until, EXCLUDED.limited_until)
          WHEN b.limited_until IS NOT NULL AND EXCLUDED.observed_at >= b.limited_until THEN NULL
@@ -88,7 +103,18 @@ export async function recordRateBudget(tx: Tx, key: BudgetKey, o: BudgetObservat
        probe_until = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_until END,
        probe_owner = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_owner END,
        observed_at = GREATEST(b.observed_at, EXCLUDED.observed_at)`,
-    [key.orgId, key.provider, key.credentialId, o.remaining, o.limit, o.resetAt, o.limitedUntil, o.observedAt, owner],
+    [
+      key.orgId,
+      key.provider,
+      key.credentialId,
+      o.remaining,
+      o.limit,
+      o.resetAt,
+      o.limitedUntil,
+      o.observedAt,
+      owner,
+      resolutionMs,
+    ],
   );
 }
 

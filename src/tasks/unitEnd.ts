@@ -34,7 +34,7 @@ export function failure(category: ErrorCategory, err: unknown, extra: Record<str
 }
 
 /**
- * A RateLimitError: `retrying` until the limit lifts plus 0–5 s of jitter, within the policy
+ * A RateLimitError: `retrying` until the limit lifts plus 0–5 s of jitter (its `spreadMs` when set), within the policy
  * (SYNC_RATE_LIMIT_MAX_DEFERRALS deferrals, SYNC_RATE_LIMIT_MAX_WAIT_SECONDS of wait); past
  * either it fails `rate_limit`. `liftsAt` (absolute) wins over `retryAfterMs` when given.
  * `checkpoint` (JSON text, already bounded: ./checkpoint.ts) is stored for the next attempt.
@@ -50,7 +50,8 @@ export async function deferUnit(
 ): Promise<EndOutcome> {
   const now = ctx.clock.now().getTime();
   const first = unit.rate_limit_first_seen_at?.getTime() ?? null;
-  const delayMs = rateLimitDelayMs(err.liftsAt ? err.liftsAt.getTime() - now : err.retryAfterMs, ctx.random);
+  const wait = err.liftsAt ? err.liftsAt.getTime() - now : err.retryAfterMs;
+  const delayMs = rateLimitDelayMs(wait, ctx.random, err.spreadMs ?? undefined);
   const policy = { maxDeferrals: ctx.settings.rateLimitMaxDeferrals, maxWaitMs: ctx.settings.rateLimitMaxWaitMs };
   if (rateLimitBudgetExceeded(unit.rate_limit_deferrals, first, now, policy, delayMs)) {
     const t = failure('rate_limit', err, { rate_limit_deferrals: unit.rate_limit_deferrals });

@@ -155,6 +155,7 @@ describe('rate-limit helpers (SPEC §5.6, §9)', () => {
     expect(rateLimitDelayMs(500, () => 0.999_999)).toBe(500 + 4999);
     expect(rateLimitDelayMs(3600 * S, () => 0)).toBe(3600 * S);
     expect(rateLimitDelayMs(3600 * S, () => 0.5)).toBe(3600 * S + 2500);
+    expect(rateLimitDelayMs(500, () => 0.999_999, 500)).toBe(500 + 499);
   });
 
   it('uses the stated defaults', () => {

@@ -45,6 +45,22 @@ describe('recordRateBudget', () => {
     expect(await readRateBudget(t.db, KEY)).toMatchObject({ remaining: 4999, resetAt: at(7200), observedAt: at(3601) });
   });
 
+  it('resets within the resolution are one window: the lower remaining and the earlier reset', async () => {
+    const ms = (n: number) => new Date(at(3600).getTime() + n);
+    await recordRateBudget(t.db, KEY, seen({ remaining: 40, resetAt: ms(700) }), 'u1', 2000);
+    await recordRateBudget(t.db, KEY, seen({ remaining: 52, resetAt: ms(1500), observedAt: at(5) }), 'u2', 2000);
+    expect(await readRateBudget(t.db, KEY)).toMatchObject({ remaining: 40, resetAt: ms(700) });
+    await recordRateBudget(t.db, KEY, seen({ remaining: 31, resetAt: ms(0), limit: null }), 'u3', 2000);
+    expect(await readRateBudget(t.db, KEY)).toMatchObject({ remaining: 31, resetAt: ms(0), limit: 5000 });
+    await recordRateBudget(t.db, KEY, seen({ remaining: 149, resetAt: ms(60_000), observedAt: at(3601) }), 'u1', 2000);
+    expect(await readRateBudget(t.db, KEY)).toMatchObject({ remaining: 149, resetAt: ms(60_000) });
+    // Without a resolution the same two answers read as two windows: the later reset's count wins.
+    await t.db.exec('TRUNCATE syncrelay.rate_budgets');
+    await recordRateBudget(t.db, KEY, seen({ remaining: 40, resetAt: ms(700) }), 'u1');
+    await recordRateBudget(t.db, KEY, seen({ remaining: 52, resetAt: ms(1500) }), 'u2');
+    expect(await readRateBudget(t.db, KEY)).toMatchObject({ remaining: 52, resetAt: ms(1500) });
+  });
+
   it('a limit only moves later, and a response observed after it lifts clears it', async () => {
     await recordRateBudget(t.db, KEY, seen({ limitedUntil: at(60) }), 'u1');
     await recordRateBudget(t.db, KEY, seen({ limitedUntil: at(30) }), 'u2');

@@ -51,6 +51,8 @@ const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, u
   name: JIRA_PROVIDER,
   // Search is eventually consistent: a fresh update may not be visible to it yet (docs/jira.md).
   incrementalOverlapMs: 300_000,
+  // Beta-RateLimit gives the reset in whole seconds from the answer (quota.ts).
+  resetResolutionMs: 2_000,
   datasets: DATASETS,
   parseConfig: parseJiraConfig,
   sources: { validate: validateSource, of: projectOf },

@@ -39,6 +39,11 @@ export interface RateBudgetOptions {
   reserve?: number;
   /** Responses per recorded batch. @default 10 */
   flushEvery?: number;
+  /**
+   * How far apart the resets of one window can read (`resolutionMs` of mergeObservations): a reset
+   * given in whole seconds from the answer differs by its rounding and the answer's travel. @default 0
+   */
+  resetResolutionMs?: number;
   /** How long a probe lease lasts. @default 15 s */
   probeLeaseMs?: number;
   /** Waiting for another unit's probe: polls of the row, and the pause between them. @default 8 × 250 ms */
@@ -52,6 +57,13 @@ export interface RateBudgetOptions {
    */
   ledger?: BudgetLedger;
 }
+
+/**
+ * The jitter after the lift of a unit the budget defers: short, since the probe already lets one unit
+ * call first and holds the others until its answer is recorded; a longer one would only leave the
+ * start of the next window unused (and a window that starts with its first request start late).
+ */
+export const BUDGET_DEFERRAL_SPREAD_MS = 500;
 
 /** One credential's figures as the units of one process see them together. */
 interface SharedBudget {
@@ -107,18 +119,37 @@ export function assessBudget(b: BudgetObservation | null, now: Date, threshold: 
 }
 
 /**
- * Two observations of one credential merged: the later window's counts, the lower remaining within
- * one; counts without a window (no reset on either) are the later observation's.
+ * Two observations of one credential merged: the later window's counts, the lower remaining and the
+ * earlier reset within one; counts without a window (no reset on either) are the later observation's.
+ * Resets at most `resolutionMs` apart are one window's: a reset read as seconds from the answer is an
+ * upper bound of the true one (rounded up, and read a moment after it was sent), so the earliest is
+ * the closest, and the lowest remaining the latest.
  */
-export function mergeObservations(a: BudgetObservation | null, b: BudgetObservation): BudgetObservation {
+export function mergeObservations(
+  a: BudgetObservation | null,
+  b: BudgetObservation,
+  resolutionMs = 0,
+): BudgetObservation {
   if (!a) return b;
   const ar = a.resetAt?.getTime() ?? -1;
   const br = b.resetAt?.getTime() ?? -1;
   let counts: Pick<BudgetObservation, 'remaining' | 'limit' | 'resetAt'> = a;
-  if (br > ar || (br === -1 && ar === -1 && b.observedAt >= a.observedAt)) counts = b;
-  else if (br === ar && b.resetAt) counts = { ...a, remaining: minOf(a.remaining, b.remaining) };
+  if (a.resetAt && b.resetAt && Math.abs(br - ar) <= resolutionMs) counts = sameWindow(a, b);
+  else if (br > ar || (br === -1 && ar === -1 && b.observedAt >= a.observedAt)) counts = b;
   const later = a.observedAt > b.observedAt ? a.observedAt : b.observedAt;
   return { ...pick(counts), limitedUntil: mergeLimit(a, b), observedAt: later };
+}
+
+/** One window's counts from two observations of it (see mergeObservations). */
+function sameWindow(
+  a: BudgetObservation,
+  b: BudgetObservation,
+): Pick<BudgetObservation, 'remaining' | 'limit' | 'resetAt'> {
+  return {
+    remaining: minOf(a.remaining, b.remaining),
+    limit: b.limit ?? a.limit,
+    resetAt: a.resetAt! <= b.resetAt! ? a.resetAt : b.resetAt,
+  };
 }
 
 function mergeLimit(a: BudgetObservation, b: BudgetObservation): Date | null {
@@ -186,9 +217,10 @@ export class RateBudget {
 
   /** Takes one response's figures (`limitedUntil` set: it was a limit response). */
   async observe(o: BudgetObservation): Promise<void> {
-    this.latest = mergeObservations(this.latest, o);
+    const resolution = this.o.resetResolutionMs ?? 0;
+    this.latest = mergeObservations(this.latest, o, resolution);
     const shared = this.o.ledger?.of(this.o.key);
-    if (shared) shared.latest = mergeObservations(shared.latest, o);
+    if (shared) shared.latest = mergeObservations(shared.latest, o, resolution);
     this.unrecorded++;
     const spent = isSpent(o, this.threshold(o));
     if (o.limitedUntil || spent || this.probing || this.unrecorded >= (this.o.flushEvery ?? 10)) await this.flush();
@@ -197,7 +229,7 @@ export class RateBudget {
   /** Records what was observed and not yet recorded. */
   async flush(): Promise<void> {
     if (this.unrecorded === 0 || !this.latest) return;
-    await recordRateBudget(this.o.db, this.o.key, this.latest, this.o.owner);
+    await recordRateBudget(this.o.db, this.o.key, this.latest, this.o.owner, this.o.resetResolutionMs ?? 0);
     this.unrecorded = 0;
     this.probing = false;
   }
@@ -230,6 +262,6 @@ export class RateBudget {
   private deferral(until: Date, why: string): RateLimitError {
     const waitMs = Math.max(0, until.getTime() - this.o.clock.now().getTime());
     const msg = `${this.o.subject}: rate-limit ${why} until ${until.toISOString()} (not called)`;
-    return new RateLimitError(waitMs, msg, { liftsAt: until });
+    return new RateLimitError(waitMs, msg, { liftsAt: until, spreadMs: BUDGET_DEFERRAL_SPREAD_MS });
   }
 }

@@ -162,8 +162,28 @@ interface Loop<R, T> {
 
 async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send: Send<R>): Promise<T> {
   const { client, budgets, rules } = loop;
-  const bound = new ResponseBound(client.maxResponseBytes);
   await gateAll(budgets);
+  let answer: Answer<R>;
+  let verdict: Verdict<T>;
+  let now: Date;
+  try {
+    answer = await receive(loop, subject, send);
+    now = client.clock.now();
+    verdict = rules.judge(answer, now);
+    await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
+  } finally {
+    // In flight until its figures are taken: ended sooner, it would let a call through on older ones.
+    for (const b of budgets) b.done();
+  }
+  if (verdict.ok) return verdict.value;
+  logRefusedBody(client, answer);
+  throw failed(client, answer.status, verdict, subject, now);
+}
+
+/** Sends one request and reads its answer's body, within the response bound. */
+async function receive<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send: Send<R>): Promise<Answer<R>> {
+  const { client } = loop;
+  const bound = new ResponseBound(client.maxResponseBytes);
   let answer: Answer<R>;
   try {
     answer = await send(client.signal, bound.around(loop.fetch));
@@ -174,8 +194,6 @@ async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send:
     const refused = outboundRefusalIn(err);
     if (refused) throw outboundRefusedError(client.subject, refused);
     throw unanswered(client.signal, err);
-  } finally {
-    for (const b of budgets) b.done();
   }
   try {
     answer = { ...answer, body: await readBody(answer.body) };
@@ -184,12 +202,7 @@ async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send:
     throw unanswered(client.signal, err);
   }
   bound.check(subject); // a body the sender read itself (and whose failure it kept to itself)
-  const now = client.clock.now();
-  const verdict = rules.judge(answer, now);
-  await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
-  if (verdict.ok) return verdict.value;
-  logRefusedBody(client, answer);
-  throw failed(client, answer.status, verdict, subject, now);
+  return answer;
 }
 
 /** Gates every budget in order; when one refuses, the ones already passed are released. */

@@ -74,6 +74,8 @@ export interface ProviderUnits<O extends HttpProviderOptions, C extends { budget
   datasets: readonly DatasetDef<J>[];
   /** `Provider.incrementalOverlapMs`: how far behind its writes the provider's listings may be. */
   incrementalOverlapMs: number;
+  /** `RateBudgetOptions.resetResolutionMs` of its budgets (resets read in whole seconds: 2 s). @default 0 */
+  resetResolutionMs?: number;
   /** Reads an integration's config, its URL under `outbound`, throwing `ValidationError` naming `config.<key>`. */
   parseConfig: (config: unknown, outbound: OutboundPolicy) => C;
   sources: SourceKeys<S>;
@@ -131,7 +133,12 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
     let b = budgets.get(budgetName);
     if (!b) {
       const share = config.budgetShare;
-      b = unitBudget(ctx, { budgetName, credentialId: credential.id, subject, share, ledger }, opts.budget);
+      const resetResolutionMs = p.resetResolutionMs;
+      b = unitBudget(
+        ctx,
+        { budgetName, credentialId: credential.id, subject, share, ledger, resetResolutionMs },
+        opts.budget,
+      );
       budgets.set(budgetName, b);
     }
     return b;

@@ -64,7 +64,14 @@ export function credentialOf(ctx: UnitContext, subject: string): UnitCredential 
 /** The shared budget `budgetName` (a provider's name, or e.g. `linear:complexity`) of the unit's credential. */
 export function unitBudget(
   ctx: UnitContext,
-  b: { budgetName: string; credentialId: string; subject: string; share?: number; ledger?: BudgetLedger },
+  b: {
+    budgetName: string;
+    credentialId: string;
+    subject: string;
+    share?: number;
+    ledger?: BudgetLedger;
+    resetResolutionMs?: number;
+  },
   tuning?: BudgetTuning,
 ): RateBudget {
   return new RateBudget({
@@ -76,6 +83,7 @@ export function unitBudget(
     subject: b.subject,
     share: b.share,
     ...(b.ledger ? { ledger: b.ledger } : {}),
+    ...(b.resetResolutionMs ? { resetResolutionMs: b.resetResolutionMs } : {}),
     ...tuning,
   });
 }

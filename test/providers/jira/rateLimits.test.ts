@@ -99,6 +99,26 @@ describe('Jira provider under rate limits', () => {
     expect(fx.emu.requestLog.length).toBe(calls + 1);
   });
 
+  it('answers read at fractions of a second: one window, as low as the latest answer says', async () => {
+    await fx.start({ rateLimit: { limit: 100, windowSeconds: 60 } });
+    // Each request 0.7 s after the one before: `t`, whole seconds to the reset rounded up, reads each
+    // answer's reset up to a second later or earlier than the last one's.
+    const stepping: typeof fetch = (url, init) => {
+      fx.clock.advance(700);
+      return fetch(url, init);
+    };
+    expect(await runJiraUnit(fx.unit({ datasetKey: 'work-items' }), { ...FAST, fetch: stepping })).toMatchObject({
+      items: 130,
+    });
+    const answered = fx.emu.requestLog.filter((l) => l.auth !== null && l.status === 200);
+    expect(answered.length).toBeGreaterThan(5);
+    const reset = Math.ceil((Date.parse(answered[0]!.at) + 60_000) / 60_000) * 60_000; // on a whole minute
+    const budget = (await readRateBudget(fx.db, KEY))!;
+    expect(budget.remaining).toBe(100 - answered.length);
+    expect(budget.resetAt!.getTime()).toBeGreaterThanOrEqual(reset);
+    expect(budget.resetAt!.getTime()).toBeLessThan(reset + 1000);
+  });
+
   describe('a family unit deferred mid-window resumes after the latest update it wrote', () => {
     const SEARCH = '/rest/api/3/search/jql';
     // No reserve: the unit spends the whole budget, writing four search pages before it is deferred.

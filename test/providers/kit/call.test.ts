@@ -96,7 +96,7 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe('the gated call loop', () => {
-  it('gates each budget in order, releases them once answered, then observes each', async () => {
+  it('gates each budget in order, observes each, and only then releases them (in flight until counted)', async () => {
     const log: string[] = [];
     const first = budget('requests', log);
     const second = budget('complexity', log);
@@ -108,10 +108,10 @@ describe('the gated call loop', () => {
       'gate requests',
       'gate complexity',
       'send',
-      'done requests',
-      'done complexity',
       'observe requests',
       'observe complexity',
+      'done requests',
+      'done complexity',
     ]);
     expect(first.seen[0]).toMatchObject({ remaining: 41, limitedUntil: null, observedAt: new Date(T0) });
     expect(second.seen[0]).toMatchObject({ remaining: 7 });

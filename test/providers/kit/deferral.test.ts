@@ -1,12 +1,14 @@
 /**
  * The deferral policy of a rate-limited unit (SPEC §5.6, §9): `retrying` until the limit lifts plus
- * 0–5 s of jitter; SYNC_RATE_LIMIT_MAX_DEFERRALS and SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
+ * 0–5 s of jitter (a shared budget's deferral: 0–0.5 s); SYNC_RATE_LIMIT_MAX_DEFERRALS and
+ * SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
  * The checkpoint a deferral carries reaches the next attempt; a success clears it; one over 4 KiB
  * is dropped with a warning and the unit is deferred all the same.
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../../src/errors.js';
+import { BUDGET_DEFERRAL_SPREAD_MS } from '../../../src/providers/kit/budget.js';
 import type { TaskMessage } from '../../../src/broker/types.js';
 import { Harness, SECOND, T0 } from '../../crash/harness.js';
 
@@ -48,6 +50,16 @@ describe('rate-limit deferral policy', () => {
     const u = await h.unit(unitId);
     expect(u.available_at!.getTime() - h.clock.now().getTime()).toBe(200 + 4500);
     expect(u.rate_limit_deferrals).toBe(2);
+  });
+
+  it('a deferral with its own spread (a shared budget: its probe orders the units) jitters within it', async () => {
+    h = await Harness.open({ random: () => 0.9 });
+    const { unitId, msg } = await oneUnit(h);
+    const liftsAt = new Date(T0 + 60 * SECOND);
+    const spent = new RateLimitError(0, 'budget spent', { liftsAt, spreadMs: BUDGET_DEFERRAL_SPREAD_MS });
+    h.provider.throwOnce(unitId, spent.withCheckpoint(null));
+    expect(await h.deliver(msg)).toBe('retrying');
+    expect((await h.unit(unitId)).available_at!.getTime()).toBe(liftsAt.getTime() + 0.9 * BUDGET_DEFERRAL_SPREAD_MS);
   });
 
   it('SYNC_RATE_LIMIT_MAX_DEFERRALS: the deferral past the setting fails the unit rate_limit', async () => {

@@ -149,4 +149,24 @@ describe('budget verdicts', () => {
     expect(mergeObservations(limited, seen({ observedAt: at(30) })).limitedUntil).toEqual(at(60));
     expect(mergeObservations(limited, seen({ observedAt: at(61) })).limitedUntil).toBeNull();
   });
+
+  it('resets in whole seconds: within the resolution one window, the lower remaining and the earlier reset', () => {
+    const ms = (s: number) => new Date(at(600).getTime() + s);
+    // The later answer's reset reads 0.9 s later (rounded up): exact resets take it as a new window.
+    const first = seen({ remaining: 40, resetAt: ms(0) });
+    const later = seen({ remaining: 52, resetAt: ms(900) }); // sent before the first, read after it
+    expect(mergeObservations(first, later).remaining).toBe(52);
+    expect(mergeObservations(first, later, 2000)).toMatchObject({ remaining: 40, resetAt: ms(0) });
+    expect(mergeObservations(later, first, 2000)).toMatchObject({ remaining: 40, resetAt: ms(0) });
+    expect(mergeObservations(seen({ remaining: 9, resetAt: ms(300) }), later, 2000)).toMatchObject({
+      remaining: 9,
+      resetAt: ms(300),
+    });
+    // The next window (a minute on) is no rounding: its counts replace the last one's.
+    expect(mergeObservations(first, seen({ remaining: 149, resetAt: ms(60_000) }), 2000)).toMatchObject({
+      remaining: 149,
+      resetAt: ms(60_000),
+    });
+    expect(mergeObservations(seen({ remaining: 149, resetAt: ms(60_000) }), first, 2000).remaining).toBe(149);
+  });
 });

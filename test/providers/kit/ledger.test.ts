@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
 import { RateLimitError } from '../../../src/errors.js';
-import { BudgetLedger, RateBudget } from '../../../src/providers/kit/budget.js';
+import { BUDGET_DEFERRAL_SPREAD_MS, BudgetLedger, RateBudget } from '../../../src/providers/kit/budget.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 
 const T0 = new Date('2026-12-01T12:00:00Z');
@@ -36,6 +36,7 @@ describe('units of one process share what they know of a budget', () => {
     const refused = await a.gate().catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RateLimitError);
     expect((refused as RateLimitError).liftsAt).toEqual(seen.resetAt);
+    expect((refused as RateLimitError).spreadMs).toBe(BUDGET_DEFERRAL_SPREAD_MS);
     // One call ends: a slot is free again.
     b.done();
     await expect(b.gate()).resolves.toBeUndefined();
