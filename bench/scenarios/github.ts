@@ -10,6 +10,8 @@
  * most limit responses (403/429) in one window for the credential (target ≤ 1), requests per stored
  * row, and duplicates: per normalized table count(*) − count(DISTINCT external_id), and stored rows
  * against the emulator's own records; requests per second and this process's CPU per request.
+ * Then two incrementals (bench/lib/incremental.ts): the second, over unchanged data, is the cost of
+ * its window's overlap with the first.
  */
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
@@ -20,6 +22,7 @@ import { ProviderRegistry } from '../../src/providers/registry.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import type { Db } from '../../src/db/types.js';
 import { openBroker, providerBenchSettings } from '../lib/engine.js';
+import { overlapCost } from '../lib/incremental.js';
 import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
@@ -109,9 +112,16 @@ export const githubScenario: Scenario = {
       const wallMs = performance.now() - started;
       const cpu = process.cpuUsage(cpuBefore);
       const cpuMs = (cpu.user + cpu.system) / 1000;
-      return [
-        await report(b.db, emu, integration.id, { status, wallMs, cpuMs, units: run.units, since: since.getTime() }),
-      ];
+      const result = await report(b.db, emu, integration.id, {
+        status,
+        wallMs,
+        cpuMs,
+        units: run.units,
+        since: since.getTime(),
+      });
+      const answered = () => emu.log.filter((l) => l.status >= 200 && l.status < 300).length;
+      const target = { engine, db: b.db, orgId: ORG, integrationId: integration.id, answered, note: opts.note };
+      return [{ ...result, ...(await overlapCost(target, 'github')) }];
     } finally {
       await engine.close();
       await broker.close();

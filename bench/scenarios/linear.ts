@@ -14,6 +14,9 @@
  *    R is the nominal figure, lowered to half the capacity of phase 1 when the machine is slower:
  *    the run is bound by the budget, not by CPU, and `budget_share_of_capacity` (R/window ÷ the
  *    unthrottled rate) says by how much (`budget_binds` when ≤ 0.5).
+ * Between 1 and 2, two incrementals of the family integration (bench/lib/incremental.ts): the
+ * first reads its initial depth, the second, over unchanged data, only its window's overlap with the
+ * first — `incremental_unchanged`, the overlap's cost in requests and items read.
  *
  * Requests needed = the emulator's 2xx answers; the theoretical minimum is requests needed ÷ R ×
  * window; ratio = wall time (trigger → run terminal) ÷ that minimum (target ≤ 1.15). Also: the
@@ -38,6 +41,7 @@ import { ProviderRegistry } from '../../src/providers/registry.js';
 import type { Provider } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { openBroker, providerBenchSettings } from '../lib/engine.js';
+import { overlapCost } from '../lib/incremental.js';
 import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
@@ -203,11 +207,15 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
   const perDataset: Record<string, number> = {};
   const integrations: string[] = [];
   let issues: number;
+  let overlap: Awaited<ReturnType<typeof overlapCost>>;
   try {
     issues = free.issues;
     const fam = await integrate(c, free, 'family', bench.family);
     integrations.push(fam);
     capacity = await backfill(c, free, fam, 'capacity (unthrottled, family)');
+    const orgId = `org-bench-${bench.name}-family`;
+    const target = { engine: c.engine, db: c.db, orgId, integrationId: fam, answered: free.ok, note: opts.note };
+    overlap = await overlapCost(target, bench.name);
     const alone = await integrate(c, free, 'alone', bench.family);
     integrations.push(alone);
     for (const d of bench.family) {
@@ -237,6 +245,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
     const ratio = round(budgeted.wallMs / minimumMs);
     const limits = emu.limitsPerWindow();
     const maxLimited = Math.max(0, ...limits);
+    const total = emu.total();
     const share = limit / w / capacityRate;
     const perDatasetTotal = Object.values(perDataset).reduce((a, n) => a + n, 0);
     return {
@@ -253,7 +262,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       budget_share_of_capacity: round(share),
       budget_binds: share <= 0.5,
       requests_needed: budgeted.requests,
-      requests_total: emu.total(),
+      requests_total: total,
       limit_responses: limits.reduce((a, n) => a + n, 0),
       max_limit_responses_per_window: maxLimited,
       wall_s: round(budgeted.wallMs / 1000),
@@ -263,6 +272,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       requests_beyond_unthrottled: budgeted.requests - capacity.requests,
       ratio_to_unthrottled_minimum: round(budgeted.wallMs / ((capacity.requests / limit) * w * 1000)),
       requests_per_s: round(budgeted.requests / (budgeted.wallMs / 1000)),
+      ...overlap,
       cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / Math.max(1, budgeted.requests)),
       family_requests: capacity.requests,
       family_requests_per_issue: round(capacity.requests / issues),

@@ -120,6 +120,25 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
+  it('each provider: an incremental over unchanged data succeeds, reading less than the first one', () => {
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => String(l.scenario).endsWith('_rate_limited_sync'));
+    expect(lines).toHaveLength(3);
+    type Run = { status: string; requests: number; items_read: number };
+    for (const line of lines) {
+      const name = String(line.scenario);
+      const first = line.first_incremental as Run;
+      const unchanged = line.incremental_unchanged as Run;
+      expect([first.status, unchanged.status], name).toEqual(['success', 'success']);
+      expect(unchanged.requests, name).toBeGreaterThan(0);
+      expect(unchanged.requests, name).toBeLessThanOrEqual(first.requests);
+      expect(unchanged.items_read, name).toBeLessThan(first.items_read);
+    }
+  });
+
   it('writes the results file and the chart of the ratios', async () => {
     const report = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as {
       quick: boolean;
