@@ -1,7 +1,7 @@
 /** SPEC §12 for runs, JobRuns, post_sync deliveries, unit counts and watermarks, from rows and their audit log. */
 import type { Db } from '../db/types.js';
 import { aggregateRun, jobRunStatusFor } from '../domain/aggregate.js';
-import { isTerminalRun, type RunStatus } from '../domain/statuses.js';
+import { isTerminalRun, WATERMARK_MODES, type RunStatus } from '../domain/statuses.js';
 import { METRICS_ROLLUP } from '../providers/synthetic/metricsRollup.js';
 import { auditTables } from './database.js';
 import { chaosDeliveryHandler } from './deliveries.js';
@@ -277,9 +277,10 @@ export async function checkCounts(db: Db, ctx: CheckContext): Promise<InvariantR
 }
 
 /**
- * Every watermark change moved it forward, was made in the transaction of a successful
- * non-backfill unit of that source and dataset (to that unit's window end), and each watermark
- * ends at the furthest such window end.
+ * Every watermark change moved it forward, was made in the transaction of a successful unit of a
+ * mode that moves watermarks (WATERMARK_MODES: incremental, full_resync; never a backfill or a
+ * verify) of that source and dataset (to that unit's window end), and each watermark ends at the
+ * furthest such window end.
  */
 export async function checkWatermarks(db: Db): Promise<InvariantResult> {
   const s = db.schema;
@@ -295,26 +296,28 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
     old_at: Date | null;
     new_at: Date;
     writers: number;
-    backfills: string[] | null;
+    /** Successful units of that transaction whose mode moves no watermark: `<mode> unit <id>`. */
+    others: string[] | null;
   };
   const { rows: changes } = await db.query<Change>(
     `SELECT w.id::text, w.source_id, w.dataset_key, w.old_at, w.new_at,
-            count(u.id) FILTER (WHERE u.mode <> 'backfill')::int AS writers,
-            array_agg(u.id::text) FILTER (WHERE u.mode = 'backfill') AS backfills
+            count(u.id) FILTER (WHERE u.mode = ANY ($1::text[]))::int AS writers,
+            array_agg(u.mode || ' unit ' || u.id::text) FILTER (WHERE NOT u.mode = ANY ($1::text[])) AS others
        FROM ${a.watermarkEvents} w
        LEFT JOIN ${a.unitEvents} e ON e.tx = w.tx AND e.new_status = 'success'
        LEFT JOIN ${s.sync_run_units} u ON u.id = e.unit_id AND u.source_id = w.source_id
                                  AND (u.dataset_key = w.dataset_key OR w.dataset_key = ANY (u.carried_datasets))
                                  AND w.new_at <= u.before_at AND (u.since_at IS NULL OR w.new_at >= u.since_at)
       GROUP BY w.id ORDER BY w.id`,
+    [WATERMARK_MODES],
   );
   const examples: string[] = [];
   for (const c of changes) {
     const what = `watermark of source ${c.source_id} / ${c.dataset_key} (change ${c.id})`;
     if (c.old_at && c.new_at.getTime() <= c.old_at.getTime())
       examples.push(`${what} moved back from ${c.old_at.toISOString()} to ${c.new_at.toISOString()}`);
-    if (c.writers === 0 && c.backfills?.length)
-      examples.push(`${what} moved to ${c.new_at.toISOString()} by backfill unit ${String(c.backfills[0])}`);
+    if (c.writers === 0 && c.others?.length)
+      examples.push(`${what} moved to ${c.new_at.toISOString()} by ${String(c.others[0])}`);
     else if (c.writers === 0)
       examples.push(
         `${what} moved to ${c.new_at.toISOString()} without a successful incremental / full_resync unit ending there`,
@@ -326,8 +329,9 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
             (SELECT max(u.before_at) FROM ${s.sync_run_units} u
               WHERE u.integration_id = w.integration_id AND u.source_id = w.source_id
                AND (u.dataset_key = w.dataset_key OR w.dataset_key = ANY (u.carried_datasets))
-               AND u.status = 'success' AND u.mode <> 'backfill') AS furthest
+               AND u.status = 'success' AND u.mode = ANY ($1::text[])) AS furthest
        FROM ${s.sync_watermarks} w`,
+    [WATERMARK_MODES],
   );
   // A watermark never passes the furthest window read completely; it may stay short of it where the
   // unit of that window read less (each change above is checked to lie in its writer's window).
@@ -335,12 +339,16 @@ export async function checkWatermarks(db: Db): Promise<InvariantResult> {
     if (!f.furthest || f.watermark_at.getTime() > f.furthest.getTime()) {
       examples.push(
         `watermark of source ${f.source_id} / ${f.dataset_key} is ${f.watermark_at.toISOString()}, ` +
-          `past the furthest successful non-backfill window's end ${f.furthest?.toISOString() ?? '(none)'}`,
+          `past the furthest successful incremental / full_resync window end ${f.furthest?.toISOString() ?? '(none)'}`,
       );
     }
   }
-  return finding('watermarks_forward_never_backfill', 'watermarks only moved forward and never for a backfill', {
-    checked: `${changes.length} watermark changes, ${finals.length} watermarks`,
-    examples,
-  });
+  return finding(
+    'watermarks_forward_never_backfill',
+    'watermarks only moved forward and never for a backfill or a verify',
+    {
+      checked: `${changes.length} watermark changes, ${finals.length} watermarks`,
+      examples,
+    },
+  );
 }

@@ -45,8 +45,13 @@ export const INITIAL_STATUS = { run: 'planned', unit: 'planned', jobRun: 'pendin
 /** What started a JobRun. */
 export const TRIGGERS = ['manual', 'schedule', 'backfill', 'api'] as const;
 export type TriggeredBy = (typeof TRIGGERS)[number];
-export const SYNC_MODES = ['incremental', 'backfill', 'full_resync'] as const;
+export const SYNC_MODES = ['incremental', 'backfill', 'full_resync', 'verify'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
+/**
+ * The modes whose successful units move their source's watermark (SPEC §8): a backfill reads a
+ * past window and a verify compares listings, neither says everything up to its end was read.
+ */
+export const WATERMARK_MODES: readonly SyncMode[] = ['incremental', 'full_resync'];
 export const TIERS = ['reference', 'work_item'] as const;
 export type Tier = (typeof TIERS)[number];
 

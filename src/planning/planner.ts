@@ -84,7 +84,8 @@ export interface RunPlan {
 
 /**
  * Plans a run inside `tx` (a library user may pass their own transaction): reference-tier datasets
- * once per run, work-item datasets per enabled source × window; then arms dispatch_sync_run. A run
+ * once per run, work-item datasets per enabled source × window (a verify run: only the datasets
+ * whose spec `verifies`, one unit each over the whole source); then arms dispatch_sync_run. A run
  * of more than `settings.runMaxUnits` units throws RunTooLargeError before anything is written.
  */
 export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promise<PlannedRun> {
@@ -97,7 +98,8 @@ export async function planSyncRun(tx: Tx, deps: PlanDeps, args: PlanArgs): Promi
 
 /**
  * The units a run of `args` would plan, in memory: reads the integration's datasets, sources and
- * watermarks, writes nothing. Throws ValidationError for a dataset that is not enabled.
+ * watermarks, writes nothing. Throws ValidationError for a dataset that is not enabled, and for a
+ * verify run of datasets none of which (or, asked for by name, not each of which) `verifies`.
  */
 export async function computePlan(
   tx: Tx,
@@ -114,7 +116,8 @@ export async function computePlan(
     config: row.config,
   };
   const provider = deps.registry.get(row.provider);
-  const specs = await enabledSpecs(tx, provider, integration, args.datasets);
+  const enabled = await enabledSpecs(tx, provider, integration, args.datasets);
+  const specs = args.mode === 'verify' ? verifiableSpecs(provider, enabled, args.datasets) : enabled;
   const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
   const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
   const families = familiesOf(specs);
@@ -232,6 +235,33 @@ async function enabledSpecs(
   return specs.filter((s) => enabled.has(s.key) && wanted.has(s.key));
 }
 
+/**
+ * The datasets a verify run plans: those whose spec `verifies`. A dataset asked for by name that
+ * does not is a ValidationError on `datasets`; none at all is one on `mode`, naming the provider.
+ */
+function verifiableSpecs(
+  provider: Provider,
+  specs: readonly DatasetSpec[],
+  only: readonly string[] | undefined,
+): DatasetSpec[] {
+  const refused = only ? specs.find((s) => s.verifies !== true) : undefined;
+  if (refused) {
+    throw new ValidationError(
+      'datasets',
+      `dataset "${refused.key}" cannot be verified: ${provider.name} lists no ids for it`,
+    );
+  }
+  const verified = specs.filter((s) => s.verifies === true);
+  if (verified.length === 0) {
+    throw new ValidationError(
+      'mode',
+      `provider "${provider.name}" cannot verify any enabled dataset of this integration ` +
+        '(a verify run needs a dataset whose provider declares `verifies`)',
+    );
+  }
+  return verified;
+}
+
 function windowsFor(
   provider: Provider,
   spec: DatasetSpec,
@@ -247,6 +277,9 @@ function windowsFor(
       return chunkWindow(args.since!, args.before!, size);
     case 'full_resync':
       return [{ since: new Date(now.getTime() - depth * DAY_MS), before: now }];
+    case 'verify':
+      // The whole source: a listing compared with the store is complete only from its beginning.
+      return [{ since: null, before: now }];
     case 'incremental': {
       const w = incrementalWindow(spec.keepsWatermark ? watermark : null, now, depth, overlapMs);
       return w.since!.getTime() < now.getTime() ? [w] : [];

@@ -17,7 +17,8 @@ import {
 } from '../store/schedules.js';
 import { nextSlot, validateSchedule } from './scheduleCron.js';
 
-export const SCHEDULE_MODES: readonly ScheduleMode[] = ['incremental', 'full_resync'];
+/** The modes a schedule may start: every mode but backfill. */
+export const SCHEDULE_MODES = ['incremental', 'full_resync', 'verify'] as const satisfies readonly ScheduleMode[];
 
 export interface NewSchedule {
   orgId: string;
@@ -38,13 +39,13 @@ export interface SchedulePatch {
   enabled?: boolean;
 }
 
-/** incremental or full_resync; a backfill is refused because a cron slot gives it no window. */
+/** incremental, full_resync or verify; a backfill is refused because a cron slot gives it no window. */
 export function validateScheduleMode(mode: string): ScheduleMode {
   if (mode === 'backfill') {
     throw new ValidationError(
       'mode',
       'a backfill needs a [since, before) window, which a schedule cannot give; schedule incremental ' +
-        '(continues from the watermark) or full_resync, and trigger backfills by hand',
+        '(continues from the watermark), full_resync or verify, and trigger backfills by hand',
     );
   }
   if (!SCHEDULE_MODES.includes(mode as ScheduleMode))

@@ -24,6 +24,11 @@ export interface DatasetSpec {
    * unit of its own; the anchor's unit carries it in `UnitInfo.datasets`.
    */
   fetchedWith?: string;
+  /**
+   * The provider can list this dataset's ids and update times for a verify run (SPEC §8): only
+   * datasets that declare it are planned in one. @default false
+   */
+  verifies?: boolean;
 }
 
 export interface UnitInfo {

@@ -16,15 +16,18 @@ export async function holdIntegration(tx: Tx, orgId: string, integrationId: stri
 }
 
 /**
- * When the integration's first work item or pull request was created (null when it has none).
+ * When the integration's first work item or pull request was created (null when it has none);
+ * deleted ones (deleted_at set) are not counted.
  * Takes no locks; returns one timestamp.
  */
 export async function firstItemAt(tx: Tx, orgId: string, integrationId: string): Promise<Date | null> {
   const s = tx.schema;
   const { rows } = await tx.query<{ at: Date | null }>(
     `SELECT least(
-              (SELECT min(created_at) FROM ${s.table('work_items')} WHERE org_id = $1 AND integration_id = $2::uuid),
-              (SELECT min(created_at) FROM ${s.table('pull_requests')} WHERE org_id = $1 AND integration_id = $2::uuid)
+              (SELECT min(created_at) FROM ${s.table('work_items')}
+                WHERE org_id = $1 AND integration_id = $2::uuid AND deleted_at IS NULL),
+              (SELECT min(created_at) FROM ${s.table('pull_requests')}
+                WHERE org_id = $1 AND integration_id = $2::uuid AND deleted_at IS NULL)
             ) AS at`,
     [orgId, integrationId],
   );
@@ -46,10 +49,10 @@ const DONE_STATUS: WorkItemStatus = 'done';
 
 /**
  * One INSERT … SELECT: a row per UTC day of [firstDay, lastDay], all with `computedAt`, computed
- * from the integration's work_items and pull_requests (see docs/normalized-store.md for each
- * figure). An item's end is its completed_at when done or cancelled (updated_at, then created_at,
- * when completed_at is missing); todo / in_progress items have not ended. Takes no row locks;
- * returns rows inserted.
+ * from the integration's work_items and pull_requests that are not deleted (see
+ * docs/normalized-store.md for each figure). An item's end is its completed_at when done or
+ * cancelled (updated_at, then created_at, when completed_at is missing); todo / in_progress items
+ * have not ended. Takes no row locks; returns rows inserted.
  */
 export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Promise<number> {
   const s = tx.schema;
@@ -62,7 +65,7 @@ export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Pro
               greatest(0, extract(epoch FROM completed_at - coalesce(started_at, created_at)))::float8 / 3600
                 AS cycle_hours
          FROM ${s.table('work_items')}
-        WHERE org_id = $1 AND integration_id = $2::uuid
+        WHERE org_id = $1 AND integration_id = $2::uuid AND deleted_at IS NULL
      ),
      days AS (
        SELECT gs::date AS day FROM generate_series($3::date, $4::date, interval '1 day') AS gs
@@ -86,7 +89,7 @@ export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Pro
               percentile_cont(0.5) WITHIN GROUP (
                 ORDER BY greatest(0, extract(epoch FROM merged_at - created_at))::float8 / 3600) AS p50
          FROM ${s.table('pull_requests')}
-        WHERE org_id = $1 AND integration_id = $2::uuid
+        WHERE org_id = $1 AND integration_id = $2::uuid AND deleted_at IS NULL
           AND merged_at >= $3::date::timestamp AT TIME ZONE 'UTC'
           AND merged_at < ($4::date + 1)::timestamp AT TIME ZONE 'UTC'
         GROUP BY 1

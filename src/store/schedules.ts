@@ -1,7 +1,7 @@
 /** scheduled_jobs: cron schedules and the slot each one fires next. */
 import type { Tx } from '../db/types.js';
 
-export type ScheduleMode = 'incremental' | 'full_resync';
+export type ScheduleMode = 'incremental' | 'full_resync' | 'verify';
 export type ScheduleOutcome = 'fired' | 'skipped' | 'failed';
 
 export interface ScheduleRow {

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { after } from '../clock.js';
 import type { Db } from '../db/types.js';
+import { WATERMARK_MODES } from '../domain/statuses.js';
 import { describeError, InjectedFault } from '../errors.js';
 import type { Faults } from '../faults.js';
 import type { EngineMetrics } from '../observability/metrics.js';
@@ -27,7 +28,7 @@ export interface Terminal {
   result: Record<string, unknown>;
   error: string | null;
   touchedSurfaces: readonly string[];
-  /** Where the watermark moves on success (incremental / full_resync only). */
+  /** Where the watermark moves on success (incremental / full_resync only: WATERMARK_MODES). */
   watermark: Date | null;
 }
 
@@ -209,8 +210,8 @@ export class UnitEnds {
   /**
    * The terminal CAS statement arms everything the batch's ends wake (finishUnits), so a batch that
    * moves no watermark commits it on its own: one statement, one round trip. A batch that moves one
-   * (incremental and full_resync successes) adds the watermark upserts in the same transaction.
-   * Which of the two runs depends on the batch's data alone.
+   * (incremental and full_resync successes, never a backfill or a verify) adds the watermark upserts
+   * in the same transaction. Which of the two runs depends on the batch's data alone.
    */
   private async endOnce(reqs: EndRequest[]): Promise<Ended[]> {
     const { db, clock } = this.deps;
@@ -256,13 +257,16 @@ function isFinished(e: Ended): boolean {
   return e !== 'lease_lost' && !('error' in e);
 }
 
-/** A success that moves its source's watermark (incremental / full_resync of a dataset that keeps one). */
+/**
+ * A success that moves its source's watermark: incremental / full_resync (WATERMARK_MODES, never a
+ * backfill or a verify) of a dataset that keeps one.
+ */
 function movesWatermark({ unit, t, dataset }: EndRequest): boolean {
   return (
     t.status === 'success' &&
     t.watermark !== null &&
     unit.source_id !== null &&
-    unit.mode !== 'backfill' &&
+    WATERMARK_MODES.includes(unit.mode) &&
     dataset?.keepsWatermark === true
   );
 }

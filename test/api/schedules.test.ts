@@ -90,6 +90,24 @@ describe('schedule CRUD', () => {
     expect((await call(h.url, 'DELETE', `/api/v1/schedules/${s.id}`, { token: h.tokens.admin })).status).toBe(404);
   });
 
+  it('a schedule may start verify runs: POST and PATCH take mode verify', async () => {
+    const r = await create({ integration_id: integrationA, cron: '0 3 * * 0', mode: 'verify' });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const s = Schedule.parse(r.body);
+    expect(s.mode).toBe('verify');
+    const back = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, {
+      token: h.tokens.admin,
+      body: { mode: 'incremental' },
+    });
+    expect(back.body).toMatchObject({ mode: 'incremental' });
+    const again = await call(h.url, 'PATCH', `/api/v1/schedules/${s.id}`, {
+      token: h.tokens.admin,
+      body: { mode: 'verify' },
+    });
+    expect(again.status).toBe(200);
+    expect(Schedule.parse(again.body).mode).toBe('verify');
+  });
+
   it('writes need admin, reads need read', async () => {
     const s = (await create({ integration_id: integrationA, cron: '@hourly' })).body;
     for (const token of [h.tokens.read, h.tokens.trigger]) {

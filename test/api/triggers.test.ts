@@ -1,6 +1,11 @@
-/** Triggers: Idempotency-Key replay and 422, the 409 conflict and force, and 202 with Redis down. */
+/**
+ * Triggers: Idempotency-Key replay and 422, the 409 conflict and force, 202 with Redis down, and the
+ * verify mode (202 for a provider that verifies a dataset, 400 on mode for one that verifies none).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMqBroker } from '../../src/broker/bullmq.js';
+import type { Provider } from '../../src/sdk/types.js';
+import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { uniquePrefix } from '../helpers/pg.js';
 import { call, isErrorShape, openApiHarness, SYNTHETIC, tableCounts, type ApiHarness } from './helpers.js';
 
@@ -221,5 +226,58 @@ describe('broker down', () => {
       details: { checks: { database: 'ok', broker: expect.stringMatching(/unreachable|timeout/) } },
     });
     expect((await call(down.url, 'GET', '/healthz')).status).toBe(200);
+  });
+});
+
+describe('verify', () => {
+  /** A provider that can list one of its datasets (`verifies`) and not the other. */
+  const lister: Provider = {
+    name: 'apiverify',
+    datasets: [
+      { key: 'work-items', tier: 'work_item', costClass: 'rest', keepsWatermark: true, surfaces: [], verifies: true },
+      { key: 'commits', tier: 'work_item', costClass: 'rest', keepsWatermark: true, surfaces: [] },
+    ],
+    runUnit: () => Promise.resolve({ items: 0 }),
+  };
+  const sync = (id: string, body: unknown) =>
+    call(h.url, 'POST', `/api/v1/integrations/${id}/sync`, { token: h.tokens.trigger, body });
+
+  it('a verify answers 202 and plans the datasets that verify; a second one is a 409', async () => {
+    if (!h.engine.ctx.registry.has(lister.name)) h.engine.ctx.registry.register(lister, normalizedSink(h.db));
+    const created = await call(h.url, 'POST', '/api/v1/integrations', {
+      token: h.tokens.admin,
+      body: { provider: 'apiverify', name: 'lists', sources: ['a', 'b'], datasets: ['work-items', 'commits'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const first = await sync(created.body.id, { mode: 'verify' });
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const run = await call(h.url, 'GET', `/api/v1/sync-runs/${first.body.sync_run_id}`, { token: h.tokens.read });
+    expect(run.body).toMatchObject({ run: { mode: 'verify' } });
+    const { rows } = await h.db.query<{ dataset_key: string; since_at: Date | null; n: number }>(
+      `SELECT dataset_key, since_at, count(*)::int AS n FROM ${h.db.schema.sync_run_units}
+        WHERE sync_run_id = $1 GROUP BY 1, 2`,
+      [first.body.sync_run_id],
+    );
+    expect(rows).toEqual([{ dataset_key: 'work-items', since_at: null, n: 2 }]);
+
+    const before = await tableCounts(h.db);
+    const second = await sync(created.body.id, { mode: 'verify' });
+    expect(second.status).toBe(409);
+    expect(second.body.error).toMatchObject({
+      code: 'run_conflict',
+      details: { existing_run_id: first.body.sync_run_id, mode: 'verify' },
+    });
+    expect(await tableCounts(h.db)).toEqual(before);
+  });
+
+  it('a verify of an integration whose provider verifies none of its datasets is a 400 on mode naming it', async () => {
+    const id = await newIntegration();
+    const before = await tableCounts(h.db);
+    const r = await sync(id, { mode: 'verify' });
+    expect(r.status).toBe(400);
+    expect(isErrorShape(r.body)).toBe(true);
+    expect(r.body.error.details.field).toBe('mode');
+    expect(r.body.error.message).toContain('"synthetic"');
+    expect(await tableCounts(h.db)).toEqual(before);
   });
 });

@@ -250,8 +250,13 @@ describe('bad input exits non-zero with one line and writes nothing', () => {
       () => ['trigger', '--integration', integId, '--mode', 'sideways'],
       new RegExp(
         "^syncrelay: option '--mode <mode>' argument 'sideways' is invalid\\. " +
-          'Allowed choices are incremental, backfill, full_resync\\.$',
+          'Allowed choices are incremental, backfill, full_resync, verify\\.$',
       ),
+    ],
+    [
+      'verify of a provider that verifies none of its datasets',
+      () => ['trigger', '--integration', integId, '--mode', 'verify'],
+      /^syncrelay: mode: provider "synthetic" cannot verify any enabled dataset of this integration/,
     ],
     [
       'dataset not enabled',

@@ -114,14 +114,15 @@ export const endpoints = {
     operationId: 'triggerSync',
     method: 'POST',
     path: `${V1}/integrations/:id/sync`,
-    summary: 'Start an incremental or full-resync run',
+    summary: 'Start an incremental, full-resync or verify run',
     description:
       'Creates the JobRun and plans the run in one transaction and answers once it commits, whether or not ' +
       'the broker is reachable (the run is dispatched through the outbox). A second run of the same mode ' +
       'while one is not finished is a 409 naming it, unless `force` is true; more live runs of the integration ' +
       'than SYNC_INTEGRATION_MAX_LIVE_RUNS is a 409 `too_many_live_runs` with or without `force`, and a run of ' +
       'more units than SYNC_RUN_MAX_UNITS is a 422 `run_too_large` (both checked after the input, before ' +
-      'anything is written).',
+      'anything is written). A verify plans the datasets whose provider declares `verifies`; an integration ' +
+      'with none enabled is a 400 on `mode` naming the provider.',
     tags: ['triggers'],
     scope: 'trigger',
     params: IdParams,

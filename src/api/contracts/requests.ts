@@ -51,7 +51,11 @@ export const NewIntegrationBody = z
 
 export const SyncBody = z
   .strictObject({
-    mode: z.enum(['incremental', 'full_resync']),
+    mode: z.enum(['incremental', 'full_resync', 'verify']).meta({
+      description:
+        'incremental (from the watermark), full_resync (the initial depth to now) or verify (compare the ' +
+        "provider's ids and update times with the store, for the datasets whose provider declares verifies)",
+    }),
     force: z.boolean().optional().meta({ description: 'start even if a run of this mode has not finished' }),
   })
   .meta({ id: 'SyncRequest' });

@@ -1,13 +1,15 @@
-/** Contracts of the schedule endpoints: cron schedules that start incremental or full-resync runs. */
+/** Contracts of the schedule endpoints: cron schedules that start incremental, full-resync or verify runs. */
 import { z } from 'zod';
+import { SCHEDULE_MODES } from '../../planning/schedules.js';
 import { IdParams, NoQuery, text, TimeOut, Uuid } from './common.js';
 import { AUTH_ERRORS, endpoint, NoParams, V1 } from './endpoint.js';
 
 const Id = z.string().meta({ format: 'uuid' });
 
 const ScheduleMode = z
-  .enum(['incremental', 'full_resync'], {
-    error: 'must be incremental or full_resync (a backfill needs a [since, before) window a schedule cannot give)',
+  .enum(SCHEDULE_MODES, {
+    error:
+      'must be incremental, full_resync or verify (a backfill needs a [since, before) window a schedule cannot give)',
   })
   .meta({ description: 'the run each slot starts', example: 'incremental' });
 
@@ -45,7 +47,7 @@ export const Schedule = z
     integration_id: Id,
     cron: z.string(),
     timezone: z.string(),
-    mode: z.enum(['incremental', 'full_resync']),
+    mode: z.enum(SCHEDULE_MODES),
     enabled: z.boolean(),
     next_run_at: TimeOut.nullable().meta({ description: 'the next slot (null while disabled)' }),
     last_run_at: TimeOut.nullable().meta({ description: 'when a scheduler last handled a slot' }),

@@ -53,7 +53,7 @@ export function registerSchedules(program: Command): void {
     .requiredOption('--integration <id>', 'the integration id (UUID)', uuid)
     .requiredOption('--cron <expr>', 'five fields (minute hour day-of-month month day-of-week) or @hourly, @daily …')
     .option('--timezone <iana>', 'time zone the expression is read in', 'UTC')
-    .option('--mode <mode>', 'incremental or full_resync', 'incremental')
+    .option('--mode <mode>', 'incremental, full_resync or verify', 'incremental')
     .option('--disabled', 'create it disabled')
     .option('--json', 'print the schedule as JSON')
     .addHelpText(

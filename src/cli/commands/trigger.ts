@@ -51,9 +51,12 @@ export function registerTrigger(program: Command): void {
 Examples:
   syncrelay trigger --integration <id> --mode incremental
   syncrelay trigger --integration <id> --mode backfill --since 2026-01-01 --before 2026-04-01 --json
+  syncrelay trigger --integration <id> --mode verify
 
-A backfill needs --since and --before (since < before); other modes take no window. Invalid
-input writes nothing, nor does a run of more than SYNC_RUN_MAX_UNITS units, nor a trigger of an
+A backfill needs --since and --before (since < before); other modes take no window. A verify
+compares the provider's ids and update times with the store, for the datasets whose provider
+declares \`verifies\` (with none enabled it is refused, naming the provider). Invalid input
+writes nothing, nor does a run of more than SYNC_RUN_MAX_UNITS units, nor a trigger of an
 integration that has SYNC_INTEGRATION_MAX_LIVE_RUNS unfinished runs (--force or not). The
 trigger commits whether or not the broker is reachable: the reconciler relays the run's
 dispatch when it can.`,

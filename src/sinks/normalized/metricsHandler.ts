@@ -14,7 +14,8 @@ export const WORK_ITEM_PROVIDERS: readonly string[] = ['github', 'linear', 'jira
 
 /**
  * Computes one generation (`computed_at` = the handler's clock time) for the payload's window: a
- * null `from` starts at the integration's first item, a null `to` ends now. At most
+ * null `from` starts at the integration's first item, a null `to` ends now. Deleted work items and
+ * pull requests (`deleted_at` set) are not counted. At most
  * `MAX_METRICS_DAYS` (400) days per run, the most recent: older days of a longer window are not
  * recomputed (a warning names how many); their earlier generations stay. Nothing is written for
  * an integration deleted meanwhile. Providers list it in their `postSyncHandlers`.

@@ -11,7 +11,13 @@ import { PostgresSink } from '../postgres.js';
 import { combineSurfaceHooks } from './hooks.js';
 import { DEFAULT_STORED_LIMITS, type StoredLimits } from './limits.js';
 import { prepareRow } from './rows.js';
-import { isNormalizedSurface, NORMALIZED_SURFACES, normalizedSurfaceSpecs } from './surfaces.js';
+import {
+  DELETED_AT,
+  isNormalizedSurface,
+  isTombstoneSurface,
+  NORMALIZED_SURFACES,
+  normalizedSurfaceSpecs,
+} from './surfaces.js';
 
 export interface NormalizedSinkOptions {
   /**
@@ -60,13 +66,15 @@ export class NormalizedSink implements Sink {
 
   /**
    * Upserts `rows` into `surface` in one transaction fenced by `guard` (see PostgresSink.write):
-   * a row's columns replace the stored ones, `first_seen_at` stays. Throws `ValidationError`
+   * a row's columns replace the stored ones, `first_seen_at` stays, and `deleted_at` is cleared (an
+   * object written again exists: a deleted one is restored). Throws `ValidationError`
    * (nothing written) for an unknown surface or a bad value. Returns rows written.
    */
   async write(guard: LeaseGuard, surface: string, rows: readonly Record<string, unknown>[]): Promise<number> {
     if (!isNormalizedSurface(surface)) throw new ValidationError('surface', `unknown surface "${surface}"`);
     if (!Array.isArray(rows)) throw new ValidationError(surface, 'rows must be an array');
     const prepared = rows.map((row: Readonly<Record<string, unknown>>) => prepareRow(surface, row, this.limits));
+    if (isTombstoneSurface(surface)) for (const row of prepared) row[DELETED_AT] = null;
     return this.inner.write(guard, surface, prepared);
   }
 }

@@ -5,7 +5,7 @@
  * Every surface is keyed by (org_id, integration_id, provider, external_id) and carries
  * `last_synced_at` (the writing unit's clock time) and `raw` (jsonb: what is not modelled).
  * `first_seen_at` is set by the table's DEFAULT on insert and is not a column a row may carry, so
- * an upsert never moves it.
+ * an upsert never moves it. Neither is `deleted_at` (TOMBSTONE_SURFACES): every write clears it.
  */
 import type { SurfaceHooks, WorkItemStatus } from '../../sdk/normalized.js';
 import type { SurfaceSpec } from '../postgres.js';
@@ -79,6 +79,7 @@ export const NORMALIZED_COLUMNS = {
     container: 'text', // repository "owner/repo" or project key
     milestone: 'text', // milestone / cycle / sprint name
     url: 'text',
+    archived_at: 'timestamptz', // when the provider archived it (Linear); an archive is not a delete
   },
   work_item_comments: {
     work_item_external_id: 'text',
@@ -136,6 +137,30 @@ export type NormalizedSurface = keyof typeof NORMALIZED_COLUMNS;
 /** Every normalized surface (= table) name. */
 export const NORMALIZED_SURFACES = Object.keys(NORMALIZED_COLUMNS) as NormalizedSurface[];
 
+/**
+ * The surfaces a provider can delete from: their tables have `deleted_at` (migration 0017), set
+ * only by the tombstone store (tombstones.ts) and cleared by every write of the row. A row never
+ * carries it: the sink adds it, null, to each row it writes to one of these.
+ */
+export const TOMBSTONE_SURFACES = [
+  'work_items',
+  'work_item_comments',
+  'pull_requests',
+  'pull_request_reviews',
+  'members',
+  'sprints',
+] as const satisfies readonly NormalizedSurface[];
+
+export type TombstoneSurface = (typeof TOMBSTONE_SURFACES)[number];
+
+/** Whether `surface` has `deleted_at`. */
+export function isTombstoneSurface(surface: string): surface is TombstoneSurface {
+  return (TOMBSTONE_SURFACES as readonly string[]).includes(surface);
+}
+
+/** The column that marks a row deleted (see TOMBSTONE_SURFACES). */
+export const DELETED_AT = 'deleted_at';
+
 /** The table the work-item-metrics post_sync handler writes (not a surface). */
 export const METRICS_TABLE = 'work_item_metrics_daily';
 
@@ -162,7 +187,7 @@ export function normalizedSurfaceSpecs(
     specs[surface] = {
       table: surface,
       conflictColumns: [...KEY_COLUMNS],
-      columns: Object.keys(columnTypes(surface)),
+      columns: [...Object.keys(columnTypes(surface)), ...(isTombstoneSurface(surface) ? [DELETED_AT] : [])],
       retrySafe: true,
       jsonColumns: ['raw'],
       ...(own ? { hooks: own } : {}),
