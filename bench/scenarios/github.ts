@@ -105,7 +105,7 @@ export const githubScenario: Scenario = {
       opts.note(`github: ${run.units} units, ${size.rate.limit} requests per ${size.rate.windowSeconds} s`);
       const status = await runTerminal(b.db, run.syncRunId, {
         label: 'github',
-        timeoutMs: 1_200_000,
+        timeoutMs: 2_400_000,
         noteEveryMs: 5000,
         note: opts.note,
       });
