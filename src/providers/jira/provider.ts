@@ -51,8 +51,9 @@ const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, u
   name: JIRA_PROVIDER,
   // Search is eventually consistent: a fresh update may not be visible to it yet (docs/jira.md).
   incrementalOverlapMs: 300_000,
-  // Beta-RateLimit gives the reset in whole seconds from the answer (quota.ts).
-  resetResolutionMs: 2_000,
+  // Beta-RateLimit gives the reset in whole seconds from the answer (quota.ts); the quota's window
+  // starts with the first request after the last one ended, so a deferred unit comes back promptly.
+  budgetWindows: { resetResolutionMs: 2_000, deferralSpreadMs: 500 },
   datasets: DATASETS,
   parseConfig: parseJiraConfig,
   sources: { validate: validateSource, of: projectOf },

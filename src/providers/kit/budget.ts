@@ -24,7 +24,23 @@ import {
 } from '../../store/rateBudgets.js';
 import { sleep } from './sleep.js';
 
-export interface RateBudgetOptions {
+/** How a provider's budget windows read and start (@default none of it: exact resets, the 0–5 s jitter). */
+export interface BudgetWindowRules {
+  /**
+   * How far apart the resets of one window can read (`resolutionMs` of mergeObservations): a reset
+   * given in whole seconds from the answer differs by its rounding and the answer's travel.
+   */
+  resetResolutionMs?: number;
+  /**
+   * The jitter after the reset of a unit this budget defers without calling, when not the engine's
+   * 0–5 s: short where a window starts with its first request after the last one ended (a late first
+   * request makes the window run late); the probe already lets one unit call first and holds the
+   * others until its answer is recorded.
+   */
+  deferralSpreadMs?: number;
+}
+
+export interface RateBudgetOptions extends BudgetWindowRules {
   db: Tx;
   key: BudgetKey;
   /** The unit calling (the probe lease's owner). */
@@ -39,11 +55,6 @@ export interface RateBudgetOptions {
   reserve?: number;
   /** Responses per recorded batch. @default 10 */
   flushEvery?: number;
-  /**
-   * How far apart the resets of one window can read (`resolutionMs` of mergeObservations): a reset
-   * given in whole seconds from the answer differs by its rounding and the answer's travel. @default 0
-   */
-  resetResolutionMs?: number;
   /** How long a probe lease lasts. @default 15 s */
   probeLeaseMs?: number;
   /** Waiting for another unit's probe: polls of the row, and the pause between them. @default 8 × 250 ms */
@@ -57,13 +68,6 @@ export interface RateBudgetOptions {
    */
   ledger?: BudgetLedger;
 }
-
-/**
- * The jitter after the lift of a unit the budget defers: short, since the probe already lets one unit
- * call first and holds the others until its answer is recorded; a longer one would only leave the
- * start of the next window unused (and a window that starts with its first request start late).
- */
-export const BUDGET_DEFERRAL_SPREAD_MS = 500;
 
 /** One credential's figures as the units of one process see them together. */
 interface SharedBudget {
@@ -262,6 +266,6 @@ export class RateBudget {
   private deferral(until: Date, why: string): RateLimitError {
     const waitMs = Math.max(0, until.getTime() - this.o.clock.now().getTime());
     const msg = `${this.o.subject}: rate-limit ${why} until ${until.toISOString()} (not called)`;
-    return new RateLimitError(waitMs, msg, { liftsAt: until, spreadMs: BUDGET_DEFERRAL_SPREAD_MS });
+    return new RateLimitError(waitMs, msg, { liftsAt: until, spreadMs: this.o.deferralSpreadMs ?? null });
   }
 }

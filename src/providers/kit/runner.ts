@@ -15,7 +15,7 @@
 import { NonRetryableError, ValidationError } from '../../errors.js';
 import type { SurfaceHookMap } from '../../sdk/normalized.js';
 import type { Provider, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
-import { BudgetLedger, type RateBudget } from './budget.js';
+import { BudgetLedger, type BudgetWindowRules, type RateBudget } from './budget.js';
 import type { ClientOptions } from './call.js';
 import type { SourceKeys } from './config.js';
 import { specsOf, type DatasetDef } from './datasets.js';
@@ -74,8 +74,8 @@ export interface ProviderUnits<O extends HttpProviderOptions, C extends { budget
   datasets: readonly DatasetDef<J>[];
   /** `Provider.incrementalOverlapMs`: how far behind its writes the provider's listings may be. */
   incrementalOverlapMs: number;
-  /** `RateBudgetOptions.resetResolutionMs` of its budgets (resets read in whole seconds: 2 s). @default 0 */
-  resetResolutionMs?: number;
+  /** How its budgets' windows read and start (budget.ts). @default exact resets, the engine's jitter */
+  budgetWindows?: BudgetWindowRules;
   /** Reads an integration's config, its URL under `outbound`, throwing `ValidationError` naming `config.<key>`. */
   parseConfig: (config: unknown, outbound: OutboundPolicy) => C;
   sources: SourceKeys<S>;
@@ -133,12 +133,8 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
     let b = budgets.get(budgetName);
     if (!b) {
       const share = config.budgetShare;
-      const resetResolutionMs = p.resetResolutionMs;
-      b = unitBudget(
-        ctx,
-        { budgetName, credentialId: credential.id, subject, share, ledger, resetResolutionMs },
-        opts.budget,
-      );
+      const windows = p.budgetWindows;
+      b = unitBudget(ctx, { budgetName, credentialId: credential.id, subject, share, ledger, windows }, opts.budget);
       budgets.set(budgetName, b);
     }
     return b;

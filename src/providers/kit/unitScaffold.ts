@@ -7,7 +7,7 @@
 import { NonRetryableError } from '../../errors.js';
 import { listSources } from '../../store/integrations.js';
 import type { DatasetSpec, PostSyncHandler, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
-import { BudgetLedger, RateBudget } from './budget.js';
+import { BudgetLedger, RateBudget, type BudgetWindowRules } from './budget.js';
 import { processOutboundPolicy, type OutboundPolicy } from './outbound.js';
 import type { ProviderLimits } from './limits.js';
 import type { RetryOptions } from './retry.js';
@@ -70,7 +70,7 @@ export function unitBudget(
     subject: string;
     share?: number;
     ledger?: BudgetLedger;
-    resetResolutionMs?: number;
+    windows?: BudgetWindowRules;
   },
   tuning?: BudgetTuning,
 ): RateBudget {
@@ -83,7 +83,7 @@ export function unitBudget(
     subject: b.subject,
     share: b.share,
     ...(b.ledger ? { ledger: b.ledger } : {}),
-    ...(b.resetResolutionMs ? { resetResolutionMs: b.resetResolutionMs } : {}),
+    ...b.windows,
     ...tuning,
   });
 }

@@ -1,6 +1,6 @@
 /**
  * The deferral policy of a rate-limited unit (SPEC §5.6, §9): `retrying` until the limit lifts plus
- * 0–5 s of jitter (a shared budget's deferral: 0–0.5 s); SYNC_RATE_LIMIT_MAX_DEFERRALS and
+ * 0–5 s of jitter (or the spread a budget hands it: Jira's 0–0.5 s); SYNC_RATE_LIMIT_MAX_DEFERRALS and
  * SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
  * The checkpoint a deferral carries reaches the next attempt; a success clears it; one over 4 KiB
  * is dropped with a warning and the unit is deferred all the same.
@@ -8,7 +8,6 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../../src/errors.js';
-import { BUDGET_DEFERRAL_SPREAD_MS } from '../../../src/providers/kit/budget.js';
 import type { TaskMessage } from '../../../src/broker/types.js';
 import { Harness, SECOND, T0 } from '../../crash/harness.js';
 
@@ -56,10 +55,10 @@ describe('rate-limit deferral policy', () => {
     h = await Harness.open({ random: () => 0.9 });
     const { unitId, msg } = await oneUnit(h);
     const liftsAt = new Date(T0 + 60 * SECOND);
-    const spent = new RateLimitError(0, 'budget spent', { liftsAt, spreadMs: BUDGET_DEFERRAL_SPREAD_MS });
+    const spent = new RateLimitError(0, 'budget spent', { liftsAt, spreadMs: 500 });
     h.provider.throwOnce(unitId, spent.withCheckpoint(null));
     expect(await h.deliver(msg)).toBe('retrying');
-    expect((await h.unit(unitId)).available_at!.getTime()).toBe(liftsAt.getTime() + 0.9 * BUDGET_DEFERRAL_SPREAD_MS);
+    expect((await h.unit(unitId)).available_at!.getTime()).toBe(liftsAt.getTime() + 450);
   });
 
   it('SYNC_RATE_LIMIT_MAX_DEFERRALS: the deferral past the setting fails the unit rate_limit', async () => {

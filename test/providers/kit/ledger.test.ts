@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.js';
 import { RateLimitError } from '../../../src/errors.js';
-import { BUDGET_DEFERRAL_SPREAD_MS, BudgetLedger, RateBudget } from '../../../src/providers/kit/budget.js';
+import { BudgetLedger, RateBudget } from '../../../src/providers/kit/budget.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js';
 
 const T0 = new Date('2026-12-01T12:00:00Z');
@@ -36,10 +36,29 @@ describe('units of one process share what they know of a budget', () => {
     const refused = await a.gate().catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RateLimitError);
     expect((refused as RateLimitError).liftsAt).toEqual(seen.resetAt);
-    expect((refused as RateLimitError).spreadMs).toBe(BUDGET_DEFERRAL_SPREAD_MS);
+    expect((refused as RateLimitError).spreadMs).toBeNull(); // the engine's jitter
     // One call ends: a slot is free again.
     b.done();
     await expect(b.gate()).resolves.toBeUndefined();
+  });
+
+  it('a budget with its own deferral spread hands it to the units it defers', async () => {
+    const clock = new ManualClock(T0);
+    const b = new RateBudget({
+      db: t.db,
+      key: { ...key, credentialId: 'cred-s.v1' },
+      owner: 'unit-s',
+      clock,
+      subject: 'test',
+      reserve: 2,
+      deferralSpreadMs: 500,
+    });
+    await b.gate();
+    const seen = { remaining: 2, limit: 100, resetAt: new Date(T0.getTime() + 60_000), limitedUntil: null };
+    await b.observe({ ...seen, observedAt: clock.now() });
+    b.done();
+    const refused = await b.gate().catch((e: unknown) => e);
+    expect((refused as RateLimitError).spreadMs).toBe(500);
   });
 
   it('without a shared ledger each unit judges by its own responses only', async () => {
