@@ -8,7 +8,8 @@
 import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { workItemRow, type GhIssue } from './mapping.js';
-import { ascendingWindow, issuePages, writePages, type Job, type Output } from './pages.js';
+import { resumableRead, type KeysetFormat } from '../kit/resume.js';
+import { ascendingWindow, issuePages, writePages, type Job, type Output, type Parts } from './pages.js';
 import { pullRows, reviewRows } from './pulls.js';
 
 type Part = (job: Job) => Output<GhIssue>;
@@ -28,9 +29,19 @@ export function readFromIssueList(dataset: string): boolean {
 }
 
 /**
+ * A page in parts of as many pull requests as are asked for at once, when the unit asks for their
+ * details or reviews (pages.ts `inParts`); whole pages otherwise.
+ */
+function partsFor(job: Job): Parts<GhIssue> | undefined {
+  const details = job.datasets.some((d) => d === 'pull-requests' || d === 'pull-request-reviews');
+  return details ? { costly: (i) => Boolean(i.pull_request), most: job.detailConcurrency } : undefined;
+}
+
+/**
  * Reads the unit's window of the issues list once for each of the unit's datasets (its own first):
  * a backfill stops past the window's end; an incremental unit after `maxPages` pages, its watermark
- * then moving only to the latest `updated_at` read.
+ * then moving only to the latest `updated_at` read. A unit deferred for a rate limit hands its
+ * deferral the latest `updated_at` it wrote (../kit/resume.ts); its next attempt reads on from there.
  */
 export function readIssueList(job: Job): Promise<UnitResult> {
   const outputs = job.datasets.map((d) => {
@@ -41,6 +52,10 @@ export function readIssueList(job: Job): Promise<UnitResult> {
     }
     return part(job);
   });
-  const w = ascendingWindow(job, issuePages<GhIssue>(job), (i) => i.updated_at);
-  return writePages(job, w.pages, outputs, w.watermark);
+  const f: KeysetFormat = { v: 1, order: 'asc', surfaces: outputs.map((o) => o.surface) };
+  return resumableRead(job.ctx, f, (p, resumed) => {
+    const place = { f, p, resumed };
+    const w = ascendingWindow(job, issuePages<GhIssue>(job, place), place, partsFor(job));
+    return writePages(job, w.pages, outputs, w.watermark, p.counts);
+  });
 }

@@ -29,6 +29,7 @@ import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import type { Row } from '../kit/rows.js';
 import type { UnitBase } from '../kit/runner.js';
+import { wrote, writtenBefore, type KeysetFormat, type KeysetProgress } from '../kit/resume.js';
 import { PageWriter } from '../kit/write.js';
 import type { GithubOctokit } from './client.js';
 import type { RepoRef } from './config.js';
@@ -109,30 +110,45 @@ export interface Versioned {
 type KeysetRoute = 'GET /repos/{owner}/{repo}/issues' | 'GET /repos/{owner}/{repo}/issues/comments';
 
 /**
- * A list sorted by `updated` ascending, read by keyset from the window's start (module comment):
- * each request asks for the first page from the latest `updated_at` read; objects already read at
- * that version are left out. A page that does not move `since` on (all of one second, or empty) is
- * followed by its `Link: rel="next"`. The trail's key is the request's whole URL, `since` and `page`
- * included: the same URL twice is a loop, a request from a later `since` is not. Ends at the page
- * without a next link.
+ * Where a resumable read stands (../kit/resume.ts): its checkpoint format, its progress (moved past
+ * each page once the page's rows are written), and whether it resumed from a checkpoint.
+ */
+export interface Place {
+  f: KeysetFormat;
+  p: KeysetProgress;
+  resumed: boolean;
+}
+
+/**
+ * A list sorted by `updated` ascending, read by keyset from the window's start (module comment),
+ * or from the place a resumed read stands at (`place`, skipping what it wrote there): each request
+ * asks for the first page from the latest `updated_at` read; objects already read at that version
+ * are left out. A page that does not move `since` on (all of one second, or empty) is followed by
+ * its `Link: rel="next"`. The trail's key is the request's whole URL, `since` and `page` included:
+ * the same URL twice is a loop, a request from a later `since` is not. Ends at the page without a
+ * next link.
  */
 export async function* keysetPages<T extends Versioned>(
   job: Job,
   route: KeysetRoute,
   params: Record<string, string | number | undefined>,
+  place: Place,
 ): AsyncGenerator<T[]> {
   const { owner, repo } = job.repo;
   const read = new Map<number, number>();
   const from = (since: Date | null) =>
     job.gh.request.endpoint(route, { owner, repo, per_page: PER_PAGE, ...params, since: iso(since) }).url;
-  let since = job.since;
+  const boundary = place.resumed ? { ...place.p, tied: new Set(place.p.tied) } : null;
+  const before = (t: T) =>
+    boundary !== null && writtenBefore(place.f, boundary, String(t.id), Date.parse(t.updated_at));
+  let since = boundary ? new Date(boundary.edge!) : job.since;
   let url: string = from(since);
   const trail = job.pages.trail(`GET ${new URL(url).pathname}`);
   for (;;) {
     trail.visit(new URL(url).href);
     const res = await job.gh.request({ method: 'GET', url });
     const all = res.data as unknown as T[];
-    yield all.filter((t) => read.get(t.id) !== Date.parse(t.updated_at));
+    yield all.filter((t) => read.get(t.id) !== Date.parse(t.updated_at) && !before(t));
     for (const t of all) read.set(t.id, Date.parse(t.updated_at));
     const next = nextLink(res.headers.link);
     if (!next) return;
@@ -155,8 +171,9 @@ function nextLink(link: string | undefined): string | undefined {
  * The repository's issues and pull requests (GitHub lists both; a pull request carries
  * `pull_request`), `updated` ascending from the window's start, by keyset.
  */
-export function issuePages<T extends Versioned>(job: Job): AsyncGenerator<T[]> {
-  return keysetPages<T>(job, 'GET /repos/{owner}/{repo}/issues', { state: 'all', sort: 'updated', direction: 'asc' });
+export function issuePages<T extends Versioned>(job: Job, place: Place): AsyncGenerator<T[]> {
+  const params = { state: 'all', sort: 'updated', direction: 'asc' };
+  return keysetPages<T>(job, 'GET /repos/{owner}/{repo}/issues', params, place);
 }
 
 /** Listings a list without `since` or sort is read at most before the unit gives up (`settledPages`). */
@@ -205,35 +222,80 @@ export interface WindowedPages<T> {
 
 /**
  * Narrows a list sorted by `updated` ascending (from `since`) to the window: each page's objects
- * before a backfill's end; stops at the first one past it, or after `maxPages` pages in
- * incremental mode (the watermark then moves only to the latest `updated_at` read).
+ * before a backfill's end; stops at the first one past it, or after `maxPages` pages (those of the
+ * attempts before included) in incremental mode: the watermark then moves only to the latest
+ * `updated_at` written. Each page is handed on in parts (`parts`, see `inParts`).
  */
-export function ascendingWindow<T>(job: Job, pages: AsyncIterable<T[]>, updatedAt: (t: T) => string): WindowedPages<T> {
-  let latest: Date | null = null;
+export function ascendingWindow<T extends Versioned>(
+  job: Job,
+  pages: AsyncIterable<T[]>,
+  place: Place,
+  parts: Parts<T> = WHOLE_PAGES,
+): WindowedPages<T> {
   let stoppedEarly = false;
   async function* narrowed(): AsyncGenerator<T[]> {
-    let read = 0;
     for await (const page of pages) {
-      const inside: T[] = [];
-      let past = false;
-      for (const t of page) {
-        const updated = new Date(updatedAt(t));
-        if (!beforeEnd(job, updated)) {
-          past = true;
-          break;
-        }
-        inside.push(t);
-        if (!latest || updated > latest) latest = updated;
-      }
-      yield inside;
-      if (past) return;
-      if (!job.backfill && ++read >= job.maxPages) {
+      const end = page.findIndex((t) => !beforeEnd(job, new Date(t.updated_at)));
+      const inside = end < 0 ? page : page.slice(0, end);
+      yield* inParts(place, inside, parts, (t) => [String(t.id), Date.parse(t.updated_at)]);
+      if (end >= 0) return;
+      if (!job.backfill && place.p.pages >= job.maxPages) {
         stoppedEarly = true;
         return;
       }
     }
   }
-  return { pages: narrowed(), watermark: () => (stoppedEarly ? latest : undefined) };
+  const watermark = () => (stoppedEarly && place.p.edge !== null ? new Date(place.p.edge) : undefined);
+  return { pages: narrowed(), watermark };
+}
+
+/** How a page is cut into parts: at most `most` objects that `costly` says cost detail calls each. */
+export interface Parts<T> {
+  costly: (t: T) => boolean;
+  most: number;
+}
+
+const WHOLE_PAGES: Parts<unknown> = { costly: () => false, most: 1 };
+
+/**
+ * Hands `page` on in consecutive parts of at most `parts.most` costly objects (the others ride
+ * along; a page without any is one part), moving `place` past each part's objects (id and time by
+ * `key`) once that part is written — the reader asks for the next part only then — and past the
+ * page after its last. A unit deferred while it reads a part's details then reads again only that
+ * part's, not its whole page's.
+ */
+export async function* inParts<T>(
+  place: Place,
+  page: readonly T[],
+  parts: Parts<T>,
+  key: (t: T) => [string, number],
+): AsyncGenerator<T[]> {
+  for (const part of partsOf(page, parts)) {
+    yield part;
+    for (const t of part) {
+      const [id, ms] = key(t);
+      wrote(place.f, place.p, id, ms);
+    }
+  }
+  place.p.pages++;
+}
+
+/** `page` cut before each costly object past the `most`th of a part (never an empty part, but for an empty page). */
+export function partsOf<T>(page: readonly T[], parts: Parts<T>): T[][] {
+  const out: T[][] = [];
+  let part: T[] = [];
+  let costly = 0;
+  for (const t of page) {
+    if (parts.costly(t) && costly === parts.most) {
+      out.push(part);
+      part = [];
+      costly = 0;
+    }
+    part.push(t);
+    if (parts.costly(t)) costly++;
+  }
+  if (part.length > 0 || out.length === 0) out.push(part);
+  return out;
 }
 
 /** One surface a unit writes from each page: its rows (which may call the API for details). */
@@ -243,19 +305,24 @@ export interface Output<T> {
 }
 
 /**
- * Writes each page's rows, one fenced write per surface, before the next page is asked for.
- * Returns the unit's result: rows written, surfaces touched, and the watermark when it moved short.
+ * Writes each page's rows, one fenced write per surface, before the next page is asked for; a
+ * page's rows are all made (its detail calls done) before any is written, so a page is written
+ * whole or not at all. Counts into `counts` when given (a resumed read's). Returns the unit's
+ * result: rows written, surfaces touched, and the watermark when it moved short.
  */
 export async function writePages<T>(
   job: Job,
   pages: AsyncIterable<T[]> | Iterable<T[]>,
   outputs: Output<T> | readonly Output<T>[],
   watermark?: () => Date | null | undefined,
+  counts?: Record<string, number>,
 ): Promise<UnitResult> {
   const list = Array.isArray(outputs) ? (outputs as readonly Output<T>[]) : [outputs as Output<T>];
-  const writer = new PageWriter(job.ctx);
+  const writer = new PageWriter(job.ctx, counts);
   for await (const page of pages) {
-    for (const out of list) await writer.write(out.surface, await out.rows(page));
+    const rows: Row[][] = [];
+    for (const out of list) rows.push(await out.rows(page));
+    for (const [i, out] of list.entries()) await writer.write(out.surface, rows[i]!);
   }
   const result = writer.result();
   const moved = watermark?.();

@@ -25,10 +25,13 @@ import {
   iso,
   keysetPages,
   listPages,
+  inParts,
   settledPages,
   writePages,
   type Job,
+  type Place,
 } from './pages.js';
+import { resumableRead, writtenBefore, type KeysetFormat } from '../kit/resume.js';
 
 export type { Job } from './pages.js';
 export { readIssueList } from './issueList.js';
@@ -52,15 +55,20 @@ export function members(job: Job): Promise<UnitResult> {
   return writePages(job, list.pages, { surface: 'members', rows }, list.watermark);
 }
 
+/** How a comments unit resumes: from the latest `updated_at` it wrote (../kit/resume.ts). */
+const COMMENTS_RESUME: KeysetFormat = { v: 1, order: 'asc', surfaces: ['work_item_comments'] };
+
 /** Comments on issues (not on pull requests) updated in the window, by keyset (pages.ts). */
 export function workItemComments(job: Job): Promise<UnitResult> {
-  const list = keysetPages<GhComment>(job, 'GET /repos/{owner}/{repo}/issues/comments', {
-    sort: 'updated',
-    direction: 'asc',
+  return resumableRead(job.ctx, COMMENTS_RESUME, (p, resumed) => {
+    const place = { f: COMMENTS_RESUME, p, resumed };
+    const params = { sort: 'updated', direction: 'asc' };
+    const list = keysetPages<GhComment>(job, 'GET /repos/{owner}/{repo}/issues/comments', params, place);
+    const w = ascendingWindow(job, list, place);
+    const rows = (page: GhComment[]) =>
+      page.filter((c) => !isPullRequestComment(c)).map((c) => commentRow(job.scope, c));
+    return writePages(job, w.pages, { surface: 'work_item_comments', rows }, w.watermark, p.counts);
   });
-  const w = ascendingWindow(job, list, (c) => c.updated_at);
-  const rows = (page: GhComment[]) => page.filter((c) => !isPullRequestComment(c)).map((c) => commentRow(job.scope, c));
-  return writePages(job, w.pages, { surface: 'work_item_comments', rows }, w.watermark);
 }
 
 /**
@@ -80,16 +88,23 @@ export function workItemHistory(job: Job): Promise<UnitResult> {
 /**
  * Commits committed in `[since, before)`, each with its stats from the commit's detail. A commit
  * pushed while the list is read comes first (newest first): later ones shift back, read twice at
- * most. An empty repository answers 409 "Git Repository is empty.": zero commits.
+ * most. An empty repository answers 409 "Git Repository is empty.": zero commits. A unit deferred
+ * for a rate limit hands its deferral the earliest commit date it wrote (../kit/resume.ts); its next
+ * attempt lists from there back (`until` a second past it: the commits at it it wrote are skipped).
  */
 export async function commits(job: Job): Promise<UnitResult> {
   try {
-    return await commitPages(job);
+    return await resumableRead(job.ctx, COMMITS_RESUME, (p, resumed) =>
+      commitPages(job, { f: COMMITS_RESUME, p, resumed }),
+    );
   } catch (err) {
     if (isEmptyRepository(err)) return { items: 0, touchedSurfaces: [] };
     throw err;
   }
 }
+
+/** Newest first; shas are 40 characters, so fewer fit the checkpoint's bound than numeric ids. */
+const COMMITS_RESUME: KeysetFormat = { v: 1, order: 'desc', surfaces: ['commits'], maxTied: 50 };
 
 /** The 409 GitHub answers an empty repository's commit list with (its only 409 there). */
 function isEmptyRepository(err: unknown): boolean {
@@ -97,16 +112,29 @@ function isEmptyRepository(err: unknown): boolean {
   return cause instanceof ProviderAnswerError && cause.status === 409;
 }
 
-function commitPages(job: Job): Promise<UnitResult> {
+/** When a commit was committed (its committer's date; its author's without one), in ms. */
+function committedMs(c: GhCommit): number {
+  return Date.parse(c.commit.committer?.date ?? c.commit.author?.date ?? '');
+}
+
+function commitPages(job: Job, place: Place): Promise<UnitResult> {
   const { owner, repo } = job.repo;
+  const boundary = place.resumed ? { ...place.p, tied: new Set(place.p.tied) } : null;
+  const until = boundary ? new Date(Math.min(boundary.edge! + 1000, job.before?.getTime() ?? Infinity)) : job.before;
   const list = listPages<GhCommit>(job, 'GET /repos/{owner}/{repo}/commits', {
     since: iso(job.since),
-    until: iso(job.before),
+    until: iso(until),
   });
   const detail = async (c: GhCommit) => {
     const res = await job.gh.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: c.sha });
     return res.data as unknown as GhCommit;
   };
+  const fresh = (c: GhCommit) => !(boundary && writtenBefore(place.f, boundary, c.sha, committedMs(c)));
+  // Each commit costs a detail call: a part holds as many as are asked for at once.
+  const parts = { costly: () => true, most: job.detailConcurrency };
+  async function* pages(): AsyncGenerator<GhCommit[]> {
+    for await (const page of list) yield* inParts(place, page.filter(fresh), parts, (c) => [c.sha, committedMs(c)]);
+  }
   const rows = async (page: GhCommit[]) => (await details(job, page, detail)).map((c) => commitRow(job.scope, c));
-  return writePages(job, list, { surface: 'commits', rows });
+  return writePages(job, pages(), { surface: 'commits', rows }, undefined, place.p.counts);
 }

@@ -16,7 +16,7 @@
  * reads again what changed just before the last watermark. An incremental unit that stops after `maxPages` pages moves
  * its watermark only to the latest `updated` it read.
  */
-import { NonRetryableError, RateLimitError } from '../../errors.js';
+import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import { writeRows } from '../kit/write.js';
@@ -32,7 +32,7 @@ import {
   type JiraUser,
   type StatusCategories,
 } from './mapping.js';
-import { familyCheckpoint, freshProgress, progressFrom, wrote, writtenBefore, type FamilyProgress } from './resume.js';
+import { resumableRead, wrote, writtenBefore, type KeysetFormat, type KeysetProgress } from '../kit/resume.js';
 import { parseJiraTime, isTimeZone } from './timeZone.js';
 import type { Job } from './units.js';
 
@@ -86,24 +86,26 @@ interface Wants {
 }
 
 /**
+ * How a family unit resumes (../kit/resume.ts): search is ordered by `updated` ascending, so a
+ * deferred read searches again from the latest `updated` it wrote, skipping the issues it wrote at it.
+ */
+const FAMILY_RESUME: KeysetFormat = {
+  v: 1,
+  order: 'asc',
+  surfaces: ['work_items', 'work_item_comments', 'work_item_events'],
+};
+
+/**
  * The family's issues of the unit's project in its window, a search page at a time. A unit
- * deferred for a rate limit hands its deferral where it stands (./resume.ts); its next attempt
+ * deferred for a rate limit hands its deferral where it stands (FAMILY_RESUME); its next attempt
  * searches from the latest `updated` it wrote, skipping the issues it already wrote.
  */
-export async function workItemFamily(job: Job): Promise<UnitResult> {
-  const resumed = progressFrom(job.ctx.checkpoint);
-  if (job.ctx.checkpoint && !resumed) job.ctx.logger.warn({ unitId: job.ctx.unit.id }, 'jira checkpoint ignored');
-  const progress = resumed ?? freshProgress();
-  try {
-    return await readFamily(job, progress, resumed !== null);
-  } catch (err) {
-    if (err instanceof RateLimitError) throw err.withCheckpoint(familyCheckpoint(progress));
-    throw err;
-  }
+export function workItemFamily(job: Job): Promise<UnitResult> {
+  return resumableRead(job.ctx, FAMILY_RESUME, (p, resumed) => readFamily(job, p, resumed));
 }
 
 /** Reads search pages, recording each issue in `p` once its page's rows are all written. */
-async function readFamily(job: Job, p: FamilyProgress, resumed: boolean): Promise<UnitResult> {
+async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promise<UnitResult> {
   const wants: Wants = {
     items: job.datasets.includes('work-items'),
     comments: job.datasets.includes('work-item-comments'),
@@ -113,7 +115,7 @@ async function readFamily(job: Job, p: FamilyProgress, resumed: boolean): Promis
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
   // A resumed read searches from the latest `updated` written and skips what was written at it.
   const boundary = resumed ? { ...p, tied: new Set(p.tied) } : null;
-  const from = boundary ? new Date(boundary.latest!) : job.since;
+  const from = boundary ? new Date(boundary.edge!) : job.since;
   const jql = issuesJql({ project: job.project, since: from, before: job.before, timeZone });
   let token: string | undefined;
   const trail = job.pages.trail('POST /rest/api/3/search/jql');
@@ -122,17 +124,19 @@ async function readFamily(job: Job, p: FamilyProgress, resumed: boolean): Promis
     const page = await search(job, jql, wants, token, first);
     const issues = page.issues.filter((i) => {
       const updated = parseJiraTime(i.fields.updated);
-      return inWindow(updated, job.since, job.before) && !(boundary && writtenBefore(boundary, i.id, updated));
+      return (
+        inWindow(updated, job.since, job.before) && !(boundary && writtenBefore(FAMILY_RESUME, boundary, i.id, updated))
+      );
     });
     await writePage(job, issues, wants, categories, p.counts);
-    for (const i of issues) wrote(p, i.id, parseJiraTime(i.fields.updated));
+    for (const i of issues) wrote(FAMILY_RESUME, p, i.id, parseJiraTime(i.fields.updated));
     p.pages++;
     token = page.nextPageToken;
     // The last page says `isLast: true`; without the flag, a page with no token is the last.
     if (page.isLast === true || !token) return result(job, p.counts);
     if (!job.backfill && p.pages >= job.maxPages) {
       // Only what was read: the latest `updated` kept (or the window's start when none was kept).
-      const watermark = p.latest !== null ? new Date(p.latest) : job.since;
+      const watermark = p.edge !== null ? new Date(p.edge) : job.since;
       return { ...result(job, p.counts), ...(watermark ? { watermark } : {}) };
     }
   }

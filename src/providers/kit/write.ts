@@ -15,23 +15,26 @@ export async function writeRows(ctx: Fenced, surface: string, rows: readonly Row
   return rows.length;
 }
 
-/** Writes a unit's pages surface by surface and counts them into the unit's result. */
+/**
+ * Writes a unit's pages surface by surface and counts them into the unit's result: into `counts`
+ * when given (a resumed read's counts so far, ./resume.ts, which it keeps up to date).
+ */
 export class PageWriter {
-  private readonly counts = new Map<string, number>();
-
-  constructor(private readonly ctx: Fenced) {}
+  constructor(
+    private readonly ctx: Fenced,
+    private readonly counts: Record<string, number> = {},
+  ) {}
 
   /** Writes one page's rows of `surface`; returns how many. */
   async write(surface: string, rows: readonly Row[]): Promise<number> {
     const n = await writeRows(this.ctx, surface, rows);
-    if (n > 0) this.counts.set(surface, (this.counts.get(surface) ?? 0) + n);
+    if (n > 0) this.counts[surface] = (this.counts[surface] ?? 0) + n;
     return n;
   }
 
   /** Rows written, and the surfaces that got any (in the order they first did). */
   result(): UnitResult {
-    let items = 0;
-    for (const n of this.counts.values()) items += n;
-    return { items, touchedSurfaces: [...this.counts.keys()] };
+    const touched = Object.entries(this.counts).filter(([, n]) => n > 0);
+    return { items: touched.reduce((sum, [, n]) => sum + n, 0), touchedSurfaces: touched.map(([s]) => s) };
   }
 }
