@@ -30,3 +30,23 @@ export interface SurfaceHooks {
 
 /** Hooks by surface name: what one provider has the sink run around writes of those surfaces. */
 export type SurfaceHookMap = Readonly<Record<string, SurfaceHooks>>;
+
+/**
+ * One source's rows of one surface a provider deletes from (work_items, pull_requests, …), as a
+ * verify compares them with the provider's listing: `source` is the container (repository,
+ * project or team key), null for members (the whole integration).
+ */
+export interface VerifyScope {
+  orgId: string;
+  integrationId: string;
+  provider: string;
+  surface: string;
+  source: string | null;
+}
+
+/** One stored object as a verify compares it: its id, the provider's update time stored, its tombstone. */
+export interface StoredEntry {
+  externalId: string;
+  updatedAt: Date | null;
+  deletedAt: Date | null;
+}

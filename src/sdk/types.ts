@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Tx } from '../db/types.js';
 import type { UnitCheckpoint } from '../domain/checkpoint.js';
 import type { SyncMode, Tier } from '../domain/statuses.js';
-import type { SurfaceHookMap } from './normalized.js';
+import type { StoredEntry, SurfaceHookMap, VerifyScope } from './normalized.js';
 
 export interface DatasetSpec {
   key: string;
@@ -80,6 +80,8 @@ export interface Sink {
    * sink; the same map given twice is run once). Sinks without hooks leave it out.
    */
   useSurfaceHooks?(hooks: SurfaceHookMap): void;
+  /** The stored side of a verify (the normalized sink's tombstones); a sink without it cannot verify. */
+  readonly tombstones?: SinkTombstones;
 }
 
 export interface UnitContext {
@@ -194,4 +196,24 @@ export interface Provider {
    * the install's schema after the core's, versioned in a track of the provider's name.
    */
   migrations?: () => Promise<readonly Migration[]>;
+}
+
+/**
+ * What a sink offers a verify (src/providers/kit/verify.ts): the stored side of the comparison,
+ * each call that changes anything in one transaction fenced by the unit's lease (nothing done when
+ * it is lost). A sink without it cannot verify.
+ */
+export interface SinkTombstones {
+  /** The stored rows of `scope` among `ids` (deleted ones included), stamped listed at `at`. */
+  compare(guard: LeaseGuard, scope: VerifyScope, ids: readonly string[], at: Date): Promise<StoredEntry[]>;
+  /** A page of the live rows of `scope` neither listed nor written since `since`, id order after `after`. */
+  unseen(scope: VerifyScope, since: Date, after: string | null, limit: number): Promise<string[]>;
+  /** Marks these rows deleted at `at`, those still unseen since `unseenSince`; returns how many. */
+  markDeleted(
+    guard: LeaseGuard,
+    scope: VerifyScope,
+    ids: readonly string[],
+    at: Date,
+    unseenSince: Date,
+  ): Promise<number>;
 }

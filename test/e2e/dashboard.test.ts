@@ -166,7 +166,7 @@ describe.skipIf(missing !== null)('dashboard in chromium', () => {
     await card.getByRole('heading', { name: 'Acme Linear (synthetic)' }).waitFor();
     expect(await card.textContent()).toContain('team-a, team-b, team-c');
     // The sync form offers the domain's modes but backfill, which has its own form.
-    expect(await optionValues(card.getByLabel('Mode'))).toEqual(['incremental', 'full_resync']);
+    expect(await optionValues(card.getByLabel('Mode'))).toEqual(['incremental', 'full_resync', 'verify']);
     const backfill = card.getByRole('form', { name: /Start a backfill/ });
 
     await backfill.getByLabel('Since (UTC, inclusive)').fill('2026-02-01');

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { ValidationError } from '../../src/errors.js';
+import { LeaseLostError, ValidationError } from '../../src/errors.js';
 import {
   computeWorkItemMetrics,
   listStoredPage,
@@ -9,7 +9,14 @@ import {
   type TombstoneScope,
   type TombstoneSurface,
 } from '../../src/sinks/normalized/index.js';
-import { insertIntegration, openPglite, openPostgres, useSinkFixture, type OpenDb } from './normalizedHelpers.js';
+import {
+  insertIntegration,
+  openPglite,
+  openPostgres,
+  testGuard,
+  useSinkFixture,
+  type OpenDb,
+} from './normalizedHelpers.js';
 
 const ORG = 'org-tombstones';
 const T0 = Date.UTC(2026, 2, 4, 12);
@@ -145,6 +152,45 @@ function tombstoneSuite(label: string, open: OpenDb): void {
         { externalId: ids[0], updatedAt: new Date(T0), deletedAt: null },
         { externalId: ids[1], updatedAt: new Date(T0 + 1), deletedAt: new Date(T0) },
       ]);
+    });
+
+    it("a verify's side: compare stamps what was listed; unseen is what was neither listed nor written", async () => {
+      const source = fresh('acme/verified');
+      const [listed, written, unseen, old] = ['listed', 'written', 'unseen', 'old'].map((n) => `${n}-${seq}`) as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      const at = (ms: number) => ({ last_synced_at: new Date(ms) });
+      const rows = [listed, unseen, old].map((id) => ({ ...base(id), ...at(T0), container: source }));
+      await f.sink.write(f.guard(), 'work_items', rows);
+      await mark(scope('work_items', source), [old]); // deleted before: not a candidate again
+      const since = new Date(T0 + 1000);
+      const stones = f.sink.tombstones;
+      const stored = await stones.compare(f.guard(), scope('work_items', source), [listed, 'not-stored'], since);
+      expect(stored.map((e) => e.externalId)).toEqual([listed]);
+      // Written after the verify began (by another unit): not unseen.
+      await f.sink.write(f.guard(), 'work_items', [{ ...base(written), ...at(T0 + 2000), container: source }]);
+      expect(await stones.unseen(scope('work_items', source), since, null, 100)).toEqual([unseen]);
+      expect(await stones.unseen(scope('work_items', source), since, unseen, 100)).toEqual([]);
+
+      // The mark keeps to the unseen: a listed or rewritten row is not marked, even when named.
+      const ids = [listed, written, unseen];
+      expect(await stones.markDeleted(f.guard(), scope('work_items', source), ids, since, since)).toBe(1);
+      expect(await deletedAt('work_items', unseen)).toEqual(since);
+      expect(await deletedAt('work_items', listed)).toBeNull();
+      expect(await deletedAt('work_items', written)).toBeNull();
+
+      // Under a lease held by someone else nothing is stamped or marked.
+      const lost = testGuard(f.db, f.unitId, 'owner-b', clock);
+      const late = new Date(T0 + 9000);
+      await expect(stones.compare(lost, scope('work_items', source), [unseen], late)).rejects.toThrow(LeaseLostError);
+      await expect(stones.markDeleted(lost, scope('work_items', source), [listed], late, late)).rejects.toThrow(
+        LeaseLostError,
+      );
+      expect(await deletedAt('work_items', listed)).toBeNull();
+      expect(await stones.unseen(scope('work_items', source), late, null, 100)).toEqual([listed, written]);
     });
 
     it('refuses a bad scope, page size or id list with a ValidationError naming the field', async () => {

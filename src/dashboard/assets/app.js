@@ -22,9 +22,8 @@ const INTEGRATIONS_TTL_MS = 30_000;
 
 const TERMINAL_RUN = new Set(TERMINAL_RUN_STATUSES);
 const TERMINAL_UNIT = new Set(TERMINAL_UNIT_STATUSES);
-/** The modes the sync form offers: a backfill has its own form. */
-// A verify is offered once a built-in provider lists ids for one (the API takes it already).
-const SYNC_FORM_MODES = SYNC_MODES.filter((m) => m !== 'backfill' && m !== 'verify');
+/** The modes the sync form offers: a backfill has its own form (a verify a provider cannot do answers 400). */
+const SYNC_FORM_MODES = SYNC_MODES.filter((m) => m !== 'backfill');
 
 const state = {
   token: null,

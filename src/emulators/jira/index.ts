@@ -18,6 +18,7 @@ import {
   type EmulatorControls,
 } from '../core/index.js';
 import { JiraChurn, type JiraChurnStats } from './churn.js';
+import { deleteIssue } from './deletions.js';
 import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
 import { EndpointLimiter, RateLimiter, routeName } from './limits.js';
@@ -80,6 +81,11 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   churnEdit(): string | null;
   /** What churn did so far. */
   churnStats(): JiraChurnStats;
+  /**
+   * Deletes the issue with this id or key for good, as Jira Cloud does (deletions.ts): search no
+   * longer lists it and reads of it answer 404. Throws when there is no such issue.
+   */
+  deleteIssue(idOrKey: string): void;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
@@ -146,6 +152,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     setChurn: (rate) => churn.setRate(rate),
     churnEdit: () => churn.edit(clock.now().getTime()),
     churnStats: () => ({ edits: churn.stats.edits, byKind: { ...churn.stats.byKind } }),
+    deleteIssue: (idOrKey) => deleteIssue(data, idOrKey),
     ...controls,
   };
 }

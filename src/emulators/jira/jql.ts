@@ -1,9 +1,11 @@
 /**
  * The JQL the emulator understands: exactly the queries the provider sends —
- * `project = <value> [AND updated <op> <date>]… [ORDER BY updated [ASC|DESC]]`, with `<op>` one
- * of `>=`, `>`, `<`, `<=`, values quoted ("…" or '…', backslash escapes) or bare words, dates as
- * `yyyy-MM-dd HH:mm`, `yyyy/MM/dd HH:mm` or `yyyy-MM-dd` in the user's time zone. Anything else
- * is a `JqlError` (Jira's 400).
+ * `project = <value>`, any number of `updated <op> <date>` and at most one `id in (<id>, …)`,
+ * joined with AND in any order, then `[ORDER BY updated [ASC|DESC]]` — with `<op>` one of `>=`,
+ * `>`, `<`, `<=`, values quoted ("…" or '…', backslash escapes) or bare words, dates as
+ * `yyyy-MM-dd HH:mm`, `yyyy/MM/dd HH:mm` or `yyyy-MM-dd` in the user's time zone, and the ids of
+ * `id in (…)` numeric issue ids, bare or quoted, at least one. Anything else is a `JqlError`
+ * (Jira's 400).
  */
 import { jqlDateInstant } from './time.js';
 
@@ -13,10 +15,12 @@ export interface ParsedJql {
   project: string;
   /** Bounds on `updated` (epoch ms): each `[op, ms]`. */
   updated: { op: '>=' | '>' | '<' | '<='; ms: number }[];
+  /** The issue ids of an `id in (…)` clause, in the order written (null: no such clause). */
+  ids: string[] | null;
   order: 'ASC' | 'DESC';
 }
 
-type Token = { kind: 'word' | 'string' | 'op'; text: string; at: number };
+type Token = { kind: 'word' | 'string' | 'op' | 'punct'; text: string; at: number };
 
 const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', "'": "'", '\\': '\\', ' ': ' ' };
 
@@ -54,6 +58,9 @@ export function tokenize(jql: string): Token[] {
       const op = /^(>=|<=|!=|=|<|>)/.exec(jql.slice(i))![0];
       out.push({ kind: 'op', text: op, at: i });
       i += op.length;
+    } else if ('(),'.includes(ch)) {
+      out.push({ kind: 'punct', text: ch, at: i });
+      i++;
     } else {
       const m = /^[A-Za-z0-9_.-]+/.exec(jql.slice(i));
       if (!m) throw new JqlError(`Error in the JQL Query: The character '${ch}' is a reserved JQL character.`);
@@ -74,30 +81,59 @@ export function parseJql(jql: string, timeZone: string): ParsedJql {
   const toks = tokenize(jql);
   let i = 0;
   const word = (w: string) => toks[i]?.kind === 'word' && toks[i]!.text.toUpperCase() === w;
+  const punct = (p: string) => toks[i]?.kind === 'punct' && toks[i]!.text === p;
   const value = (): string => {
     const tok = toks[i++];
-    if (!tok || tok.kind === 'op') throw unsupported(tok);
+    if (!tok || (tok.kind !== 'word' && tok.kind !== 'string')) throw unsupported(tok);
     return tok.text;
   };
+  /** `(<id>, …)` after `id in`: one numeric id at least, bare or quoted. */
+  const idList = (): string[] => {
+    if (!punct('(')) throw unsupported(toks[i]);
+    i++;
+    if (punct(')')) {
+      throw new JqlError(
+        `Error in the JQL Query: Expecting either a value, list or function but got ')' at character ${toks[i]!.at}.`,
+      );
+    }
+    const out: string[] = [];
+    for (;;) {
+      const id = value();
+      if (!/^\d+$/.test(id)) throw new JqlError(`The value '${id}' for field 'id' is not a numeric issue id.`);
+      out.push(id);
+      if (punct(')')) break;
+      if (!punct(',')) throw unsupported(toks[i]);
+      i++;
+    }
+    i++;
+    return out;
+  };
   let project: string | null = null;
+  let ids: string[] | null = null;
   const updated: ParsedJql['updated'] = [];
   for (;;) {
     const field = toks[i++];
-    const op = toks[i++];
-    if (!field || field.kind !== 'word' || !op || op.kind !== 'op') throw unsupported(field);
+    if (!field || field.kind !== 'word') throw unsupported(field);
     const f = field.text.toLowerCase();
-    if (f === 'project' && op.text === '=' && project === null) project = value();
-    else if (f === 'updated' && ['>=', '>', '<', '<='].includes(op.text)) {
-      const text = value();
-      const ms = jqlDateInstant(text, timeZone);
-      if (!Number.isFinite(ms)) {
-        throw new JqlError(
-          `Date value '${text}' for field 'updated' is invalid. Valid formats include: 'yyyy/MM/dd HH:mm', ` +
-            `'yyyy-MM-dd HH:mm', 'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'.`,
-        );
-      }
-      updated.push({ op: op.text as ParsedJql['updated'][number]['op'], ms });
-    } else throw unsupported(field);
+    if (f === 'id' && ids === null && word('IN')) {
+      i++;
+      ids = idList();
+    } else {
+      const op = toks[i++];
+      if (!op || op.kind !== 'op') throw unsupported(field);
+      if (f === 'project' && op.text === '=' && project === null) project = value();
+      else if (f === 'updated' && ['>=', '>', '<', '<='].includes(op.text)) {
+        const text = value();
+        const ms = jqlDateInstant(text, timeZone);
+        if (!Number.isFinite(ms)) {
+          throw new JqlError(
+            `Date value '${text}' for field 'updated' is invalid. Valid formats include: 'yyyy/MM/dd HH:mm', ` +
+              `'yyyy-MM-dd HH:mm', 'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'.`,
+          );
+        }
+        updated.push({ op: op.text as ParsedJql['updated'][number]['op'], ms });
+      } else throw unsupported(field);
+    }
     if (!word('AND')) break;
     i++;
   }
@@ -112,7 +148,7 @@ export function parseJql(jql: string, timeZone: string): ParsedJql {
   }
   if (i < toks.length) throw unsupported(toks[i]);
   if (project === null) throw unsupported(undefined);
-  return { project, updated, order };
+  return { project, updated, ids, order };
 }
 
 /** Whether an issue updated at `ms` meets every bound. */

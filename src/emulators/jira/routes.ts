@@ -152,7 +152,10 @@ function searchParams(ctx: RouteContext) {
   };
 }
 
-/** `/rest/api/3/search/jql`: issues matching the JQL, `maxResults` a page, `nextPageToken` onward. */
+/**
+ * `/rest/api/3/search/jql`: issues matching the JQL (the project's, within the `updated` bounds,
+ * among the ids of `id in (…)` when given), `maxResults` a page, `nextPageToken` onward.
+ */
 function search(ctx: RouteContext): Answer {
   const s = searchParams(ctx);
   if (typeof s.jql !== 'string' || s.jql.trim() === '') {
@@ -171,7 +174,10 @@ function search(ctx: RouteContext): Answer {
   const token = raw === null ? { o: 0, j: s.jql } : decodeToken(typeof raw === 'string' ? raw : '');
   if (!token || token.j !== s.jql) return jiraError(400, 'The provided next page token is invalid or expired.');
   const max = Math.max(1, intParam(s.max, 50, 100));
-  let list = indexed(ctx, project).filter((x) => matchesUpdated(parsed, x.updated));
+  const ids = parsed.ids === null ? null : new Set(parsed.ids);
+  let list = indexed(ctx, project).filter(
+    (x) => matchesUpdated(parsed, x.updated) && (ids === null || ids.has(x.issue.id)),
+  );
   if (parsed.order === 'DESC') list = list.reverse();
   const page = list.slice(token.o, token.o + max);
   const wanted = fieldFilter(s.fields);

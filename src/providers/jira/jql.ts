@@ -66,3 +66,14 @@ export function inWindow(updatedMs: number, since: Date | null, before: Date | n
   if (since && updatedMs < since.getTime()) return false;
   return !(before && updatedMs >= before.getTime());
 }
+
+/**
+ * `project = "X" AND id in (1, 2, …)`: the project's issues among `ids`, numeric issue ids written
+ * bare (Jira checks no bare id exists, so a deleted one matches nothing instead of failing the query).
+ * An id that is not a number is a caller's error.
+ */
+export function idsJql(project: string, ids: readonly string[]): string {
+  const bad = ids.find((id) => !/^[0-9]{1,18}$/.test(id));
+  if (bad !== undefined) throw new Error(`not a Jira issue id: ${JSON.stringify(bad.slice(0, 40))}`);
+  return `project = ${jqlString(project)} AND id in (${ids.join(', ')})`;
+}

@@ -19,6 +19,7 @@ import type { HttpProviderOptions } from '../kit/unitScaffold.js';
 import { createJiraClient, type JiraClient } from './client.js';
 import { authorizationFor, parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
 import * as units from './units.js';
+import { verifyFamily } from './verify.js';
 import { workItemFamily } from './workItems.js';
 
 export const JIRA_PROVIDER = 'jira';
@@ -32,9 +33,9 @@ const DATASETS = [
   reference('members', ['members'], units.members),
   reference('sprints', ['sprints'], units.sprints),
   reference('boards', [], null, { fetchedWith: 'sprints' }),
-  work('work-items', FAMILY_SURFACES, workItemFamily),
-  work('work-item-comments', ['work_item_comments'], workItemFamily, { fetchedWith: 'work-items' }),
-  work('work-item-history', ['work_item_events'], workItemFamily, { fetchedWith: 'work-items' }),
+  work('work-items', FAMILY_SURFACES, workItemFamily, { verify: verifyFamily }),
+  work('work-item-comments', ['work_item_comments'], workItemFamily, { fetchedWith: 'work-items', verify: true }),
+  work('work-item-history', ['work_item_events'], workItemFamily, { fetchedWith: 'work-items', verify: true }),
   work('work-item-labels', [], null, { fetchedWith: 'work-items' }),
 ];
 

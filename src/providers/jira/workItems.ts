@@ -20,7 +20,7 @@ import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import { writeRows } from '../kit/write.js';
-import { inWindow, issuesJql } from './jql.js';
+import { idsJql, inWindow, issuesJql } from './jql.js';
 import {
   commentRow,
   eventRows,
@@ -106,11 +106,7 @@ export function workItemFamily(job: Job): Promise<UnitResult> {
 
 /** Reads search pages, recording each issue in `p` once its page's rows are all written. */
 async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promise<UnitResult> {
-  const wants: Wants = {
-    items: job.datasets.includes('work-items'),
-    comments: job.datasets.includes('work-item-comments'),
-    history: job.datasets.includes('work-item-history'),
-  };
+  const wants = wantsOf(job);
   const timeZone = await callerTimeZone(job);
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
   // A resumed read searches from the latest `updated` written and skips what was written at it.
@@ -142,7 +138,36 @@ async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promis
   }
 }
 
-function result(job: Job, counts: Record<string, number>): UnitResult {
+/** What of the family the unit writes: its datasets. */
+function wantsOf(job: Job): Wants {
+  return {
+    items: job.datasets.includes('work-items'),
+    comments: job.datasets.includes('work-item-comments'),
+    history: job.datasets.includes('work-item-history'),
+  };
+}
+
+/**
+ * Writes the family (as the unit's datasets ask) of the issues `ids` of the unit's project, searched
+ * by id a page at a time (a verify's missing and stale issues); rows written are added to `counts`.
+ * An id no longer there is simply not found.
+ */
+export async function fetchFamily(job: Job, ids: readonly string[], counts: Record<string, number>): Promise<void> {
+  const wants = wantsOf(job);
+  const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
+  const jql = idsJql(job.project, ids);
+  let token: string | undefined;
+  const trail = job.pages.trail('POST /rest/api/3/search/jql (by id)');
+  for (let first = true; ; first = false) {
+    trail.visit(token ?? null);
+    const page = await search(job, jql, wants, token, first);
+    await writePage(job, page.issues, wants, categories, counts);
+    token = page.nextPageToken;
+    if (page.isLast === true || !token) return;
+  }
+}
+
+export function result(job: Job, counts: Record<string, number>): UnitResult {
   const surfaces = job.datasets.map((d) => FAMILY[d]).filter((s): s is string => s !== undefined);
   return {
     items: surfaces.reduce((n, s) => n + (counts[s] ?? 0), 0),
@@ -152,7 +177,7 @@ function result(job: Job, counts: Record<string, number>): UnitResult {
 }
 
 /** The caller's time zone, in which Jira reads JQL dates (UTC when Jira does not say). */
-async function callerTimeZone(job: Job): Promise<string> {
+export async function callerTimeZone(job: Job): Promise<string> {
   const me = await job.jira.get<JiraUser>('/rest/api/3/myself');
   return typeof me.timeZone === 'string' && isTimeZone(me.timeZone) ? me.timeZone : 'UTC';
 }

@@ -22,24 +22,33 @@ export interface DatasetDef<J> {
   run: DatasetRunner<J> | null;
   /** With nothing to call: the dataset whose unit writes this one's data. @default spec.fetchedWith */
   coveredBy?: string;
+  /** Runs a verify unit of the dataset (`spec.verifies`); none: the dataset is not verified. */
+  verify?: DatasetRunner<J>;
 }
 
-export interface DatasetOptions {
+export interface DatasetOptions<J = unknown> {
   /** Planned with this dataset's unit, which fetches this one's data in the same calls. */
   fetchedWith?: string;
   /** With nothing to call: the dataset whose unit writes this one's data. @default fetchedWith */
   coveredBy?: string;
+  /**
+   * A verify run lists this dataset's ids (`DatasetSpec.verifies`): the function of its verify unit,
+   * or `true` for a dataset fetched with one that has it (its unit carries this one).
+   */
+  verify?: DatasetRunner<J> | true;
 }
 
 /** The line builders of a provider's table; every dataset of it has the cost class `costClass`. */
 export function datasetTable<J>(costClass: string) {
-  function def(spec: DatasetSpec, run: DatasetRunner<J> | null, o: DatasetOptions): DatasetDef<J> {
+  function def(spec: DatasetSpec, run: DatasetRunner<J> | null, o: DatasetOptions<J>): DatasetDef<J> {
     const withFetch = o.fetchedWith ? { ...spec, fetchedWith: o.fetchedWith } : spec;
-    return { spec: withFetch, run, ...(o.coveredBy ? { coveredBy: o.coveredBy } : {}) };
+    const full = o.verify ? { ...withFetch, verifies: true } : withFetch;
+    const verify = typeof o.verify === 'function' ? { verify: o.verify } : {};
+    return { spec: full, run, ...(o.coveredBy ? { coveredBy: o.coveredBy } : {}), ...verify };
   }
   return {
     /** A work-item dataset: read by window, from a watermark when it calls anything. */
-    work: (key: string, surfaces: string[], run: DatasetRunner<J> | null, o: DatasetOptions = {}): DatasetDef<J> => {
+    work: (key: string, surfaces: string[], run: DatasetRunner<J> | null, o: DatasetOptions<J> = {}): DatasetDef<J> => {
       return def({ key, tier: 'work_item', costClass, keepsWatermark: run !== null, surfaces }, run, o);
     },
     /** A reference dataset: the whole of each source in one window, no watermark. */
@@ -47,7 +56,7 @@ export function datasetTable<J>(costClass: string) {
       key: string,
       surfaces: string[],
       run: DatasetRunner<J> | null,
-      o: DatasetOptions = {},
+      o: DatasetOptions<J> = {},
     ): DatasetDef<J> => {
       const spec: DatasetSpec = {
         key,

@@ -41,6 +41,11 @@ export interface KeysetProgress {
   pages: number;
   /** Rows written per surface. */
   counts: Record<string, number>;
+  /**
+   * A read in two phases (a verify: its listing, then a pass through the store by id): where the
+   * second stands, once the first is done ('' at its start); undefined while the first runs.
+   */
+  after?: string;
 }
 
 export function freshProgress(f: KeysetFormat): KeysetProgress {
@@ -72,7 +77,8 @@ export function writtenBefore(f: KeysetFormat, p: KeysetProgress, id: string, ms
 /** The checkpoint of `p`, or null when nothing was written, the order broke, or too many ties. */
 export function checkpointOf(f: KeysetFormat, p: KeysetProgress): UnitCheckpoint | null {
   if (p.edge === null || !p.inOrder || p.tied.size > (f.maxTied ?? 100)) return null;
-  return { v: f.v, from: p.edge, tied: [...p.tied], pages: p.pages, counts: { ...p.counts } };
+  const cp: UnitCheckpoint = { v: f.v, from: p.edge, tied: [...p.tied], pages: p.pages, counts: { ...p.counts } };
+  return p.after === undefined ? cp : { ...cp, after: p.after };
 }
 
 /** The progress a checkpoint records, or null when it is none, or not one of `f` (then: start over). */
@@ -82,7 +88,9 @@ export function progressFrom(f: KeysetFormat, cp: UnitCheckpoint | null): Keyset
   if (!Array.isArray(tied) || tied.length > (f.maxTied ?? 100) || !tied.every(isId)) return null;
   const counts = countsOf(f, cp.counts);
   if (!counts) return null;
-  return { edge: cp.from, tied: new Set(tied), inOrder: true, pages: cp.pages, counts };
+  if (cp.after !== undefined && typeof cp.after !== 'string') return null;
+  const after = typeof cp.after === 'string' ? { after: cp.after } : {};
+  return { edge: cp.from, tied: new Set(tied), inOrder: true, pages: cp.pages, counts, ...after };
 }
 
 /**

@@ -18,7 +18,7 @@ import type { Provider, UnitContext, UnitCredential, UnitResult } from '../../sd
 import { BudgetLedger, type BudgetWindowRules, type RateBudget } from './budget.js';
 import type { ClientOptions } from './call.js';
 import type { SourceKeys } from './config.js';
-import { specsOf, type DatasetDef } from './datasets.js';
+import { specsOf, type DatasetDef, type DatasetRunner } from './datasets.js';
 import type { OutboundPolicy } from './outbound.js';
 import { UnitPages } from './pages.js';
 import {
@@ -126,7 +126,8 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
   const def = datasetOf(p.datasets, ctx, subject);
   const config = unitConfig(p.parseConfig, ctx, subject, outboundOf(opts));
   const sources = await sourcesOf(ctx, def.spec.tier === 'reference', (key) => p.sources.of(key, subject));
-  if (!def.run) return { items: 0, touchedSurfaces: [], coveredBy: def.coveredBy ?? def.spec.fetchedWith };
+  const run = ctx.unit.mode === 'verify' ? verifyRunner(def, subject) : def.run;
+  if (!run) return { items: 0, touchedSurfaces: [], coveredBy: def.coveredBy ?? def.spec.fetchedWith };
   const credential = credentialOf(ctx, subject);
   const budgets = new Map<string, RateBudget>();
   const budget = (budgetName = p.name) => {
@@ -144,12 +145,18 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
   try {
     const results: UnitResult[] = [];
     for (const job of p.jobs({ ...setup, client, base: unitBase(ctx, subject, opts) }, sources)) {
-      results.push(await def.run(job));
+      results.push(await run(job));
     }
     return combineResults(results);
   } finally {
     await recordBudgetsQuietly(ctx, [...budgets.values()]);
   }
+}
+
+/** A verify unit's function; a dataset without one was never to be planned in a verify run. */
+function verifyRunner<J>(def: DatasetDef<J>, subject: string): DatasetRunner<J> {
+  if (def.verify) return def.verify;
+  throw new NonRetryableError(`${subject}: dataset ${def.spec.key} cannot be verified`, 'adapter_error');
 }
 
 /** The integration's config; one no longer valid (a URL the policy now refuses) fails the unit. */

@@ -4,13 +4,14 @@
  * the providers' hooks (hooks.ts) around the writes of the surfaces they name.
  */
 import { ValidationError } from '../../errors.js';
-import type { Db } from '../../db/types.js';
-import type { SurfaceHookMap } from '../../sdk/normalized.js';
-import type { LeaseGuard, Sink } from '../../sdk/types.js';
+import type { Db, Tx } from '../../db/types.js';
+import type { SurfaceHookMap, VerifyScope } from '../../sdk/normalized.js';
+import type { LeaseGuard, Sink, SinkTombstones } from '../../sdk/types.js';
 import { PostgresSink } from '../postgres.js';
 import { combineSurfaceHooks } from './hooks.js';
 import { DEFAULT_STORED_LIMITS, type StoredLimits } from './limits.js';
 import { prepareRow } from './rows.js';
+import { listUnseenPage, markDeleted, markVerified, storedByIds, type TombstoneScope } from './tombstones.js';
 import {
   DELETED_AT,
   isNormalizedSurface,
@@ -64,6 +65,26 @@ export class NormalizedSink implements Sink {
     return new PostgresSink(this.db, normalizedSurfaceSpecs(combineSurfaceHooks(this.hooks)), this.name);
   }
 
+  /** A verify's side of the store (tombstones.ts), each change in one transaction fenced by the guard. */
+  readonly tombstones: SinkTombstones = {
+    compare: (guard, scope, ids, at) =>
+      this.fenced(guard, async (tx) => {
+        const stored = await storedByIds(tx, tombstoneScope(scope), ids);
+        await markVerified(tx, tombstoneScope(scope), ids, at);
+        return stored;
+      }),
+    unseen: (scope, since, after, limit) => listUnseenPage(this.db, tombstoneScope(scope), since, after, limit),
+    markDeleted: (guard, scope, ids, at, unseenSince) =>
+      this.fenced(guard, (tx) => markDeleted(tx, tombstoneScope(scope), ids, at, unseenSince)),
+  };
+
+  private fenced<T>(guard: LeaseGuard, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await guard.assertHeldIn(tx);
+      return fn(tx);
+    });
+  }
+
   /**
    * Upserts `rows` into `surface` in one transaction fenced by `guard` (see PostgresSink.write):
    * a row's columns replace the stored ones, `first_seen_at` stays, and `deleted_at` is cleared (an
@@ -77,6 +98,11 @@ export class NormalizedSink implements Sink {
     if (isTombstoneSurface(surface)) for (const row of prepared) row[DELETED_AT] = null;
     return this.inner.write(guard, surface, prepared);
   }
+}
+
+/** `scope` as the tombstone store takes it (each of its functions refuses a surface without tombstones). */
+function tombstoneScope(scope: VerifyScope): TombstoneScope {
+  return scope as TombstoneScope;
 }
 
 /** The sink over the normalized tables of `db`'s schema, running `options.hooks` around its writes. */

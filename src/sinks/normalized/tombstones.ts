@@ -11,7 +11,10 @@
  */
 import { quoteIdent, type Tx } from '../../db/types.js';
 import { ValidationError } from '../../errors.js';
+import type { StoredEntry } from '../../sdk/normalized.js';
 import { isTombstoneSurface, type TombstoneSurface } from './surfaces.js';
+
+export type { StoredEntry };
 
 /** Which rows of one surface a verify compares: one source of one integration. */
 export interface TombstoneScope {
@@ -21,14 +24,6 @@ export interface TombstoneScope {
   surface: TombstoneSurface;
   /** The source's container (repository, project or team key); null for members (integration-wide). */
   source: string | null;
-}
-
-/** One stored object as a verify compares it. */
-export interface StoredEntry {
-  externalId: string;
-  /** The provider's update time as stored (null when the surface has none or the row lacks it). */
-  updatedAt: Date | null;
-  deletedAt: Date | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -62,9 +57,7 @@ export async function listStoredPage(
   limit: number,
 ): Promise<StoredEntry[]> {
   checkScope(scope);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOMBSTONE_BATCH) {
-    throw new ValidationError('limit', `must be an integer from 1 to ${MAX_TOMBSTONE_BATCH}`);
-  }
+  checkLimit(limit);
   if (after !== null && typeof after !== 'string') throw new ValidationError('after', 'must be a string or null');
   const { updated } = SHAPES[scope.surface];
   const updatedAt = updated === null ? 'NULL::timestamptz' : `r.${quoteIdent(updated)}`;
@@ -81,11 +74,35 @@ export async function listStoredPage(
 }
 
 /**
- * Marks the rows of `scope` with these external ids deleted at `at`: only rows not already deleted
- * (an earlier mark keeps its time); never a hard delete. One UPDATE; locks the rows it marks until
- * the transaction ends. Returns how many it marked.
+ * The rows of `scope` among `externalIds` (deleted ones included), as a verify compares a page of
+ * its listing with them. One SELECT; takes no locks. Returns each row's external id, update time
+ * and deleted_at, in no particular order.
  */
-export async function markDeleted(
+export async function storedByIds(
+  tx: Tx,
+  scope: TombstoneScope,
+  externalIds: readonly string[],
+): Promise<StoredEntry[]> {
+  checkScope(scope);
+  checkIds(externalIds);
+  if (externalIds.length === 0) return [];
+  const { updated } = SHAPES[scope.surface];
+  const updatedAt = updated === null ? 'NULL::timestamptz' : `r.${quoteIdent(updated)}`;
+  const { rows } = await tx.query<{ external_id: string; updated_at: Date | null; deleted_at: Date | null }>(
+    `SELECT r.external_id, ${updatedAt} AS updated_at, r.deleted_at
+       FROM ${tx.schema.table(scope.surface)} r
+      WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
+        AND r.external_id = ANY($5::text[])`,
+    [scope.orgId, scope.integrationId, scope.provider, scope.source, [...externalIds]],
+  );
+  return rows.map((r) => ({ externalId: r.external_id, updatedAt: r.updated_at, deletedAt: r.deleted_at }));
+}
+
+/**
+ * Stamps the rows of `scope` with these external ids `verified_at = at`: the provider listed them.
+ * One UPDATE; locks the rows it stamps until the transaction ends. Returns how many it stamped.
+ */
+export async function markVerified(
   tx: Tx,
   scope: TombstoneScope,
   externalIds: readonly string[],
@@ -93,15 +110,93 @@ export async function markDeleted(
 ): Promise<number> {
   checkScope(scope);
   checkIds(externalIds);
-  if (!(at instanceof Date) || !Number.isFinite(at.getTime())) throw new ValidationError('at', 'must be a valid Date');
+  checkTime('at', at);
+  if (externalIds.length === 0) return 0;
+  const res = await tx.query(
+    `UPDATE ${tx.schema.table(scope.surface)} r SET verified_at = $6
+      WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
+        AND r.external_id = ANY($5::text[])`,
+    [scope.orgId, scope.integrationId, scope.provider, scope.source, [...externalIds], at.toISOString()],
+  );
+  return res.rowCount;
+}
+
+/**
+ * A page of the live rows of `scope` a verify begun at `since` has neither seen listed (`verified_at`
+ * before `since`, or never) nor seen written (`last_synced_at` before `since`): once its listing is
+ * complete, the objects it is to confirm gone. External id order after `after` (null: from the
+ * start), at most `limit`; a shorter page is the last. One SELECT; takes no locks. Returns the ids.
+ */
+export async function listUnseenPage(
+  tx: Tx,
+  scope: TombstoneScope,
+  since: Date,
+  after: string | null,
+  limit: number,
+): Promise<string[]> {
+  checkScope(scope);
+  checkTime('since', since);
+  checkLimit(limit);
+  const { rows } = await tx.query<{ external_id: string }>(
+    `SELECT r.external_id FROM ${tx.schema.table(scope.surface)} r
+      WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
+        AND r.deleted_at IS NULL AND ${UNSEEN_SINCE('$5')} AND r.external_id > $6
+      ORDER BY r.external_id
+      LIMIT $7`,
+    [scope.orgId, scope.integrationId, scope.provider, scope.source, since.toISOString(), after ?? '', limit],
+  );
+  return rows.map((r) => r.external_id);
+}
+
+/** Row `r` neither listed by a verify nor written since `param`. */
+const UNSEEN_SINCE = (param: string) =>
+  `(r.verified_at IS NULL OR r.verified_at < ${param}::timestamptz) AND r.last_synced_at < ${param}::timestamptz`;
+
+/**
+ * Marks the rows of `scope` with these external ids deleted at `at`: only rows not already deleted
+ * (an earlier mark keeps its time) and, given `unseenSince`, only those neither listed by a verify
+ * nor written since then (an object written back while a verify confirmed it gone is not marked);
+ * never a hard delete. One UPDATE; locks the rows it marks until the transaction ends. Returns how
+ * many it marked.
+ */
+export async function markDeleted(
+  tx: Tx,
+  scope: TombstoneScope,
+  externalIds: readonly string[],
+  at: Date,
+  unseenSince: Date | null = null,
+): Promise<number> {
+  checkScope(scope);
+  checkIds(externalIds);
+  checkTime('at', at);
+  if (unseenSince !== null) checkTime('unseenSince', unseenSince);
   if (externalIds.length === 0) return 0;
   const res = await tx.query(
     `UPDATE ${tx.schema.table(scope.surface)} r SET deleted_at = $6
       WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
-        AND r.external_id = ANY($5::text[]) AND r.deleted_at IS NULL`,
-    [scope.orgId, scope.integrationId, scope.provider, scope.source, [...externalIds], at.toISOString()],
+        AND r.external_id = ANY($5::text[]) AND r.deleted_at IS NULL
+        AND ($7::timestamptz IS NULL OR ${UNSEEN_SINCE('$7')})`,
+    [
+      scope.orgId,
+      scope.integrationId,
+      scope.provider,
+      scope.source,
+      [...externalIds],
+      at.toISOString(),
+      unseenSince?.toISOString() ?? null,
+    ],
   );
   return res.rowCount;
+}
+
+function checkTime(field: string, at: Date): void {
+  if (!(at instanceof Date) || !Number.isFinite(at.getTime())) throw new ValidationError(field, 'must be a valid Date');
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOMBSTONE_BATCH) {
+    throw new ValidationError('limit', `must be an integer from 1 to ${MAX_TOMBSTONE_BATCH}`);
+  }
 }
 
 /** The condition that keeps row `r` to the scope's source (`param` binds it). */

@@ -1,0 +1,28 @@
+/**
+ * Deleting an issue, as Jira Cloud does it (`DELETE /rest/api/3/issue/{issueIdOrKey}`): for good,
+ * with no trace left. The issue leaves its project's `issues` (what search lists, through the
+ * search index) and `issuesById` (what `GET /issue/{id}` and its comment and changelog lists
+ * read), so search no longer finds it and a read of it by id or key answers 404. Nothing else
+ * changes: no other issue's `updated` moves, and an issue under a deleted epic renders without
+ * its parent.
+ */
+import { ValidationError } from '../../errors.js';
+import type { IssueRec, SiteData } from './model.js';
+
+/** The issue with id or key `idOrKey` (a key in any case), or undefined. */
+export function findIssue(data: SiteData, idOrKey: string): IssueRec | undefined {
+  const byId = data.issuesById.get(idOrKey);
+  if (byId) return byId;
+  const key = idOrKey.toUpperCase();
+  return data.projects.find((p) => p.key === key.split('-')[0])?.issues.find((i) => i.key === key);
+}
+
+/** Removes the issue with id or key `idOrKey` from every index that holds it; throws when there is none. */
+export function deleteIssue(data: SiteData, idOrKey: string): void {
+  const issue = findIssue(data, idOrKey);
+  if (!issue) throw new ValidationError('idOrKey', `no Jira issue ${idOrKey}`);
+  const project = data.projects.find((p) => p.key === issue.projectKey);
+  const at = project?.issues.indexOf(issue) ?? -1;
+  if (project && at >= 0) project.issues.splice(at, 1);
+  data.issuesById.delete(issue.id);
+}

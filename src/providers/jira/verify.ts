@@ -1,0 +1,116 @@
+/**
+ * Jira's verify of a project's issues (the steps: ../kit/verify.ts). The listing is the search with
+ * `fields=updated` (ids and update times only), 100 a page, by `updated` ascending; a resumed one
+ * searches again from the latest `updated` it compared. Missing and stale issues are fetched with
+ * their family by `id in (…)` and written like a family read's (workItems.ts).
+ *
+ * The search is eventually consistent, and its pages are positions: an issue edited during the
+ * listing moves to its end and one that was not yet listed can slip past a page boundary. So an
+ * issue the listing did not show is first asked for by `id in (…)` again, and one the search still
+ * does not find is read directly (`GET /rest/api/3/issue/{id}`): only a 404 there marks it deleted
+ * (Jira deletes issues for good; an issue the credential may no longer see answers the same).
+ */
+import type { ListedItem } from '../../domain/verify.js';
+import { NonRetryableError } from '../../errors.js';
+import type { UnitResult } from '../../sdk/types.js';
+import { mapLimited } from '../kit/concurrency.js';
+import { resumableRead, type KeysetFormat } from '../kit/resume.js';
+import { runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { idsJql, issuesJql } from './jql.js';
+import { parseJiraTime } from './timeZone.js';
+import type { Job } from './units.js';
+import { callerTimeZone, FAMILY, fetchFamily, result } from './workItems.js';
+
+/** Issues a listing page holds. */
+const LIST_PAGE = 100;
+
+/** A verify's checkpoint: its listing's keyset, then its pass through the store; verify and family counts. */
+const VERIFY_RESUME: KeysetFormat = { v: 1, order: 'asc', surfaces: [...VERIFY_COUNTS, ...Object.values(FAMILY)] };
+
+interface UpdatedIssue {
+  id: string;
+  fields?: { updated?: string };
+}
+
+interface IdPage {
+  issues: UpdatedIssue[];
+  nextPageToken?: string;
+  isLast?: boolean;
+}
+
+/** The verify unit of the work-item family: its result counts the family's rows and the verify's. */
+export function verifyFamily(job: Job): Promise<UnitResult> {
+  return resumableRead(job.ctx, VERIFY_RESUME, async (p, resumed) => {
+    const reader = await verifyReader(job, p.counts);
+    await runVerify(job.ctx, reader, { f: VERIFY_RESUME, p, resumed });
+    const verify = Object.fromEntries(VERIFY_COUNTS.map((k) => [k, p.counts[k] ?? 0]));
+    const family = Object.fromEntries(Object.values(FAMILY).map((s) => [s, p.counts[s] ?? 0]));
+    return { ...result(job, family), verify };
+  });
+}
+
+async function verifyReader(job: Job, counts: Record<string, number>): Promise<VerifyReader> {
+  const timeZone = await callerTimeZone(job);
+  const { ctx } = job;
+  return {
+    scope: {
+      orgId: ctx.unit.orgId,
+      integrationId: ctx.unit.integrationId,
+      provider: job.scope.provider,
+      surface: 'work_items',
+      source: job.project,
+    },
+    list: (from) => listing(job, issuesJql({ project: job.project, since: from, before: null, timeZone })),
+    confirm: (ids) => confirm(job, ids),
+    fetch: (ids) => fetchFamily(job, ids, counts),
+  };
+}
+
+/** The search's pages of ids and update times for `jql`. */
+async function* listing(job: Job, jql: string): AsyncGenerator<ListedItem[]> {
+  const trail = job.pages.trail('POST /rest/api/3/search/jql (ids)');
+  let token: string | undefined;
+  for (;;) {
+    trail.visit(token ?? null);
+    const page = await idPage(job, jql, token);
+    yield page.issues.map(listed);
+    token = page.nextPageToken;
+    if (page.isLast === true || !token) return;
+  }
+}
+
+function idPage(job: Job, jql: string, token: string | undefined): Promise<IdPage> {
+  const body = { jql, fields: ['updated'], maxResults: LIST_PAGE, ...(token ? { nextPageToken: token } : {}) };
+  return job.jira.post<IdPage>('/rest/api/3/search/jql', body);
+}
+
+function listed(i: UpdatedIssue): ListedItem {
+  const ms = i.fields?.updated ? parseJiraTime(i.fields.updated) : Number.NaN;
+  return { id: String(i.id), updatedAt: Number.isFinite(ms) ? new Date(ms) : null };
+}
+
+/** Of `ids`, the issues Jira has: by `id in (…)`, and those it does not find there read directly. */
+async function confirm(job: Job, ids: readonly string[]): Promise<ListedItem[]> {
+  const numeric = ids.filter((id) => /^[0-9]{1,18}$/.test(id));
+  const found: ListedItem[] = [];
+  if (numeric.length > 0) {
+    for await (const page of listing(job, idsJql(job.project, numeric))) found.push(...page);
+  }
+  const seen = new Set(found.map((i) => i.id));
+  const unseen = ids.filter((id) => !seen.has(id));
+  const direct = await mapLimited(unseen, job.detailConcurrency, (id) => readIssue(job, id), job.ctx.signal);
+  return [...found, ...direct.filter((i): i is ListedItem => i !== null)];
+}
+
+/** The issue as Jira has it now, or null when it answers 404 (deleted, or no longer visible). */
+async function readIssue(job: Job, id: string): Promise<ListedItem | null> {
+  try {
+    const issue = await job.jira.get<UpdatedIssue>(`/rest/api/3/issue/${encodeURIComponent(id)}`, {
+      fields: 'updated',
+    });
+    return listed(issue);
+  } catch (err) {
+    if (err instanceof NonRetryableError && err.category === 'not_found') return null;
+    throw err;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Jira's verify of a project against the emulator (src/providers/jira/verify.ts on the kit's steps,
+ * src/providers/kit/verify.ts): missing issues fetched with their family, stale ones refreshed,
+ * deleted ones marked (never from an incomplete listing, never one still there), a marked one that
+ * comes back restored, and a verify deferred by a rate limit resuming where it stood.
+ */
+import { describe, expect, it } from 'vitest';
+import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
+import { runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
+import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
+import { rateLimitOf } from '../../helpers/failures.js';
+import { useJiraSuite } from './support.js';
+
+const FAST: JiraProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20, reserve: 0 } };
+const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
+const MINUTE = 60_000;
+
+const fx = useJiraSuite({ seed: 21, searchLagMs: 0, scale: { projects: 1, issues: 260, longLists: 0, days: 20 } });
+
+/** Backfills the whole project's family, so the store holds every issue. */
+async function backfill() {
+  const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, since: new Date(T0 - 400 * DAY) });
+  await runJiraUnit(unit, FAST);
+}
+
+/** A verify unit planned at `before` (the run's planning time; a resumed attempt keeps it). */
+function verify(checkpoint: UnitCheckpoint | null = null, before = fx.clock.now()) {
+  const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before, checkpoint });
+  return runJiraUnit(unit, FAST);
+}
+
+const issues = () => fx.emu.data.projects.find((p) => p.key === 'ENG')!.issues;
+
+async function stored(): Promise<Map<string, { updated: number; deleted: boolean }>> {
+  const { rows } = await fx.db.query<{ external_id: string; updated_at: Date; deleted_at: Date | null }>(
+    `SELECT external_id, updated_at, deleted_at FROM ${fx.db.schema.table('work_items')}`,
+  );
+  return new Map(rows.map((r) => [r.external_id, { updated: r.updated_at.getTime(), deleted: r.deleted_at !== null }]));
+}
+
+describe('Jira verify', () => {
+  it('fetches the missing with their family, refreshes the stale, marks the deleted; then finds nothing', async () => {
+    await fx.start();
+    await backfill();
+    const all = issues();
+    expect(await count(fx.db, 'work_items')).toBe(all.length);
+    // Missing: two issues' rows (and their comments) lost from the store.
+    const lost = [all[3]!, all[40]!];
+    await fx.db.query(
+      `DELETE FROM ${fx.db.schema.table('work_item_comments')} WHERE work_item_external_id = ANY($1::text[])`,
+      [lost.map((i) => i.id)],
+    );
+    await fx.db.query(`DELETE FROM ${fx.db.schema.table('work_items')} WHERE external_id = ANY($1::text[])`, [
+      lost.map((i) => i.id),
+    ]);
+    // Deleted at Jira: two issues.
+    const gone = [all[10]!, all[100]!];
+    for (const i of gone) fx.emu.deleteIssue(i.id);
+    // Stale: issues changed after the backfill.
+    fx.clock.set(T0 + MINUTE);
+    const m = fx.emu.mutate();
+    const created = m.created.length;
+    const lostKeys = new Set(lost.map((i) => i.key));
+    const stale = m.touched.filter((k) => !m.created.includes(k) && !lostKeys.has(k)).length;
+    fx.clock.set(T0 + 10 * MINUTE);
+
+    const r = await verify();
+    const now = issues();
+    expect(r.verify).toEqual({
+      checked: now.length,
+      missing: lost.length + created,
+      stale,
+      restored: 0,
+      deleted: gone.length,
+    });
+    const after = await stored();
+    for (const i of now) expect(after.get(i.id), i.key).toEqual({ updated: i.updated, deleted: false });
+    for (const i of gone) expect(after.get(i.id)!.deleted).toBe(true); // kept, marked
+    expect(await count(fx.db, 'work_items')).toBe(now.length + gone.length);
+    const comments = lost.flatMap((i) => i.comments.map((c) => c.id));
+    const { rows } = await fx.db.query(
+      `SELECT 1 FROM ${fx.db.schema.table('work_item_comments')} WHERE external_id = ANY($1::text[])`,
+      [comments],
+    );
+    expect(rows).toHaveLength(comments.length); // the family came with the missing issues
+
+    const calls = fx.emu.requestLog.length;
+    const again = await verify();
+    expect(again.verify).toEqual({ checked: now.length, missing: 0, stale: 0, restored: 0, deleted: 0 });
+    // Unchanged: /myself, then one listing request per 100 issues, nothing else.
+    expect(fx.emu.requestLog.length - calls).toBe(1 + Math.ceil(now.length / 100));
+  });
+
+  it('an issue the listing skips (it moved during the read) is confirmed present, never marked', async () => {
+    await fx.start();
+    await backfill();
+    fx.clock.set(T0 + 10 * MINUTE);
+    // Between the first and second listing pages an issue of the first page is edited: it moves to
+    // the end, every later one a place forward, and the one at the boundary is never listed.
+    const first = [...issues()].sort((a, b) => a.updated - b.updated || Number(a.id) - Number(b.id))[0]!;
+    let pages = 0;
+    const edit: typeof fetch = async (url, init) => {
+      const href = url instanceof Request ? url.url : url.toString();
+      if (href.includes('/search/jql') && ++pages === 2) {
+        first.updated = fx.clock.now().getTime();
+        first.summary += ' (edited)';
+      }
+      return fetch(url, init);
+    };
+    const r = await runJiraUnit(
+      fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before: fx.clock.now() }),
+      { ...FAST, fetch: edit },
+    );
+    expect(r.verify).toMatchObject({ deleted: 0, checked: issues().length });
+    expect([...(await stored()).values()].filter((s) => s.deleted)).toEqual([]);
+  });
+
+  it('a verify deferred by the rate limit marks nothing, and resumed finishes where it stood', async () => {
+    // /myself and 2 listing pages, then the limit.
+    await fx.start({ rateLimit: { limit: 1000, windowSeconds: 600 } });
+    await backfill();
+    const gone = issues()[200]!;
+    fx.emu.deleteIssue(gone.id);
+    fx.clock.set(T0 + 600_001 + 10 * MINUTE); // a fresh window
+    fx.emu.rateLimit.limit = 3;
+    const before = fx.emu.requestLog.length;
+    const planned = fx.clock.now();
+    const err = await rateLimitOf(verify(null, planned));
+    expect(err.checkpoint).toMatchObject({ v: 1, pages: 2, counts: { checked: 200, deleted: 0 } });
+    expect((await stored()).get(gone.id)!.deleted).toBe(false); // an incomplete listing marks nothing
+
+    fx.clock.set(err.liftsAt!.getTime() + 1);
+    fx.emu.rateLimit.limit = 1000;
+    const r = await verify(err.checkpoint, planned);
+    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect((await stored()).get(gone.id)!.deleted).toBe(true);
+    // The second attempt listed on from its checkpoint (not the first two pages again), then
+    // confirmed the one issue it did not list: a search by id, and a direct read answering 404.
+    const log = fx.emu.requestLog.slice(before).filter((l) => l.status !== 429);
+    const searches = log.filter((l) => l.path.includes('/search/jql'));
+    expect(searches).toHaveLength(2 + Math.ceil((issues().length - 200) / 100) + 1);
+    expect(log.filter((l) => l.path.startsWith(`/rest/api/3/issue/${gone.id}`)).map((l) => l.status)).toEqual([404]);
+  });
+
+  it('a row marked deleted whose issue is listed again is restored', async () => {
+    await fx.start();
+    await backfill();
+    const back = issues()[7]!;
+    await fx.db.query(`UPDATE ${fx.db.schema.table('work_items')} SET deleted_at = $1 WHERE external_id = $2`, [
+      new Date(T0),
+      back.id,
+    ]);
+    fx.clock.set(T0 + 10 * MINUTE);
+    const r = await verify();
+    expect(r.verify).toMatchObject({ stale: 1, restored: 1, deleted: 0 });
+    expect((await stored()).get(back.id)!.deleted).toBe(false);
+  });
+});
