@@ -79,3 +79,22 @@ function isNewer(listed: Date | null, stored: Date | null): boolean {
   if (listed === null) return false;
   return stored === null || listed.getTime() > stored.getTime();
 }
+
+/** What a verify unit counts (its result's `verify`), and a verify run's summary. */
+export const VERIFY_COUNTS = ['checked', 'missing', 'stale', 'restored', 'deleted'] as const;
+export type VerifyCount = (typeof VERIFY_COUNTS)[number];
+export type VerifyCounts = Record<VerifyCount, number>;
+
+/** A unit result's verify counts, or null when it carries none (or not all as counts). */
+export function verifyCountsOf(result: unknown): VerifyCounts | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const v = (result as { verify?: unknown }).verify;
+  if (typeof v !== 'object' || v === null) return null;
+  const out = {} as VerifyCounts;
+  for (const k of VERIFY_COUNTS) {
+    const n = (v as Record<string, unknown>)[k];
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return null;
+    out[k] = n;
+  }
+  return out;
+}

@@ -12,6 +12,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/types.js';
 import type { ExpiryDecision } from '../domain/retryPolicy.js';
+import { VERIFY_COUNTS, type VerifyCounts } from '../domain/verify.js';
 import { OUTBOX_KINDS, TERMINAL_UNIT_STATUSES, UNIT_STATUSES } from '../domain/statuses.js';
 import { describeError } from '../errors.js';
 import {
@@ -86,6 +87,7 @@ export class EngineMetrics {
   private readonly unitRetries: Counter<'reason'>;
   private readonly triggerRequests: Counter<'operation' | 'code'>;
   private readonly collectErrors: Counter;
+  private readonly verifyItems: Counter<'provider' | 'outcome'>;
   private readonly unitDuration: Histogram<'provider' | 'outcome'>;
   private readonly passDuration: Histogram<'result'>;
 
@@ -134,6 +136,11 @@ export class EngineMetrics {
       'metrics_collect_errors_total',
       [],
       'Reads of the database gauges that failed (the gauges are then absent until the next read).',
+    );
+    this.verifyItems = counter(
+      'verify_items_total',
+      ['provider', 'outcome'],
+      'What successful verify units found, by provider and outcome (checked, missing, stale, restored, deleted).',
     );
     this.unitDuration = new Histogram({
       name: 'syncrelay_unit_duration_seconds',
@@ -185,6 +192,12 @@ export class EngineMetrics {
 
   unitEnded(provider: string, outcome: string, seconds: number): void {
     this.unitDuration.observe({ provider, outcome }, Math.max(0, seconds));
+  }
+
+  /** A successful verify unit's counts. */
+  verifyCounted(provider: string, counts: VerifyCounts): void {
+    for (const outcome of VERIFY_COUNTS)
+      if (counts[outcome] > 0) this.verifyItems.inc({ provider, outcome }, counts[outcome]);
   }
 
   passEnded(result: PassResult, seconds: number): void {

@@ -251,7 +251,19 @@ function verifiableSpecs(
       `dataset "${refused.key}" cannot be verified: ${provider.name} lists no ids for it`,
     );
   }
-  const verified = specs.filter((s) => s.verifies === true);
+  // A dataset fetched with another is verified by its anchor's unit: without the anchor, none carries it.
+  const listed = new Set(specs.filter((s) => s.verifies === true).map((s) => s.key));
+  const orphan = specs.find((s) => s.verifies === true && s.fetchedWith !== undefined && !listed.has(s.fetchedWith));
+  if (orphan && only) {
+    const anchor = orphan.fetchedWith ?? '';
+    throw new ValidationError(
+      'datasets',
+      `dataset "${orphan.key}" is verified with "${anchor}": ask for both (or for "${anchor}")`,
+    );
+  }
+  const verified = specs.filter(
+    (s) => s.verifies === true && (s.fetchedWith === undefined || listed.has(s.fetchedWith)),
+  );
   if (verified.length === 0) {
     throw new ValidationError(
       'mode',

@@ -3,7 +3,8 @@
  * so a caller of one org never sees another's. None of them locks anything.
  */
 import type { DbSchema } from '../db/schema.js';
-import type { Tx } from '../db/types.js';
+import { quoteIdent, type Tx } from '../db/types.js';
+import { VERIFY_COUNTS, type VerifyCount, type VerifyCounts } from '../domain/verify.js';
 import type { IntegrationRow } from './integrations.js';
 import type { JobRunRow, RunRow, UnitRow } from './rows.js';
 import { OUTBOX_PENDING } from './sql.js';
@@ -126,6 +127,26 @@ export async function countRunUnitsByStatus(tx: Tx, orgId: string, runId: string
     [orgId, runId],
   );
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+/**
+ * What the run's successful verify units counted (their results' `verify`), summed: checked,
+ * missing, stale, restored and deleted. One SELECT; takes no locks. All zero for a run without any.
+ */
+export async function sumRunVerifyCounts(tx: Tx, orgId: string, runId: string): Promise<VerifyCounts> {
+  // Only numbers are summed: a result written by another release cannot fail the read.
+  const sums = VERIFY_COUNTS.map((k, i) => {
+    const v = `result -> 'verify' -> $${i + 3}::text`;
+    const n = `CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::text::numeric END`;
+    return `COALESCE(sum(${n}), 0) AS ${quoteIdent(k)}`;
+  });
+  const { rows } = await tx.query<Record<VerifyCount, string | number>>(
+    `SELECT ${sums.join(', ')} FROM ${tx.schema.sync_run_units}
+      WHERE org_id = $1 AND sync_run_id = $2 AND status = 'success' AND jsonb_typeof(result -> 'verify') = 'object'`,
+    [orgId, runId, ...VERIFY_COUNTS],
+  );
+  const row = rows[0]!;
+  return Object.fromEntries(VERIFY_COUNTS.map((k) => [k, Number(row[k])])) as VerifyCounts;
 }
 
 /** The JobRun linked to the run, if any. */

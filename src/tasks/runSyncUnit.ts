@@ -1,5 +1,6 @@
 /** run_sync_unit(unit_id) — executes a provider unit at most once per lease. */
 import { randomUUID } from 'node:crypto';
+import { verifyCountsOf } from '../domain/verify.js';
 import { LeaseLostError, RateLimitError, classifyError, describeError } from '../errors.js';
 import type { TaskPayload } from '../broker/types.js';
 import type { TraceCarrier } from '../observability/trace.js';
@@ -191,7 +192,7 @@ async function settle(
     return endUnit(ctx, unit, owner, failure(classifyError(error), error), dataset, trace);
   }
   const r = result ?? {};
-  return endUnit(
+  const ended = await endUnit(
     ctx,
     unit,
     owner,
@@ -205,6 +206,9 @@ async function settle(
     dataset,
     trace,
   );
+  const verify = ended === 'success' ? verifyCountsOf(r) : null;
+  if (verify) ctx.metrics?.verifyCounted(unit.provider, verify);
+  return ended;
 }
 
 interface Plugin {

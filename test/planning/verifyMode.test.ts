@@ -8,10 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { ManualClock } from '../../src/clock.js';
+import { formatRunView } from '../../src/cli/commands/runs.js';
 import { Engine } from '../../src/engine.js';
 import { RunConflictError, RunTooLargeError, ValidationError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { computePlan } from '../../src/planning/planner.js';
+import { readRunView } from '../../src/planning/runView.js';
 import { runSchedulerTick } from '../../src/planning/scheduler.js';
 import { createSchedule } from '../../src/planning/schedules.js';
 import { triggerSync } from '../../src/planning/triggers.js';
@@ -30,13 +32,17 @@ function spec(key: string, extra: Partial<DatasetSpec> = {}): DatasetSpec {
   return { key, tier: 'work_item', costClass: 'rest', keepsWatermark: true, surfaces: [], ...extra };
 }
 
-/** One reference and one work-item dataset that verify, one of each that does not. */
+/** A reference and a work-item dataset that verify (the latter with one fetched with it); one of each that does not. */
 const DATASETS: readonly DatasetSpec[] = [
   spec('teams', { tier: 'reference', keepsWatermark: false, verifies: true }),
   spec('members', { tier: 'reference', keepsWatermark: false }),
   spec('work-items', { verifies: true }),
+  spec('work-item-comments', { verifies: true, fetchedWith: 'work-items' }),
   spec('commits'),
 ];
+
+/** What each verify unit of the test provider reports. */
+const FOUND = { checked: 5, missing: 1, stale: 2, restored: 0, deleted: 1 };
 
 const seen: { integrationId: string; mode: string; dataset: string; since: Date | null }[] = [];
 
@@ -49,7 +55,7 @@ function provider(name: string, datasets: readonly DatasetSpec[]): Provider {
     runUnit: (ctx: UnitContext) => {
       const { integrationId, mode, datasetKey: dataset, since } = ctx.unit;
       seen.push({ integrationId, mode, dataset, since });
-      return Promise.resolve({ items: 0 });
+      return Promise.resolve({ items: 0, ...(mode === 'verify' ? { verify: FOUND } : {}) });
     },
   };
 }
@@ -111,6 +117,19 @@ async function counts(): Promise<Record<string, number>> {
   return rows[0]!;
 }
 
+/** `syncrelay_verify_items_total` of the test provider, by outcome (0 when absent). */
+async function verifyMetric(): Promise<Record<'checked' | 'deleted' | 'restored', number>> {
+  const text = await engine.metrics.metrics();
+  const of = (outcome: string) => {
+    const m = new RegExp(
+      `^syncrelay_verify_items_total\\{provider="verifytest",outcome="${outcome}"\\} (\\d+)$`,
+      'm',
+    ).exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  return { checked: of('checked'), deleted: of('deleted'), restored: of('restored') };
+}
+
 async function units(runId: string) {
   const { rows } = await t.db.query<{ dataset_key: string; mode: string; since_at: Date | null; n: number }>(
     `SELECT dataset_key, mode, since_at, count(*)::int AS n FROM ${t.db.schema.sync_run_units}
@@ -166,6 +185,16 @@ describe('planning a verify run', () => {
     expect(await counts()).toEqual(before);
     const run = await verify(id, { datasets: ['work-items'] });
     expect(await units(run.syncRunId)).toEqual([{ dataset_key: 'work-items', mode: 'verify', since_at: null, n: 2 }]);
+  });
+
+  it('a dataset fetched with another is verified only with it: asked for alone it is refused', async () => {
+    const id = await integration('verifytest', ['teams', 'work-item-comments']);
+    const before = await counts();
+    const err = await verify(id, { datasets: ['work-item-comments'] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ field: 'datasets', message: expect.stringContaining('"work-items"') as unknown });
+    expect(await counts()).toEqual(before);
+    const run = await verify(id);
+    expect((await units(run.syncRunId)).map((u) => u.dataset_key)).toEqual(['teams']);
   });
 
   const refuses =
@@ -278,8 +307,10 @@ describe('a verify run to its end', () => {
     await engine.startReconciler({ scheduler: false });
     await runToEnd(id, 'incremental');
     const marks = await watermarks(id);
-    expect(marks.map((m) => m.dataset_key)).toEqual(['commits', 'work-items', 'commits', 'work-items']);
+    const keys = ['commits', 'work-item-comments', 'work-items'];
+    expect(marks.map((m) => m.dataset_key)).toEqual([...keys, ...keys]);
 
+    const found = await verifyMetric();
     const runId = await runToEnd(id, 'verify');
     const read = seen
       .filter((s) => s.integrationId === id && s.mode === 'verify')
@@ -297,5 +328,20 @@ describe('a verify run to its end', () => {
     const latest = Math.max(...marks.map((m) => m.watermark_at.getTime()));
     for (const r of rows) expect(r.before_at.getTime()).toBeGreaterThan(latest);
     expect(await watermarks(id)).toEqual(marks);
+
+    // The run's summary sums its units' counts (3 units); /metrics counts them by provider.
+    const view = (await readRunView(t.db, runId))!;
+    expect(view.verify).toEqual({ checked: 15, missing: 3, stale: 6, restored: 0, deleted: 3 });
+    expect(formatRunView(view)).toMatch(/verify\s+15 checked · 3 missing · 6 stale · 0 restored · 3 deleted/);
+    const after = await verifyMetric();
+    expect(after.checked - found.checked).toBe(15);
+    expect(after.deleted - found.deleted).toBe(3);
+    expect(after.restored).toBe(0); // nothing restored: never counted
+  });
+
+  it('a run of another mode has no verify counts', async () => {
+    const id = await integration();
+    const run = await engine.trigger({ orgId: ORG, integrationId: id, mode: 'full_resync', triggeredBy: 'api' });
+    expect((await readRunView(t.db, run.syncRunId))!.verify).toBeNull();
   });
 });

@@ -105,11 +105,24 @@ export const JobRunListItem = z
 
 export const JobRunPage = page(JobRunListItem);
 
+export const VerifyCounts = z
+  .strictObject({
+    checked: z.number().int().meta({ description: 'objects listed (or confirmed present) and compared' }),
+    missing: z.number().int().meta({ description: 'at the provider, not in the store: fetched and written' }),
+    stale: z.number().int().meta({ description: "the provider's update newer than the stored one: fetched again" }),
+    restored: z.number().int().meta({ description: 'stored as deleted but listed again: written back' }),
+    deleted: z.number().int().meta({ description: 'confirmed gone at the provider: marked deleted' }),
+  })
+  .meta({ id: 'VerifyCounts' });
+
 export const RunDetail = z
   .strictObject({
     run: SyncRun,
     unit_counts: z.record(z.string(), z.number().int()).meta({ description: 'units by status' }),
     job_run: JobRun.nullable(),
+    verify_counts: VerifyCounts.nullable().meta({
+      description: "a verify run's counts so far, over its successful units; null for the other modes",
+    }),
   })
   .meta({ id: 'SyncRunDetail' });
 

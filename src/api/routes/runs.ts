@@ -31,8 +31,9 @@ export function runRoutes(app: FastifyInstance, { ctx }: RouteDeps): void {
   mount(app, endpoints.getRun, async ({ params, request }) => {
     const view = await readRunView(ctx.db, params.id, principalOf(request).orgId);
     if (!view) throw runNotFound(params.id);
-    const { run, units, job_run: jobRun } = view;
-    return { run: presentRun(run), unit_counts: units, job_run: jobRun ? presentJobRun(jobRun) : null };
+    const { run, units, job_run: jobRun, verify } = view;
+    const job = jobRun ? presentJobRun(jobRun) : null;
+    return { run: presentRun(run), unit_counts: units, job_run: job, verify_counts: verify };
   });
 
   mount(app, endpoints.listUnits, async ({ params, query, request }) => {

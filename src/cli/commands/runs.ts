@@ -1,6 +1,7 @@
 /** `syncrelay runs list|show`: sync runs, their units by status and their JobRun. */
 import { Option, type Command } from 'commander';
 import { isTerminalRun, RUN_STATUSES, UNIT_STATUSES, type RunStatus } from '../../domain/statuses.js';
+import { VERIFY_COUNTS, type VerifyCounts } from '../../domain/verify.js';
 import { NotFoundError } from '../../errors.js';
 import { readRunView, type RunView } from '../../planning/runView.js';
 import type { RunRow } from '../../store/rows.js';
@@ -96,8 +97,13 @@ and ${EXIT_TIMEOUT} if it is still running when the time is up.`,
     });
 }
 
+/** A verify run's counts on one line. */
+function formatVerify(v: VerifyCounts): string {
+  return VERIFY_COUNTS.map((k) => `${v[k]} ${k}`).join(' · ');
+}
+
 /** The text form of `runs show`. */
-export function formatRunView({ run, units, job_run: job }: RunView): string {
+export function formatRunView({ run, units, job_run: job, verify }: RunView): string {
   const counts = UNIT_STATUSES.filter((s) => (units[s] ?? 0) > 0).map((status) => ({ status, n: units[status]! }));
   const total = counts.reduce((a, c) => a + c.n, 0);
   const runPairs = formatPairs([
@@ -113,6 +119,7 @@ export function formatRunView({ run, units, job_run: job }: RunView): string {
       `${total} total` +
         `${isTerminalRun(run.status) ? ` · ${run.completed_units} succeeded · ${run.failed_units} failed` : ''}`,
     ],
+    ...(verify ? [['verify', formatVerify(verify)] as [string, string]] : []),
     ['created', isoOrDash(run.created_at)],
     ['started', isoOrDash(run.started_at)],
     ['completed', isoOrDash(run.completed_at)],

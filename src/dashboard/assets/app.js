@@ -503,7 +503,7 @@ function runView(id) {
     run = detail.run;
     fill(statusSlot, badge(run.status));
     if (can('trigger')) cancel.disabled = TERMINAL_RUN.has(run.status);
-    renderRunFacts(summary, run, detail.unit_counts);
+    renderRunFacts(summary, run, detail.unit_counts, detail.verify_counts);
     renderJobFacts(jobFacts, detail.job_run);
     // The run's own counters are written when it finishes; the unit counts are live.
     const total = Math.max(run.total_units, sum(Object.values(detail.unit_counts)));
@@ -542,8 +542,12 @@ function sum(numbers) {
   return numbers.reduce((a, b) => a + b, 0);
 }
 
-function renderRunFacts(dl, run, counts) {
+/** A verify run's counts, in the order the API gives them. */
+const VERIFY_COUNT_NAMES = ['checked', 'missing', 'stale', 'restored', 'deleted'];
+
+function renderRunFacts(dl, run, counts, verify) {
   const total = sum(Object.values(counts));
+  const verified = verify ? [['Verify', VERIFY_COUNT_NAMES.map((k) => `${verify[k]} ${k}`).join(' · ')]] : [];
   facts(dl, [
     ['Id', h('span', { class: 'mono' }, run.id)],
     ['Integration', integrationName(run.integration_id)],
@@ -554,6 +558,7 @@ function renderRunFacts(dl, run, counts) {
     ['Started', time(run.started_at)],
     ['Completed', time(run.completed_at)],
     ['Units', `${counts.success ?? 0} succeeded · ${counts.failed ?? 0} failed · ${total} total`],
+    ...verified,
     ['Error', run.error ? h('span', { class: 'error-text' }, run.error) : dash(null)],
   ]);
 }

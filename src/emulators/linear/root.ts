@@ -1,7 +1,7 @@
 /**
  * The Query root: issues, teams, users, projects, cycles and workflow states with the filters
- * syncrelay uses — `team: { key | id: { eq, in, neq, nin } }` and `updatedAt: { eq, gt, gte, lt,
- * lte }` (ISO-8601 times; a null bound is no bound), combined with `and`.
+ * syncrelay uses — `team: { key | id: { eq, in, neq, nin } }`, an issue's `id: { eq, in }` and
+ * `updatedAt: { eq, gt, gte, lt, lte }` (ISO-8601 times; a null bound is no bound), combined with `and`.
  */
 import { GraphQLError } from 'graphql';
 import type { IssueRec, Workspace } from './generate.js';
@@ -30,6 +30,7 @@ interface TeamFilter {
 }
 
 interface IssueFilter {
+  id?: StringCmp | null;
   team?: TeamFilter | null;
   updatedAt?: DateCmp | null;
   and?: IssueFilter[] | null;
@@ -86,7 +87,8 @@ export function rootValue(ws: Workspace, views: Views): Obj {
     if (!f) return () => true;
     const updated = dateTest(f.updatedAt);
     const all = (f.and ?? []).map(issueTest);
-    return (i) => teamMatches(f.team, i.teamId) && updated(i.updatedAt) && all.every((g) => g(i));
+    return (i) =>
+      matchString(f.id, i.id) && teamMatches(f.team, i.teamId) && updated(i.updatedAt) && all.every((g) => g(i));
   };
   return {
     issues: (args: ListArgs & { filter?: IssueFilter | null }) => {

@@ -113,6 +113,7 @@ export const LINEAR_SDL = /* GraphQL */ `
 
   input IssueFilter {
     and: [IssueFilter!]
+    id: IDComparator
     team: TeamFilter
     updatedAt: DateComparator
   }

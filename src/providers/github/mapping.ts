@@ -44,6 +44,8 @@ export interface GhIssue {
   closed_at: string | null;
   milestone?: { title?: string } | null;
   html_url: string;
+  /** The API URL of the issue's repository (a transferred issue's names its new one). */
+  repository_url?: string;
   pull_request?: unknown;
 }
 

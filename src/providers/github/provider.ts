@@ -10,7 +10,8 @@
  *
  * `work-items`, `pull-requests` and `pull-request-reviews` are all read from the repository's issues
  * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
- * them (`UnitInfo.datasets`) reads each page once for all.
+ * them (`UnitInfo.datasets`) reads each page once for all. A verify run (verify.ts) lists the same
+ * list once for the three: issues are compared with `work_items`, pull requests with `pull_requests`.
  */
 import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
 import type { BudgetLedger } from '../kit/budget.js';
@@ -22,6 +23,7 @@ import { createGithubClient, type GithubOctokit } from './client.js';
 import { parseGithubConfig, repoOf, validateSource, type GithubConfig, type RepoRef } from './config.js';
 import { GITHUB_SURFACE_HOOKS } from './starts.js';
 import * as units from './units.js';
+import { verifyIssueList } from './verify.js';
 
 export const GITHUB_PROVIDER = 'github';
 
@@ -30,14 +32,18 @@ const { work, reference } = datasetTable<units.Job>('rest');
 const DATASETS = [
   reference('repositories', ['repositories'], units.repositories),
   reference('members', ['members'], units.members),
-  work('work-items', ['work_items'], units.readIssueList),
+  work('work-items', ['work_items'], units.readIssueList, { verify: verifyIssueList }),
   work('work-item-comments', ['work_item_comments'], units.workItemComments),
   work('work-item-history', ['work_item_events'], units.workItemHistory),
   // Labels arrive on the issues: the work-items unit writes them.
   work('work-item-labels', [], null, { coveredBy: 'work-items' }),
   // Read from the same issues pages as work-items: planned with it, one unit reads each page once.
-  work('pull-requests', ['pull_requests'], units.readIssueList, { fetchedWith: 'work-items' }),
-  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList, { fetchedWith: 'work-items' }),
+  // A verify of work-items lists the same pages: its unit carries these two as well (verify.ts).
+  work('pull-requests', ['pull_requests'], units.readIssueList, { fetchedWith: 'work-items', verify: true }),
+  work('pull-request-reviews', ['pull_request_reviews'], units.readIssueList, {
+    fetchedWith: 'work-items',
+    verify: true,
+  }),
   work('commits', ['commits'], units.commits),
 ];
 

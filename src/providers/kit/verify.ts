@@ -25,9 +25,7 @@ import type { VerifyScope } from '../../sdk/normalized.js';
 import type { SinkTombstones, UnitContext } from '../../sdk/types.js';
 import { wrote, writtenBefore, type KeysetFormat, type KeysetProgress } from './resume.js';
 
-/** What a verify counts (each also a key of its checkpoint's counts). */
-export const VERIFY_COUNTS = ['checked', 'missing', 'stale', 'restored', 'deleted'] as const;
-export type VerifyCount = (typeof VERIFY_COUNTS)[number];
+export { VERIFY_COUNTS } from '../../domain/verify.js';
 
 /** Ids confirmed (and marked) at a time in the second step. */
 export const CONFIRM_BATCH = 100;

@@ -74,6 +74,8 @@ export interface LnIssue {
   startedAt?: string | null;
   completedAt?: string | null;
   canceledAt?: string | null;
+  /** When Linear archived it (asked for with `includeArchived`); null while it is not. */
+  archivedAt?: string | null;
   state?: LnState;
   assignee?: LnUser | null;
   parent?: { id: string; identifier: string } | null;
@@ -156,6 +158,8 @@ export function workItemRow(s: RowScope, i: LnIssue): Row {
     container: i.team?.key ?? null,
     milestone: i.cycle ? (i.cycle.name ?? `Cycle ${i.cycle.number}`) : (i.project?.name ?? null),
     url: i.url ?? null,
+    // An archived issue is kept, not deleted: Linear still has it.
+    archived_at: at(i.archivedAt),
   };
 }
 

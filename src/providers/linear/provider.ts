@@ -8,8 +8,10 @@
  * `work-item-comments`, `work-item-history` (IssueHistory → work_item_events) and
  * `work-item-labels`, fetched with `work-items`: one unit per (team, window) reads the enabled
  * family members in one query per page. Planned alone, a member's unit asks only for its own
- * connection. Every surface is a normalized upsert table, so an expired lease on a backfill unit of
- * the family is retried (the `linearBackfillEligibility` policy).
+ * connection. A verify run lists a team's issue ids and update times and fetches the missing and
+ * stale with their comments and history (./verify.ts); the labels come with the issues. Every
+ * surface is a normalized upsert table, so an expired lease on a backfill unit of the family is
+ * retried (the `linearBackfillEligibility` policy).
  */
 import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
 import type { BudgetLedger } from '../kit/budget.js';
@@ -21,6 +23,7 @@ import { createLinearClient, type LinearClient } from './client.js';
 import { parseLinearConfig, teamKeyOf, validateSource, type LinearConfig } from './config.js';
 import { LINEAR_ENDPOINT_BUDGET_PREFIX } from './limits.js';
 import * as units from './units.js';
+import { verifyFamily } from './verify.js';
 
 export const LINEAR_PROVIDER = 'linear';
 /** The complexity budget's row in rate_budgets (the request budget's is `linear`). */
@@ -30,9 +33,17 @@ const ANCHOR = 'work-items';
 
 const { work, reference } = datasetTable<units.Job>('graphql');
 
-/** A member of the work-item family: fetched with the anchor, in one query per page. */
-const member = (key: string, surfaces: string[]) =>
-  work(key, surfaces, units.workItemFamily, key === ANCHOR ? {} : { fetchedWith: ANCHOR });
+/**
+ * A member of the work-item family: fetched with the anchor, in one query per page. A verify run
+ * lists the anchor's issues (./verify.ts); `verified` members are fetched with what it finds.
+ */
+const member = (key: string, surfaces: string[], verified = false) =>
+  work(
+    key,
+    surfaces,
+    units.workItemFamily,
+    key === ANCHOR ? { verify: verifyFamily } : { fetchedWith: ANCHOR, ...(verified ? { verify: true as const } : {}) },
+  );
 
 const DATASETS = [
   reference('teams', ['teams'], units.teams),
@@ -42,8 +53,8 @@ const DATASETS = [
   // The states arrive on the issues: the work-items unit writes them.
   reference('workflow-states', [], null, { coveredBy: ANCHOR }),
   member('work-items', ['work_items']),
-  member('work-item-comments', ['work_item_comments']),
-  member('work-item-history', ['work_item_events']),
+  member('work-item-comments', ['work_item_comments'], true),
+  member('work-item-history', ['work_item_events'], true),
   member('work-item-labels', ['work_items']),
 ];
 

@@ -30,7 +30,7 @@ const NESTED_FIELDS: Record<NestedKind, string> = {
 
 const ISSUE_CORE = 'id identifier updatedAt';
 const ISSUE_FIELDS =
-  `${ISSUE_CORE} number title url priority createdAt startedAt completedAt canceledAt ` +
+  `${ISSUE_CORE} number title url priority createdAt startedAt completedAt canceledAt archivedAt ` +
   `state { ${STATE} } assignee { ${USER_REF} } parent { id identifier } project { id name } ` +
   'cycle { id number name } team { id key }';
 
@@ -78,6 +78,39 @@ export function issueFilter(
   if (upTo) updatedAt.lte = upTo;
   return { team: { key: { in: [...teams] } }, ...(Object.keys(updatedAt).length > 0 ? { updatedAt } : {}) };
 }
+
+/** The issues filter of these issues (by id), whatever their team. */
+export function issueIdsFilter(ids: readonly string[]): Record<string, unknown> {
+  return { id: { in: [...ids] } };
+}
+
+/** What a verify lists of an issue: its id and times, no connection (about 1.3 points an issue). */
+const VERIFY_FIELDS = 'id updatedAt archivedAt';
+
+/**
+ * A verify's listing of some teams' issues, archived ones included (an archive is not a delete),
+ * latest update first; `$filter` is `issueFilter(teams, null, null, upTo)`.
+ */
+export const VERIFY_LIST_QUERY = {
+  name: 'SyncIssuesVerifyList',
+  text: `query SyncIssuesVerifyList($filter: IssueFilter!, $first: Int!, $after: String) {
+  issues(filter: $filter, orderBy: updatedAt, first: $first, after: $after, includeArchived: true) {
+    nodes { ${VERIFY_FIELDS} }
+    ${PAGE_INFO}
+  }
+}`,
+};
+
+/** Of some issue ids, those Linear has now (archived ones included), in one page of `$first`. */
+export const VERIFY_CONFIRM_QUERY = {
+  name: 'SyncIssuesVerifyConfirm',
+  text: `query SyncIssuesVerifyConfirm($ids: [ID!]!, $first: Int!) {
+  issues(filter: { id: { in: $ids } }, first: $first, includeArchived: true) {
+    nodes { ${VERIFY_FIELDS} }
+    ${PAGE_INFO}
+  }
+}`,
+};
 
 /** The next page of one issue's nested connection (when the issues query's page overflowed). */
 export function issueConnectionQuery(kind: NestedKind): { name: string; text: string } {
@@ -136,6 +169,8 @@ export function allQueries(): { name: string; text: string }[] {
     ...subsets.map((s) => issuesQuery(true, s)),
     ...kinds.map((k) => issuesQuery(false, [k])),
     ...kinds.map(issueConnectionQuery),
+    VERIFY_LIST_QUERY,
+    VERIFY_CONFIRM_QUERY,
     TEAMS_QUERY,
     USERS_QUERY,
     PROJECTS_QUERY,

@@ -8,7 +8,8 @@
  * nested in it — a keyset read that resumes at the oldest update written, inclusive, skipping the
  * ids written at it (./resume.ts), so an issue edited, archived or deleted while the window is read
  * moves no page boundary and nothing is skipped. A nested connection that overflows its first page
- * is read on through `issue(id)` before the page's rows are written.
+ * is read on through `issue(id)` before the page's rows are written. A verify (./verify.ts) reads
+ * the issues it finds missing or stale the same way, by `id: { in: … }` (`familyByIds`).
  *
  * Linear serves `orderBy: updatedAt` newest first, so a unit that stopped part-way would leave the
  * oldest issues of its window unread: an incremental unit stops after `maxPages` pages only while
@@ -41,6 +42,7 @@ import {
   CYCLES_QUERY,
   issueConnectionQuery,
   issueFilter,
+  issueIdsFilter,
   issuesQuery,
   PROJECTS_QUERY,
   TEAMS_QUERY,
@@ -198,6 +200,38 @@ async function readFamily(job: Job, p: FamilyProgress): Promise<UnitResult> {
   return familyResult(p.counts);
 }
 
+/**
+ * Reads these issues (by id, archived ones included, whatever their team) with the family the
+ * unit's datasets need, in pages of `pageSize` ids, and writes each page like a family read's; adds
+ * the rows written to `counts` (by surface). An id Linear no longer has is simply not written.
+ */
+export async function familyByIds(job: Job, ids: readonly string[], counts: Record<string, number>): Promise<void> {
+  const plan = familyPlan(job.datasets);
+  const query = issuesQuery(plan.items, plan.kinds);
+  for (let n = 0; n < ids.length; n += job.pageSize) {
+    const part = ids.slice(n, n + job.pageSize);
+    const trail = job.pages.trail(`query ${query.name} (by id)`);
+    let after: string | null = null;
+    for (;;) {
+      trail.visit(after);
+      const data: { issues: LnConnection<LnIssue> } = await job.client.query(query.name, query.text, {
+        filter: issueIdsFilter(part),
+        first: part.length,
+        after,
+        ...(plan.kinds.length > 0 ? { nested: job.nestedPageSize } : {}),
+      });
+      const issues = data.issues.nodes;
+      for (const issue of issues) await completeNested(job, issue, plan.kinds);
+      const page: FamilyCounts = { work_items: 0, work_item_comments: 0, work_item_events: 0 };
+      await writeFamilyPage(job, plan, issues, page);
+      for (const [surface, rows] of Object.entries(page)) counts[surface] = (counts[surface] ?? 0) + rows;
+      const { hasNextPage, endCursor } = data.issues.pageInfo;
+      if (!hasNextPage || !endCursor || issues.length === 0) break;
+      after = endCursor;
+    }
+  }
+}
+
 async function writeFamilyPage(job: Job, plan: FamilyPlan, issues: LnIssue[], counts: FamilyCounts): Promise<void> {
   const s = job.scope;
   if (plan.items)
@@ -216,7 +250,8 @@ async function writeFamilyPage(job: Job, plan: FamilyPlan, issues: LnIssue[], co
   }
 }
 
-function familyResult(counts: Record<string, number>, watermark?: Date | null): UnitResult {
+/** A family unit's result: its rows per surface (and its watermark, when it stopped early). */
+export function familyResult(counts: Record<string, number>, watermark?: Date | null): UnitResult {
   const touched = Object.keys(counts).filter((k) => counts[k]! > 0);
   const r: UnitResult = { items: Object.values(counts).reduce((a, b) => a + b, 0), touchedSurfaces: touched };
   if (watermark !== undefined) r.watermark = watermark;
