@@ -27,7 +27,7 @@ import type { VerifyScope } from '../../sdk/normalized.js';
 import type { Sink, SinkTombstones, UnitContext, UnitResult } from '../../sdk/types.js';
 import { ProviderAnswerError } from '../kit/errors.js';
 import { freshProgress, resumableRead, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { itemKey, workItemRow, type GhIssue } from './mapping.js';
 import { details, issuePages, type Job } from './pages.js';
@@ -199,14 +199,7 @@ function isGone(err: unknown): boolean {
 }
 
 function familyScope(job: Job, kind: Kind): VerifyScope {
-  const { ctx } = job;
-  return {
-    orgId: ctx.unit.orgId,
-    integrationId: ctx.unit.integrationId,
-    provider: job.scope.provider,
-    surface: SURFACE_OF[kind],
-    source: job.scope.container,
-  };
+  return sourceScope(job.ctx, job.scope.provider, SURFACE_OF[kind], job.scope.container);
 }
 
 type Fenced = Pick<UnitContext, 'sink'>;

@@ -15,7 +15,7 @@ import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import { resumableRead, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { idsJql, issuesJql } from './jql.js';
 import { parseJiraTime } from './timeZone.js';
 import type { Job } from './units.js';
@@ -53,13 +53,7 @@ async function verifyReader(job: Job, counts: Record<string, number>): Promise<V
   const timeZone = await callerTimeZone(job);
   const { ctx } = job;
   return {
-    scope: {
-      orgId: ctx.unit.orgId,
-      integrationId: ctx.unit.integrationId,
-      provider: job.scope.provider,
-      surface: 'work_items',
-      source: job.project,
-    },
+    scope: sourceScope(ctx, job.scope.provider, 'work_items', job.project),
     list: (from) => listing(job, issuesJql({ project: job.project, since: from, before: null, timeZone })),
     confirm: (ids) => confirm(job, ids),
     fetch: (ids) => fetchFamily(job, ids, counts),

@@ -42,6 +42,16 @@ export interface VerifyReader {
   fetch(ids: readonly string[]): Promise<void>;
 }
 
+/** The store rows a verify of the unit's source compares: `surface` of its container `source`. */
+export function sourceScope(
+  ctx: Pick<UnitContext, 'unit'>,
+  provider: string,
+  surface: string,
+  source: string,
+): VerifyScope {
+  return { orgId: ctx.unit.orgId, integrationId: ctx.unit.integrationId, provider, surface, source };
+}
+
 /** Where a verify stands, and its checkpoint's format (counts: VERIFY_COUNTS and the provider's). */
 export interface VerifyPlace {
   f: KeysetFormat;

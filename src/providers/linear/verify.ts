@@ -23,7 +23,7 @@ import type { ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { resumableRead, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import type { LnConnection } from './mapping.js';
 import { issueFilter, VERIFY_CONFIRM_QUERY, VERIFY_LIST_QUERY } from './queries.js';
 import { familyByIds, familyResult, type Job } from './units.js';
@@ -61,13 +61,7 @@ function verifyReader(job: Job, counts: Record<string, number>): VerifyReader {
     throw new NonRetryableError(`verify unit ${ctx.unit.id} reads ${job.teams.length} teams, not one`, 'adapter_error');
   }
   return {
-    scope: {
-      orgId: ctx.unit.orgId,
-      integrationId: ctx.unit.integrationId,
-      provider: job.scope.provider,
-      surface: 'work_items',
-      source: job.teams[0]!,
-    },
+    scope: sourceScope(ctx, job.scope.provider, 'work_items', job.teams[0]!),
     list: (from) => listing(job, from),
     confirm: (ids) => confirm(job, ids),
     fetch: (ids) => familyByIds(job, ids, counts),

@@ -59,18 +59,7 @@ export async function listStoredPage(
   checkScope(scope);
   checkLimit(limit);
   if (after !== null && typeof after !== 'string') throw new ValidationError('after', 'must be a string or null');
-  const { updated } = SHAPES[scope.surface];
-  const updatedAt = updated === null ? 'NULL::timestamptz' : `r.${quoteIdent(updated)}`;
-  const { rows } = await tx.query<{ external_id: string; updated_at: Date | null; deleted_at: Date | null }>(
-    `SELECT r.external_id, ${updatedAt} AS updated_at, r.deleted_at
-       FROM ${tx.schema.table(scope.surface)} r
-      WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
-        AND r.external_id > $5
-      ORDER BY r.external_id
-      LIMIT $6`,
-    [scope.orgId, scope.integrationId, scope.provider, scope.source, after ?? '', limit],
-  );
-  return rows.map((r) => ({ externalId: r.external_id, updatedAt: r.updated_at, deletedAt: r.deleted_at }));
+  return selectStored(tx, scope, 'r.external_id > $5 ORDER BY r.external_id LIMIT $6', [after ?? '', limit]);
 }
 
 /**
@@ -86,14 +75,22 @@ export async function storedByIds(
   checkScope(scope);
   checkIds(externalIds);
   if (externalIds.length === 0) return [];
+  return selectStored(tx, scope, 'r.external_id = ANY($5::text[])', [[...externalIds]]);
+}
+
+/**
+ * The stored entries of `scope`'s rows meeting `rest` (a condition and any ORDER BY/LIMIT, its
+ * parameters from $5 on): one SELECT, no locks.
+ */
+async function selectStored(tx: Tx, scope: TombstoneScope, rest: string, params: unknown[]): Promise<StoredEntry[]> {
   const { updated } = SHAPES[scope.surface];
   const updatedAt = updated === null ? 'NULL::timestamptz' : `r.${quoteIdent(updated)}`;
   const { rows } = await tx.query<{ external_id: string; updated_at: Date | null; deleted_at: Date | null }>(
     `SELECT r.external_id, ${updatedAt} AS updated_at, r.deleted_at
        FROM ${tx.schema.table(scope.surface)} r
       WHERE r.org_id = $1 AND r.integration_id = $2::uuid AND r.provider = $3 AND ${sourceCondition(tx, scope, '$4')}
-        AND r.external_id = ANY($5::text[])`,
-    [scope.orgId, scope.integrationId, scope.provider, scope.source, [...externalIds]],
+        AND ${rest}`,
+    [scope.orgId, scope.integrationId, scope.provider, scope.source, ...params],
   );
   return rows.map((r) => ({ externalId: r.external_id, updatedAt: r.updated_at, deletedAt: r.deleted_at }));
 }
