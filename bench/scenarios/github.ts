@@ -23,6 +23,7 @@ import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normaliz
 import type { Db } from '../../src/db/types.js';
 import { openBroker, providerBenchSettings } from '../lib/engine.js';
 import { overlapCost } from '../lib/incremental.js';
+import { spread, verifyCost } from '../lib/verify.js';
 import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
 import { round } from '../lib/stats.js';
@@ -121,7 +122,19 @@ export const githubScenario: Scenario = {
       });
       const answered = () => emu.log.filter((l) => l.status >= 200 && l.status < 300).length;
       const target = { engine, db: b.db, orgId: ORG, integrationId: integration.id, answered, note: opts.note };
-      return [{ ...result, ...(await overlapCost(target, 'github')) }];
+      const overlap = await overlapCost(target, 'github');
+      const verify = await verifyCost(
+        {
+          ...target,
+          requests: () => emu.log.length,
+          items: emu.data.repos.reduce((n, r) => n + r.items.length, 0),
+          limit: emu.rateLimit.limit,
+          windowMs: emu.rateLimit.windowSeconds * 1000,
+          deleteAtProvider: (n) => deleteIssues(emu, n),
+        },
+        'github',
+      );
+      return [{ ...result, ...overlap, ...verify }];
     } finally {
       await engine.close();
       await broker.close();
@@ -212,4 +225,15 @@ async function report(
     target: '<= 1.15 (wall ÷ requests needed ÷ R × window); <= 1 limit response per window; 0 duplicates',
     met: r.status === 'success' && ratio <= 1.15 && maxLimited <= 1 && duplicates === 0 && missing === 0,
   };
+}
+
+/** Deletes `n` issues (pull requests cannot be) spread over the organisation; returns their store keys. */
+function deleteIssues(emu: GithubEmulator, n: number): string[] {
+  const issues = emu.data.repos.flatMap((repo) =>
+    repo.items.filter((i) => !i.pull && !i.deletedAt).map((i) => ({ repo, i })),
+  );
+  return spread(issues, n).map(({ repo, i }) => {
+    emu.edit.remove(i.number, repo);
+    return `${emu.data.org.login}/${repo.name}#${i.number}`;
+  });
 }

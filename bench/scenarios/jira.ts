@@ -16,6 +16,7 @@ import { createJiraProvider } from '../../src/providers/jira/index.js';
 import { startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import type { Scenario } from '../lib/types.js';
+import { spread } from '../lib/verify.js';
 import { RESERVE, runProviderBench, type BenchEmulator, type ProviderBench } from './linear.js';
 
 const MINUTE_MS = 60_000;
@@ -69,6 +70,7 @@ function jiraView(emu: JiraEmulator): BenchEmulator {
     ok: () => log.filter((l) => l.status >= 200 && l.status < 300).length,
     total: () => log.length,
     limitsPerWindow: () => limitsPerWindow(emu),
+    deleteIssues: (n) => spread(issues, n).map((i) => (emu.deleteIssue(i.id), i.id)),
     close: () => emu.close(),
   };
 }

@@ -41,6 +41,7 @@ import { ProviderRegistry } from '../../src/providers/registry.js';
 import type { Provider } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { openBroker, providerBenchSettings } from '../lib/engine.js';
+import { spread, verifyCost } from '../lib/verify.js';
 import { overlapCost } from '../lib/incremental.js';
 import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
 import { deletePrefix } from '../lib/redis.js';
@@ -79,6 +80,8 @@ export interface BenchEmulator {
   total(): number;
   /** Limit responses per budget window. */
   limitsPerWindow(): number[];
+  /** Deletes `n` issues spread over the data; returns their ids as the store keys them. */
+  deleteIssues(n: number): string[];
   close(): Promise<void>;
 }
 
@@ -162,6 +165,7 @@ function linearView(emu: LinearEmulator): BenchEmulator {
       }
       return [...per.values()];
     },
+    deleteIssues: (n) => spread(emu.data.issues, n).map((i) => (emu.deleteIssue(i.id), i.id)),
     close: () => emu.close(),
   };
 }
@@ -247,6 +251,21 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
     const maxLimited = Math.max(0, ...limits);
     const total = emu.total();
     const share = limit / w / capacityRate;
+    const verify = await verifyCost(
+      {
+        engine: c.engine,
+        db: c.db,
+        orgId: `org-bench-${bench.name}-budgeted`,
+        integrationId: id,
+        requests: emu.total,
+        note: opts.note,
+        items: emu.issues,
+        limit,
+        windowMs: w * 1000,
+        deleteAtProvider: (n) => emu.deleteIssues(n),
+      },
+      bench.name,
+    );
     const perDatasetTotal = Object.values(perDataset).reduce((a, n) => a + n, 0);
     return {
       scenario: bench.scenario,
@@ -273,6 +292,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       ratio_to_unthrottled_minimum: round(budgeted.wallMs / ((capacity.requests / limit) * w * 1000)),
       requests_per_s: round(budgeted.requests / (budgeted.wallMs / 1000)),
       ...overlap,
+      ...verify,
       cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / Math.max(1, budgeted.requests)),
       family_requests: capacity.requests,
       family_requests_per_issue: round(capacity.requests / issues),

@@ -7,7 +7,7 @@ import { quoteIdent, type Tx } from '../db/types.js';
 import { VERIFY_COUNTS, type VerifyCount, type VerifyCounts } from '../domain/verify.js';
 import type { IntegrationRow } from './integrations.js';
 import type { JobRunRow, RunRow, UnitRow } from './rows.js';
-import { OUTBOX_PENDING } from './sql.js';
+import { OUTBOX_PENDING, sqlLit } from './sql.js';
 
 export interface IntegrationView extends IntegrationRow {
   /** External keys of the enabled sources. */
@@ -142,7 +142,8 @@ export async function sumRunVerifyCounts(tx: Tx, orgId: string, runId: string): 
   });
   const { rows } = await tx.query<Record<VerifyCount, string | number>>(
     `SELECT ${sums.join(', ')} FROM ${tx.schema.sync_run_units}
-      WHERE org_id = $1 AND sync_run_id = $2 AND status = 'success' AND jsonb_typeof(result -> 'verify') = 'object'`,
+      WHERE org_id = $1 AND sync_run_id = $2 AND status = ${sqlLit('success')}
+        AND jsonb_typeof(result -> 'verify') = 'object'`,
     [orgId, runId, ...VERIFY_COUNTS],
   );
   const row = rows[0]!;

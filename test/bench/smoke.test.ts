@@ -120,7 +120,7 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('each provider: an incremental over unchanged data succeeds, reading less than the first one', () => {
+  it('each provider: an incremental over unchanged data reads less than the first; a verify finds what changed', () => {
     const lines = result.stdout
       .split('\n')
       .filter(Boolean)
@@ -136,6 +136,14 @@ describe('npm run bench -- --quick', () => {
       expect(unchanged.requests, name).toBeGreaterThan(0);
       expect(unchanged.requests, name).toBeLessThanOrEqual(first.requests);
       expect(unchanged.items_read, name).toBeLessThan(first.items_read);
+      // Verify: nothing found in unchanged data; after the deletions and losses, each one found.
+      type Verify = { status: string; requests_per_item: number; nothing_found?: boolean; found_all?: boolean };
+      const clean = line.verify_unchanged as Verify;
+      const found = line.verify_one_percent as Verify;
+      expect([clean.status, found.status], name).toEqual(['success', 'success']);
+      expect(clean.nothing_found, name).toBe(true);
+      expect(found.found_all, name).toBe(true);
+      expect(clean.requests_per_item, name).toBeLessThan(0.05);
     }
   });
 

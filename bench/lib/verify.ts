@@ -1,0 +1,111 @@
+/**
+ * Verify runs in a provider benchmark, after its budgeted backfill, under the same budget: one over
+ * the unchanged source (what a verify costs when there is nothing to find: requests per item, and
+ * wall time against the budget's minimum), then one after half a percent of the issues was deleted
+ * at the provider and another half percent lost from the store (what it finds, and what that costs).
+ */
+import type { Db } from '../../src/db/types.js';
+import type { VerifyCounts } from '../../src/domain/verify.js';
+import type { Engine } from '../../src/engine.js';
+import { readRunView } from '../../src/planning/runView.js';
+import { round } from './stats.js';
+import { runTerminal } from './terminal.js';
+
+export interface VerifyTarget {
+  engine: Engine;
+  db: Db;
+  orgId: string;
+  integrationId: string;
+  /** The emulator's requests so far, whatever the answer (a confirmation's 404 or 410 counts too). */
+  requests: () => number;
+  note: (line: string) => void;
+  /** Items the source holds (the per-item figures' denominator). */
+  items: number;
+  /** The budget: requests per window of `windowMs`. */
+  limit: number;
+  windowMs: number;
+  /** Deletes `n` issues at the provider; returns their ids as the store keys them. */
+  deleteAtProvider: (n: number) => string[];
+}
+
+interface VerifyPhase {
+  status: string;
+  requests: number;
+  wallMs: number;
+  counts: VerifyCounts | null;
+}
+
+async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
+  const before = t.requests();
+  const started = performance.now();
+  const run = await t.engine.trigger({
+    orgId: t.orgId,
+    integrationId: t.integrationId,
+    mode: 'verify',
+    triggeredBy: 'api',
+  });
+  const status = await runTerminal(t.db, run.syncRunId, {
+    label,
+    timeoutMs: 1_800_000,
+    noteEveryMs: 10_000,
+    note: t.note,
+  });
+  const wallMs = performance.now() - started;
+  const view = await readRunView(t.db, run.syncRunId);
+  return { status, requests: t.requests() - before, wallMs, counts: view?.verify ?? null };
+}
+
+/** `n` live work items of the integration, not among `except`, removed from the store (rows only). */
+async function loseFromStore(t: VerifyTarget, n: number, except: readonly string[]): Promise<string[]> {
+  const table = t.db.schema.table('work_items');
+  const { rows } = await t.db.query<{ external_id: string }>(
+    `DELETE FROM ${table} WHERE integration_id = $1 AND external_id IN (
+       SELECT external_id FROM ${table}
+        WHERE integration_id = $1 AND deleted_at IS NULL AND NOT (external_id = ANY($2::text[]))
+        ORDER BY md5(external_id) LIMIT $3)
+     RETURNING external_id`,
+    [t.integrationId, [...except], n],
+  );
+  return rows.map((r) => r.external_id);
+}
+
+function figures(t: VerifyTarget, p: VerifyPhase) {
+  const minimumMs = (p.requests / t.limit) * t.windowMs;
+  return {
+    status: p.status,
+    requests: p.requests,
+    requests_per_item: Math.round((p.requests / Math.max(1, t.items)) * 10_000) / 10_000,
+    wall_s: round(p.wallMs / 1000),
+    minimum_s: round(minimumMs / 1000),
+    ratio: round(p.wallMs / Math.max(1, minimumMs)),
+    counts: p.counts,
+  };
+}
+
+/** The verify over unchanged data, then the one after 0.5 % deleted at the provider and 0.5 % lost. */
+export async function verifyCost(t: VerifyTarget, label: string) {
+  const unchanged = await verifyRun(t, `${label}: verify of unchanged data`);
+  const n = Math.max(1, Math.round(t.items * 0.005));
+  const deleted = t.deleteAtProvider(n);
+  const lost = await loseFromStore(t, n, deleted);
+  const found = await verifyRun(t, `${label}: verify after ${n} deleted and ${lost.length} lost`);
+  return {
+    verify_unchanged: { ...figures(t, unchanged), nothing_found: nothingFound(unchanged.counts) },
+    verify_one_percent: {
+      ...figures(t, found),
+      deleted_at_provider: deleted.length,
+      lost_from_store: lost.length,
+      found_all: found.counts?.deleted === deleted.length && found.counts.missing === lost.length,
+    },
+  };
+}
+
+function nothingFound(c: VerifyCounts | null): boolean {
+  return c !== null && c.missing === 0 && c.stale === 0 && c.deleted === 0 && c.restored === 0;
+}
+
+/** `n` of `items`, evenly spread (each at most once). */
+export function spread<T>(items: readonly T[], n: number): T[] {
+  const step = items.length / Math.max(1, n);
+  return Array.from({ length: Math.min(n, items.length) }, (_, k) => items[Math.floor(k * step)]!);
+}
