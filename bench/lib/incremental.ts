@@ -28,29 +28,34 @@ export interface IncrementalPhase {
   wallMs: number;
 }
 
-/** One incremental run of every dataset of the integration, to its end. */
-export async function incrementalRun(t: IncrementalTarget, label: string): Promise<IncrementalPhase> {
-  const before = t.answered();
+/** A run of `mode` over every dataset of the integration, to its end: status, requests (by `count`), wall time. */
+export async function timedRun(
+  t: Omit<IncrementalTarget, 'answered'>,
+  mode: 'incremental' | 'verify',
+  label: string,
+  count: () => number,
+) {
+  const before = count();
   const started = performance.now();
-  const run = await t.engine.trigger({
-    orgId: t.orgId,
-    integrationId: t.integrationId,
-    mode: 'incremental',
-    triggeredBy: 'api',
-  });
+  const run = await t.engine.trigger({ orgId: t.orgId, integrationId: t.integrationId, mode, triggeredBy: 'api' });
   const status = await runTerminal(t.db, run.syncRunId, {
     label,
     timeoutMs: 1_800_000,
     noteEveryMs: 10_000,
     note: t.note,
   });
-  const wallMs = performance.now() - started;
+  return { run, status, requests: count() - before, wallMs: performance.now() - started };
+}
+
+/** One incremental run of every dataset of the integration, to its end. */
+export async function incrementalRun(t: IncrementalTarget, label: string): Promise<IncrementalPhase> {
+  const { run, status, requests, wallMs } = await timedRun(t, 'incremental', label, t.answered);
   const { rows } = await t.db.query<{ items: number }>(
     `SELECT coalesce(sum((result ->> 'items')::int), 0)::int AS items
        FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1`,
     [run.syncRunId],
   );
-  return { status, requests: t.answered() - before, units: run.units, items: rows[0]!.items, wallMs };
+  return { status, requests, units: run.units, items: rows[0]!.items, wallMs };
 }
 
 /** The first incremental (its initial depth), then the one over unchanged data, as reported. */

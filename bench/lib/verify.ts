@@ -9,7 +9,7 @@ import type { VerifyCounts } from '../../src/domain/verify.js';
 import type { Engine } from '../../src/engine.js';
 import { readRunView } from '../../src/planning/runView.js';
 import { round } from './stats.js';
-import { runTerminal } from './terminal.js';
+import { timedRun } from './incremental.js';
 
 export interface VerifyTarget {
   engine: Engine;
@@ -36,23 +36,9 @@ interface VerifyPhase {
 }
 
 async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
-  const before = t.requests();
-  const started = performance.now();
-  const run = await t.engine.trigger({
-    orgId: t.orgId,
-    integrationId: t.integrationId,
-    mode: 'verify',
-    triggeredBy: 'api',
-  });
-  const status = await runTerminal(t.db, run.syncRunId, {
-    label,
-    timeoutMs: 1_800_000,
-    noteEveryMs: 10_000,
-    note: t.note,
-  });
-  const wallMs = performance.now() - started;
+  const { run, status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
   const view = await readRunView(t.db, run.syncRunId);
-  return { status, requests: t.requests() - before, wallMs, counts: view?.verify ?? null };
+  return { status, requests, wallMs, counts: view?.verify ?? null };
 }
 
 /** `n` live work items of the integration, not among `except`, removed from the store (rows only). */
