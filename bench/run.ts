@@ -4,7 +4,8 @@
  *
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
- *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github, linear, jira
+ *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github, linear, jira,
+ *                      verify
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { latencyScenario } from './scenarios/latency.js';
 import { linearScenario } from './scenarios/linear.js';
 import { recoveryScenario } from './scenarios/recovery.js';
 import { relayScenario } from './scenarios/relay.js';
+import { verifyScenario } from './scenarios/verify.js';
 
 const SCENARIOS: Record<string, Scenario> = {
   relay: relayScenario,
@@ -36,6 +38,7 @@ const SCENARIOS: Record<string, Scenario> = {
   github: githubScenario,
   linear: linearScenario,
   jira: jiraScenario,
+  verify: verifyScenario,
 };
 
 function parse(argv: string[]) {

@@ -1,8 +1,8 @@
 /**
- * Verify runs in a provider benchmark, after its budgeted backfill, under the same budget: one over
- * the unchanged source (what a verify costs when there is nothing to find: requests per item, and
- * wall time against the budget's minimum), then one after half a percent of the issues was deleted
- * at the provider and another half percent lost from the store (what it finds, and what that costs).
+ * Verify runs over a filled store, under a provider benchmark's budget: one over the unchanged
+ * source (what a verify costs when there is nothing to find: requests per item, and wall time
+ * against the budget's minimum), then one after half a percent of the issues was deleted at the
+ * provider and another half percent lost from the store (what it finds, and what that costs).
  */
 import type { Db } from '../../src/db/types.js';
 import type { VerifyCounts } from '../../src/domain/verify.js';
@@ -26,6 +26,8 @@ export interface VerifyTarget {
   windowMs: number;
   /** Deletes `n` issues at the provider; returns their ids as the store keys them. */
   deleteAtProvider: (n: number) => string[];
+  /** Resolves when the emulator's next request starts a fresh budget window. */
+  freshWindow: () => Promise<void>;
 }
 
 interface VerifyPhase {
@@ -36,6 +38,10 @@ interface VerifyPhase {
 }
 
 async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
+  // Each verify run is triggered at the start of a fresh budget window, as a budgeted backfill is:
+  // the minimum (requests ÷ R × window) counts whole windows from the trigger, and a run started in
+  // a window something else has partly spent would first wait out its rest. The wait is not timed.
+  await t.freshWindow();
   const { run, status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
   const view = await readRunView(t.db, run.syncRunId);
   return { status, requests, wallMs, counts: view?.verify ?? null };

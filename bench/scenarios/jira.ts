@@ -9,15 +9,17 @@
  * The emulator ends a budget window on a whole minute: a 59 s window that starts on a minute's
  * start lasts 60 s, so the budget enforced is R per 60 s and the minimum is requests needed ÷ R ×
  * 60 s; the budgeted run (full size) is triggered on a whole minute so its first window is a whole one too.
+ * What a verify run costs under the same budget is the verify scenario's (verify.ts).
  * `work-item-labels` has no unit of its own (the labels arrive on the issues): the per-dataset
  * figure is the sum of work-items, work-item-comments and work-item-history alone.
  */
 import { createJiraProvider } from '../../src/providers/jira/index.js';
 import { startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
+import { RESERVE, type BenchEmulator, type ProviderBench } from '../lib/providerBench.js';
 import type { Scenario } from '../lib/types.js';
 import { spread } from '../lib/verify.js';
-import { RESERVE, runProviderBench, type BenchEmulator, type ProviderBench } from './linear.js';
+import { runProviderBench } from './linear.js';
 
 const MINUTE_MS = 60_000;
 const DATASETS = [
@@ -32,7 +34,7 @@ const DATASETS = [
 ];
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 
-function jiraBench(quick: boolean): ProviderBench {
+export function jiraBench(quick: boolean): ProviderBench {
   const scale = quick
     ? { projects: 2, issues: 600, users: 8, maxComments: 4, maxHistories: 3, longLists: 4, sprints: 4, days: 30 }
     : 'bench';
@@ -71,6 +73,11 @@ function jiraView(emu: JiraEmulator): BenchEmulator {
     total: () => log.length,
     limitsPerWindow: () => limitsPerWindow(emu),
     deleteIssues: (n) => spread(issues, n).map((i) => (emu.deleteIssue(i.id), i.id)),
+    setBudget: (budget) => emu.setRateLimit(budget),
+    // A fresh window opens with the first request after the running one ended, on a whole minute
+    // (its end is one too): then it lasts whole minutes from its very start.
+    freshWindowAt: (now) =>
+      Promise.resolve(Math.ceil(Math.max(now, emu.quotaWindowEnd() ?? now) / MINUTE_MS) * MINUTE_MS),
     close: () => emu.close(),
   };
 }

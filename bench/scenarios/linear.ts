@@ -25,99 +25,35 @@
  * three integrations) with the stored work items and comments against the emulator's records.
  * `requests_beyond_unthrottled` and `ratio_to_unthrottled_minimum` (wall ÷ the unthrottled family
  * run's requests ÷ R × window) show what `ratio` hides: pages read again when a unit deferred by
- * the budget part-way through its window starts that window over.
+ * the budget part-way through its window starts that window over. What a verify run costs under
+ * the same budget is the verify scenario's (verify.ts).
  */
 import type { Db } from '../../src/db/types.js';
-import { Engine } from '../../src/engine.js';
-import { createLogger } from '../../src/logger.js';
 import {
   LINEAR_EMULATED_DATASETS,
   startLinearEmulator,
   type LinearEmulator,
 } from '../../src/emulators/linear/index.js';
-import { OutboundPolicy } from '../../src/providers/kit/outbound.js';
 import { createLinearProvider } from '../../src/providers/linear/index.js';
-import { ProviderRegistry } from '../../src/providers/registry.js';
-import type { Provider } from '../../src/sdk/types.js';
-import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
-import { openBroker, providerBenchSettings } from '../lib/engine.js';
-import { spread, verifyCost } from '../lib/verify.js';
+import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { overlapCost } from '../lib/incremental.js';
-import { benchPrefix, createBenchDatabase } from '../lib/pg.js';
-import { deletePrefix } from '../lib/redis.js';
+import {
+  bindingLimit,
+  enforcedWindow,
+  RESERVE,
+  UNLIMITED,
+  type BenchEmulator,
+  type ProviderBench,
+} from '../lib/providerBench.js';
+import { backfill, integrate, orgOf, withProviderEngine, type Ctx, type Phase } from '../lib/providerRuns.js';
 import { round } from '../lib/stats.js';
-import { runTerminal } from '../lib/terminal.js';
 import type { BenchOptions, Scenario, ScenarioResult } from '../lib/types.js';
+import { spread } from '../lib/verify.js';
 
-const DAY_MS = 86_400_000;
 const LINEAR_FAMILY = ['work-items', 'work-item-comments', 'work-item-history', 'work-item-labels'];
 const TABLES = ['work_items', 'work_item_comments', 'work_item_events'] as const;
-/**
- * Requests the shared budget keeps back. The default (1 %, at least 10) would hold back half of
- * these small windows; the sync is the credential's only user here, so one request is kept.
- */
-export const RESERVE = 1;
-/** No effective budget (phases 1 and 2). */
-const UNLIMITED = { limit: 1_000_000_000, windowSeconds: 1 };
 
-export interface Budget {
-  limit: number;
-  windowSeconds: number;
-}
-
-/** An emulator as the driver sees it. */
-export interface BenchEmulator {
-  url: string;
-  token: string;
-  sources: string[];
-  config: Record<string, unknown>;
-  issues: number;
-  /** What the emulator's records call for in work_items and work_item_comments. */
-  expected: { work_items: number; work_item_comments: number };
-  /** Answered requests (2xx). */
-  ok(): number;
-  /** Every request answered. */
-  total(): number;
-  /** Limit responses per budget window. */
-  limitsPerWindow(): number[];
-  /** Deletes `n` issues spread over the data; returns their ids as the store keys them. */
-  deleteIssues(n: number): string[];
-  close(): Promise<void>;
-}
-
-/** What differs between the providers benchmarked this way. */
-export interface ProviderBench {
-  name: string;
-  scenario: string;
-  /** The provider, under `outbound` (the bench's settings: plain http to the emulator allowed). */
-  provider: (outbound: OutboundPolicy) => Provider;
-  /** Every dataset (phase 3) and the work-item family's members that have units of their own. */
-  datasets: readonly string[];
-  family: readonly string[];
-  /** Days of data the emulator holds. */
-  days: number;
-  /** Starts an emulator of the scenario's scale with `budget` enforced. */
-  start(budget: Budget): Promise<BenchEmulator>;
-  /** The budget's nominal figure, quick or full. */
-  nominal: Budget;
-  /**
-   * The window the budget is enforced over when the emulator lengthens the nominal one (Jira ends
-   * windows on a whole minute: 59 s from a minute's start lasts 60 s). @default nominal.windowSeconds
-   */
-  enforcedWindowSeconds?: number;
-  /** Trigger the budgeted run on a whole minute (the first window then is a whole one too). */
-  startOnMinute?: boolean;
-}
-
-interface Phase {
-  requests: number;
-  wallMs: number;
-  status: string;
-  units: number;
-  carried: number;
-}
-
-function linearBench(quick: boolean): ProviderBench {
+export function linearBench(quick: boolean): ProviderBench {
   const scale = quick
     ? { teams: 2, issues: 600, users: 8, projects: 4, cycles: 4, maxComments: 4, maxLabels: 3, days: 30 }
     : ('bench' as const);
@@ -166,8 +102,22 @@ function linearView(emu: LinearEmulator): BenchEmulator {
       return [...per.values()];
     },
     deleteIssues: (n) => spread(emu.data.issues, n).map((i) => (emu.deleteIssue(i.id), i.id)),
+    setBudget: (budget) => emu.setRequestLimit(budget),
+    freshWindowAt: (now) => Promise.resolve(linearFreshWindowAt(log, now)),
     close: () => emu.close(),
   };
+}
+
+/**
+ * Linear's requests budget is a leaky bucket: a fresh window is a full bucket, due at the `reset`
+ * the key's last request carried (when the bucket is full again if nothing more is spent).
+ */
+function linearFreshWindowAt(log: LinearEmulator['requestLog'], now: number): number {
+  for (let k = log.length - 1; k >= 0; k--) {
+    const requests = log[k]!.requests;
+    if (requests) return Math.max(now, requests.reset);
+  }
+  return now;
 }
 
 export const linearScenario: Scenario = {
@@ -175,33 +125,9 @@ export const linearScenario: Scenario = {
   run: (opts) => runProviderBench(linearBench(opts.quick), opts),
 };
 
-type Ctx = { engine: Engine; db: Db; opts: BenchOptions; bench: ProviderBench };
-
 /** The three phases on one engine and database; one result line. */
-export async function runProviderBench(bench: ProviderBench, opts: BenchOptions): Promise<ScenarioResult[]> {
-  const b = await createBenchDatabase(bench.name);
-  const prefix = benchPrefix(bench.name);
-  const broker = openBroker(prefix);
-  const settings = providerBenchSettings(b.url, prefix);
-  const outbound = new OutboundPolicy(settings.providerOutbound);
-  const engine = await Engine.open({
-    settings,
-    db: b.db,
-    broker,
-    migrate: false,
-    registry: new ProviderRegistry().register(bench.provider(outbound), normalizedSink(b.db)),
-    logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),
-  });
-  try {
-    engine.startWorker({ concurrency: 8 });
-    await engine.startReconciler({ id: `bench-${bench.name}`, scheduler: false });
-    return [await phases({ engine, db: b.db, opts, bench })];
-  } finally {
-    await engine.close();
-    await broker.close();
-    await deletePrefix(prefix);
-    await b.drop();
-  }
+export function runProviderBench(bench: ProviderBench, opts: BenchOptions): Promise<ScenarioResult[]> {
+  return withProviderEngine(bench, opts, async (c) => [await phases(c)]);
 }
 
 async function phases(c: Ctx): Promise<ScenarioResult> {
@@ -217,7 +143,7 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
     const fam = await integrate(c, free, 'family', bench.family);
     integrations.push(fam);
     capacity = await backfill(c, free, fam, 'capacity (unthrottled, family)');
-    const orgId = `org-bench-${bench.name}-family`;
+    const orgId = orgOf(c, 'family');
     const target = { engine: c.engine, db: c.db, orgId, integrationId: fam, answered: free.ok, note: opts.note };
     overlap = await overlapCost(target, bench.name);
     const alone = await integrate(c, free, 'alone', bench.family);
@@ -229,8 +155,8 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
     await free.close();
   }
   const capacityRate = capacity.requests / (capacity.wallMs / 1000);
-  const w = bench.enforcedWindowSeconds ?? bench.nominal.windowSeconds;
-  const limit = Math.max(1, Math.min(bench.nominal.limit, Math.floor(0.5 * capacityRate * w)));
+  const w = enforcedWindow(bench);
+  const limit = bindingLimit(bench, capacityRate);
   opts.note(`${bench.name}: unthrottled ${round(capacityRate)} requests/s; budget ${limit} per ${w} s`);
   const emu = await bench.start({ limit, windowSeconds: bench.nominal.windowSeconds });
   if (bench.startOnMinute) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 20));
@@ -251,21 +177,6 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
     const maxLimited = Math.max(0, ...limits);
     const total = emu.total();
     const share = limit / w / capacityRate;
-    const verify = await verifyCost(
-      {
-        engine: c.engine,
-        db: c.db,
-        orgId: `org-bench-${bench.name}-budgeted`,
-        integrationId: id,
-        requests: emu.total,
-        note: opts.note,
-        items: emu.issues,
-        limit,
-        windowMs: w * 1000,
-        deleteAtProvider: (n) => emu.deleteIssues(n),
-      },
-      bench.name,
-    );
     const perDatasetTotal = Object.values(perDataset).reduce((a, n) => a + n, 0);
     return {
       scenario: bench.scenario,
@@ -292,7 +203,6 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
       ratio_to_unthrottled_minimum: round(budgeted.wallMs / ((capacity.requests / limit) * w * 1000)),
       requests_per_s: round(budgeted.requests / (budgeted.wallMs / 1000)),
       ...overlap,
-      ...verify,
       cpu_ms_per_request: round((cpu.user + cpu.system) / 1000 / Math.max(1, budgeted.requests)),
       family_requests: capacity.requests,
       family_requests_per_issue: round(capacity.requests / issues),
@@ -317,60 +227,6 @@ async function phases(c: Ctx): Promise<ScenarioResult> {
   } finally {
     await emu.close();
   }
-}
-
-async function integrate(c: Ctx, emu: BenchEmulator, tag: string, datasets: readonly string[]): Promise<string> {
-  const integration = await c.engine.createIntegration({
-    orgId: `org-bench-${c.bench.name}-${tag}`,
-    provider: c.bench.name,
-    name: `bench-${tag}`,
-    sources: emu.sources,
-    datasets: [...datasets],
-    config: emu.config,
-    credential: emu.token,
-  });
-  return integration.id;
-}
-
-/** One backfill of the emulator's whole span; the requests it needed are the 2xx answers it added. */
-async function backfill(
-  c: Ctx,
-  emu: BenchEmulator,
-  integrationId: string,
-  label: string,
-  datasets?: string[],
-): Promise<Phase> {
-  const { rows } = await c.db.query<{ org_id: string }>(
-    `SELECT org_id FROM ${c.db.schema.integrations} WHERE id = $1`,
-    [integrationId],
-  );
-  const now = Date.now();
-  const since = new Date(Math.floor((now - (c.bench.days + 1) * DAY_MS) / DAY_MS) * DAY_MS);
-  const okBefore = emu.ok();
-  const started = performance.now();
-  const run = await c.engine.trigger({
-    orgId: rows[0]!.org_id,
-    integrationId,
-    mode: 'backfill',
-    triggeredBy: 'api',
-    since,
-    before: new Date(now + 60_000),
-    ...(datasets ? { datasets } : {}),
-  });
-  c.opts.note(`${c.bench.name}: ${label}: ${run.units} units`);
-  const status = await runTerminal(c.db, run.syncRunId, {
-    label: `${c.bench.name}: ${label}`,
-    timeoutMs: 1_800_000,
-    noteEveryMs: 10_000,
-    note: c.opts.note,
-  });
-  const wallMs = performance.now() - started;
-  const carried = await c.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${c.db.schema.sync_run_units}
-      WHERE sync_run_id = $1 AND cardinality(carried_datasets) > 0`,
-    [run.syncRunId],
-  );
-  return { requests: emu.ok() - okBefore, wallMs, status, units: run.units, carried: carried.rows[0]!.n };
 }
 
 type Counts = Record<(typeof TABLES)[number], { n: number; keys: number }>;

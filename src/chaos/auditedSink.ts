@@ -6,7 +6,7 @@
  * rows an audit trigger records). A chaos hook, in the chaos run's own database only.
  */
 import type { Tx } from '../db/types.js';
-import type { LeaseGuard, Sink } from '../sdk/types.js';
+import type { LeaseGuard, Sink, SinkTombstones } from '../sdk/types.js';
 import { auditTables } from './database.js';
 
 /** Records one write. Takes no row locks (the caller's lease check holds the unit row FOR SHARE). */
@@ -29,7 +29,18 @@ function auditedGuard(guard: LeaseGuard, what: string): LeaseGuard {
   };
 }
 
-/** `inner`, its writes audited; its surface hooks passed through. */
+/** A verify's tombstone writes (the listed stamp, the deleted mark), audited like rows. */
+function auditedTombstones(inner: SinkTombstones): SinkTombstones {
+  return {
+    compare: (guard, scope, ids, at) =>
+      inner.compare(auditedGuard(guard, `${scope.surface}:verified:${ids.length}`), scope, ids, at),
+    unseen: (scope, since, after, limit) => inner.unseen(scope, since, after, limit),
+    markDeleted: (guard, scope, ids, at, unseenSince) =>
+      inner.markDeleted(auditedGuard(guard, `${scope.surface}:deleted:${ids.length}`), scope, ids, at, unseenSince),
+  };
+}
+
+/** `inner`, its writes audited (a verify's tombstone writes too); its surface hooks passed through. */
 export function auditedSink(inner: Sink): Sink {
   return {
     name: inner.name,
@@ -37,5 +48,6 @@ export function auditedSink(inner: Sink): Sink {
     retrySafeSurfaces: inner.retrySafeSurfaces,
     write: (guard, surface, rows) => inner.write(auditedGuard(guard, `${surface}:${rows.length}`), surface, rows),
     useSurfaceHooks: (hooks) => inner.useSurfaceHooks?.(hooks),
+    ...(inner.tombstones ? { tombstones: auditedTombstones(inner.tombstones) } : {}),
   };
 }

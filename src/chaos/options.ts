@@ -111,10 +111,18 @@ export const CHILD_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 /** What a `--provider` run may be: the emulator's data ends now, so there is nothing to backfill. */
-export type ProviderRunMode = 'incremental' | 'full_resync';
+export type ProviderRunMode = 'incremental' | 'full_resync' | 'verify';
 
-/** Three incremental runs in four, one full re-sync. */
-export const PROVIDER_MODES: readonly ProviderRunMode[] = ['incremental', 'incremental', 'incremental', 'full_resync'];
+export const PROVIDER_RUN_MODES: readonly ProviderRunMode[] = ['incremental', 'full_resync', 'verify'];
+
+/** Three incremental runs in five, one full re-sync, one verify (it lists and confirms while edits go on). */
+export const PROVIDER_MODES: readonly ProviderRunMode[] = [
+  'incremental',
+  'incremental',
+  'incremental',
+  'full_resync',
+  'verify',
+];
 
 export const LEASE_MS = 2000;
 export const RECONCILE_INTERVAL_MS = 1000;

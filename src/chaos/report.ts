@@ -63,13 +63,14 @@ export interface ChaosReport {
   };
   post_sync: { mode: PostSyncDelivery; runs_with_successful_units: number; delivered: number; not_delivered: number };
   processes: { started: number; start_failures: UnexpectedExit[]; unexpected_exits: UnexpectedExit[] };
-  /** With `--provider`: which, how it ran, what its emulator did (requests, faults, edits), the final incremental. */
+  /** With `--provider`: which, how it ran, what its emulator did (requests, faults, edits), the final runs. */
   provider: {
     name: string;
     edits_per_second: number;
     modes: string[];
     stats: Record<string, number>;
     finalRun: { id: string; status: string } | null;
+    finalVerify: { id: string; status: string } | null;
   } | null;
   invariants: InvariantResult[];
   elapsed_ms: number;
@@ -139,10 +140,12 @@ export function formatReport(r: ChaosReport): string {
     lines.push(`                  ${e.name} (pid ${e.pid}): ${e.exit} — ${e.stderr}`);
   if (r.provider) {
     const final = r.provider.finalRun;
+    const verify = r.provider.finalVerify;
     lines.push(
       `provider  ${r.provider.name} emulator, ${r.provider.edits_per_second} edits/s, modes ` +
         `${r.provider.modes.join(',')}: ${pairs(r.provider.stats)}`,
       `          final incremental ${final ? `${final.id} ${final.status}` : 'not run'}`,
+      `          final verify ${verify ? `${verify.id} ${verify.status}` : 'not run'}`,
     );
   }
   lines.push('', 'invariants');

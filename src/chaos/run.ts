@@ -9,6 +9,7 @@ import { Cluster } from './cluster.js';
 import { CommitLedger } from './commitLedger.js';
 import { databaseUrl } from './database.js';
 import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
+import type { InvariantResult } from './findings.js';
 import { checkInvariants } from './invariants.js';
 import {
   CLAIM_TIMEOUT_MS,
@@ -24,7 +25,7 @@ import { ChaosProgress } from './progress.js';
 import { Rng } from './random.js';
 import { buildReport } from './reportData.js';
 import type { ChaosReport } from './report.js';
-import { checkGroundTruth } from './checkTruth.js';
+import { checkDeletions, checkGroundTruth } from './checkTruth.js';
 import {
   createIntegrations,
   createProviderIntegration,
@@ -63,8 +64,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-/** How long the final incremental of a `--provider` run may take on a quiet emulator. */
+/** How long each final run (incremental, then verify) of a `--provider` run may take on a quiet emulator. */
 const FINAL_RUN_TIMEOUT_MS = 180_000;
+
+/** A final run of a `--provider` run, as the report names it. */
+interface FinalRun {
+  id: string;
+  status: string;
+}
 
 /** Faults that must not overlap with one of their own group. */
 const GROUP: Partial<Record<FaultKind, string>> = {
@@ -175,7 +182,7 @@ export class ChaosRun implements ChaosTally {
       this.phase = 'settling';
       const boundMs = terminalBoundMs(this.opts);
       await this.settle(engine.db, names.orgId, faultsStoppedAt, boundMs);
-      const final = r.target ? await this.finalIncremental(engine, names.orgId, integrations[0]!, r) : null;
+      const final = r.target ? await this.finalRuns(engine, names.orgId, integrations[0]!, r) : null;
       this.phase = 'stopping';
       if (this.io.signal.aborted) throw new Error('interrupted'); // the finally SIGKILLs the processes
       await cluster.stopAll();
@@ -187,12 +194,9 @@ export class ChaosRun implements ChaosTally {
         faultsStoppedAt,
         boundMs,
         postSync: this.opts.postSync,
-        unbounded: final ? new Set([final.id]) : undefined,
+        unbounded: final ? new Set([final.incremental.id, final.verify.id]) : undefined,
       });
-      if (r.target && final) {
-        const truth = r.target.truth();
-        invariants.push(await checkGroundTruth(engine.db, names.orgId, integrations[0]!.id, truth, final));
-      }
+      if (final) invariants.push(...final.truth);
       // With PostgreSQL faults: what was committed before each crash or stop is still there.
       if (this.ledger.snapshots.length > 0) invariants.push(await this.ledger.check(engine.db, names.orgId, this.runs));
       progress.stop();
@@ -216,7 +220,8 @@ export class ChaosRun implements ChaosTally {
               edits_per_second: this.opts.editsPerSecond,
               modes: this.opts.providerModes,
               stats: r.target.stats(),
-              finalRun: final,
+              finalRun: final?.incremental ?? null,
+              finalVerify: final?.verify ?? null,
             }
           : null,
         elapsedMs: Date.now() - this.startedAt,
@@ -393,18 +398,35 @@ export class ChaosRun implements ChaosTally {
   /**
    * With `--provider`: once every run is terminal and the emulator is quiet (no faults, no edits,
    * its search caught up), one more incremental run reads what changed since each watermark (less
-   * the overlap). It must succeed; then its post_sync is delivered like every other run's.
+   * the overlap); the store is then compared with the ground truth. Then a verify run lists every
+   * item and tombstones those deleted at the provider; the deletions are compared with the truth.
+   * Each run must succeed; its post_sync is delivered like every other run's.
    */
-  private async finalIncremental(
+  private async finalRuns(
     engine: NonNullable<Resources['control']>,
     orgId: string,
     integration: ChaosIntegration,
     r: Resources,
-  ): Promise<{ id: string; status: string }> {
+  ): Promise<{ incremental: FinalRun; verify: FinalRun; truth: InvariantResult[] }> {
+    const target = r.target!;
     this.phase = 'final incremental';
-    await r.target!.settled();
-    const run = { at: 0, integration, mode: 'incremental' as const };
-    const id = (await triggerRun(engine, orgId, run)).syncRunId;
+    await target.settled();
+    const incremental = await this.finalRun(engine, orgId, integration, 'incremental');
+    const stored = await checkGroundTruth(engine.db, orgId, integration.id, target.truth(), incremental);
+    this.phase = 'final verify';
+    const verify = await this.finalRun(engine, orgId, integration, 'verify');
+    const deletions = await checkDeletions(engine.db, orgId, integration.id, target.truth(), verify);
+    return { incremental, verify, truth: [stored, deletions] };
+  }
+
+  /** Triggers a run of `mode` on the quiet emulator and waits for its end and its post_sync. */
+  private async finalRun(
+    engine: NonNullable<Resources['control']>,
+    orgId: string,
+    integration: ChaosIntegration,
+    mode: 'incremental' | 'verify',
+  ): Promise<FinalRun> {
+    const id = (await triggerRun(engine, orgId, { at: 0, integration, mode })).syncRunId;
     this.runs.set(id, Date.now());
     const deadline = Date.now() + FINAL_RUN_TIMEOUT_MS;
     let status = 'planned';

@@ -23,6 +23,9 @@ const SCENARIOS = [
   'github_rate_limited_sync',
   'linear_rate_limited_sync',
   'jira_rate_limited_sync',
+  'verify_jira',
+  'verify_linear',
+  'verify_github',
 ];
 
 interface Run {
@@ -120,7 +123,7 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('each provider: an incremental over unchanged data reads less than the first; a verify finds what changed', () => {
+  it('each provider: an incremental over unchanged data reads less than the first', () => {
     const lines = result.stdout
       .split('\n')
       .filter(Boolean)
@@ -136,14 +139,36 @@ describe('npm run bench -- --quick', () => {
       expect(unchanged.requests, name).toBeGreaterThan(0);
       expect(unchanged.requests, name).toBeLessThanOrEqual(first.requests);
       expect(unchanged.items_read, name).toBeLessThan(first.items_read);
-      // Verify: nothing found in unchanged data; after the deletions and losses, each one found.
-      type Verify = { status: string; requests_per_item: number; nothing_found?: boolean; found_all?: boolean };
+      expect(line.verify_unchanged, name).toBeUndefined();
+    }
+  });
+
+  it('verify, each provider: nothing found in unchanged data; after the deletions and losses, each one found', () => {
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => String(l.scenario).startsWith('verify_'));
+    expect(lines.map((l) => l.scenario)).toEqual(['verify_jira', 'verify_linear', 'verify_github']);
+    type Verify = {
+      status: string;
+      requests: number;
+      requests_per_item: number;
+      minimum_s: number;
+      nothing_found?: boolean;
+      found_all?: boolean;
+    };
+    for (const line of lines) {
+      const name = String(line.scenario);
+      expect(line.status, name).toBe('success');
       const clean = line.verify_unchanged as Verify;
       const found = line.verify_one_percent as Verify;
       expect([clean.status, found.status], name).toEqual(['success', 'success']);
       expect(clean.nothing_found, name).toBe(true);
       expect(found.found_all, name).toBe(true);
+      expect(clean.requests, name).toBeGreaterThan(0);
       expect(clean.requests_per_item, name).toBeLessThan(0.05);
+      expect(typeof clean.minimum_s, name).toBe('number');
     }
   });
 

@@ -73,7 +73,7 @@ describe('syncrelay chaos: what it refuses', () => {
     expect(oneLine(unknown.stderr)).toMatch(/--provider.*gitlab.*github, linear, jira/);
     const mode = await runCli(['chaos', '--provider', 'github', '--modes', 'incremental,backfill'], { env });
     expect(mode.code).not.toBe(0);
-    expect(oneLine(mode.stderr)).toMatch(/Unknown mode "backfill"; expected incremental or full_resync/);
+    expect(oneLine(mode.stderr)).toMatch(/Unknown mode "backfill"; expected incremental, full_resync, verify/);
     const alone = await runCli(['chaos', '--modes', 'incremental'], { env });
     expect(alone.code).toBe(1);
     expect(oneLine(alone.stderr)).toBe('syncrelay: --modes applies to a --provider run only');

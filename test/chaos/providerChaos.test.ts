@@ -2,8 +2,9 @@
  * `syncrelay chaos --provider X` in CI, one bounded run per provider: real engine processes under
  * the engine's faults (workers killed and frozen, reconcilers killed, publishes failing, messages
  * delivered twice) while the provider's emulator answers with its own faults and edits and deletes
- * its data under the readers; then a final incremental on the quiet emulator and every invariant,
- * the ground truth (the normalized store equals the emulator's records) among them, PASS.
+ * its data under the readers; then a final incremental and a final verify on the quiet emulator and
+ * every invariant PASS, the ground truth among them: the store equals the emulator's records after
+ * the incremental, and after the verify the items deleted at the emulator, only they, are marked.
  */
 import { describe, expect, it } from 'vitest';
 import type { ChaosReport } from '../../src/chaos/report.js';
@@ -44,13 +45,18 @@ describe('syncrelay chaos --provider (bounded)', () => {
 
         expect(r.provider?.name).toBe(provider);
         expect(r.provider?.finalRun?.status).toBe('success');
-        const truth = r.invariants.find((x) => x.id === 'store_equals_ground_truth');
-        expect(truth?.ok, JSON.stringify(truth)).toBe(true);
+        expect(r.provider?.finalVerify?.status).toBe('success');
+        for (const id of ['store_equals_ground_truth', 'deletions_equal_ground_truth']) {
+          const truth = r.invariants.find((x) => x.id === id);
+          expect(truth?.ok, JSON.stringify(truth)).toBe(true);
+        }
         expect(r.invariants.every((x) => x.ok)).toBe(true);
         // The run really met trouble: engine faults, and the emulator's own faults and edits.
         expect(Object.values(r.faults.injected).reduce((a, b) => a + (b ?? 0), 0)).toBeGreaterThan(0);
         expect(r.provider!.stats.edits ?? 0).toBeGreaterThan(0);
-        expect(r.runs.total).toBe(9); // 8 planned, and the final incremental
+        const deletions = r.provider!.stats.deletions ?? 0;
+        expect(deletions, 'the emulator deleted items under the readers').toBeGreaterThan(0);
+        expect(r.runs.total).toBe(10); // 8 planned, the final incremental and the final verify
         console.info(`chaos --provider ${provider}: ${JSON.stringify({ runs: r.runs, provider: r.provider })}`);
       },
     );

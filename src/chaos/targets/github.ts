@@ -103,7 +103,7 @@ function hostile(emu: GithubEmulator, on: boolean, editsPerSecond: number): void
 interface Tables {
   repositories: TruthTable;
   members: TruthTable;
-  work_items: TruthTable;
+  work_items: TruthTable & { deleted: Set<string> };
   work_item_comments: TruthTable;
   work_item_events: TruthTable;
   pull_requests: TruthTable;
@@ -115,19 +115,25 @@ function table(name: TruthTableName, versioned: boolean): TruthTable {
   return { table: name, versionColumn: versioned ? 'updated_at' : null, rows: new Map() };
 }
 
+/** Deleted issues' keys, kept by the work-items table (a verify run tombstones them). */
+function withDeletions(t: TruthTable): TruthTable & { deleted: Set<string> } {
+  return Object.assign(t, { deleted: new Set<string>() });
+}
+
 /**
  * What a correct reader stores for the organisation as it is now (src/providers/github/mapping.ts):
  * repositories by id at their `updated_at` (the last push, else creation); members by user id (the
  * repositories' assignable users); issues and pull requests as `owner/repo#number` at their
  * `updated_at`; comments on issues (not on pull requests) by id at their `updated_at`; events of
  * issues (not of pull requests) by id; reviews by id; default-branch commits by SHA. Deleted issues,
- * and their comments and events, are gone from every list: not in the truth.
+ * and their comments and events, are gone from every list: not in the rows; the issues' keys are
+ * the work-items table's `deleted`.
  */
 export function githubTruth(data: OrgData): GroundTruth {
   const t: Tables = {
     repositories: table('repositories', true),
     members: table('members', false),
-    work_items: table('work_items', true),
+    work_items: withDeletions(table('work_items', true)),
     work_item_comments: table('work_item_comments', true),
     work_item_events: table('work_item_events', false),
     pull_requests: table('pull_requests', true),
@@ -151,8 +157,11 @@ function addRepository(t: Tables, full: string, repo: RepoRecord): void {
   t.repositories.rows.set(String(repo.id), repo.commits.at(-1)?.date ?? repo.createdAt);
   for (const u of repo.collaborators) t.members.rows.set(String(u.id), null);
   for (const item of repo.items) {
-    if (item.deletedAt !== undefined) continue;
     const key = `${full}#${item.number}`;
+    if (item.deletedAt !== undefined) {
+      t.work_items.deleted.add(key);
+      continue;
+    }
     if (!item.pull) {
       t.work_items.rows.set(key, item.updatedAt);
       continue;

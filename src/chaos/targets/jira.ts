@@ -6,8 +6,9 @@
  * its own random API token. Hostile: the emulator's limit answers (429 with `Retry-After` of 1–2 s,
  * on any endpoint and on search), 5xx and slow answers at low odds, and edits during reads (the
  * emulator's churn: transitions, comments, comment edits, label, assignee and summary changes, new
- * issues). The ground truth is read from the emulator's records, mapped as the provider maps them
- * (src/providers/jira/mapping.ts) but computed here on its own.
+ * issues, and issues deleted at JIRA_CHAOS_DELETE_SHARE of the edits). The ground truth is read
+ * from the emulator's records, mapped as the provider maps them (src/providers/jira/mapping.ts)
+ * but computed here on its own.
  */
 import {
   jiraDemoIntegration,
@@ -25,6 +26,9 @@ export const JIRA_CHAOS_SEARCH_LAG_MS = 3_000;
 
 /** Small enough that a run of every dataset takes seconds; `days` within the provider's 30-day initial depth. */
 const SCALE = { projects: 3, issues: 450, users: 12, maxComments: 4, maxHistories: 3, longLists: 3, days: 20 };
+
+/** The share of the churn's edits that delete their issue (a verify run tombstones them). */
+export const JIRA_CHAOS_DELETE_SHARE = 0.05;
 
 /** A budget no chaos run spends: the faults supply the limit answers. */
 const RATE_LIMIT = { limit: 1_000_000_000, windowSeconds: 60 };
@@ -61,10 +65,10 @@ export async function startJiraTarget(o: TargetOptions): Promise<ChaosTarget> {
     integration: jiraDemoIntegration(emu),
     hostile(on) {
       emu.setFaults(on ? [...JIRA_CHAOS_FAULTS] : []);
-      emu.setChurn(on ? o.editsPerSecond : 0);
+      emu.setChurn(on ? o.editsPerSecond : 0, JIRA_CHAOS_DELETE_SHARE);
     },
     settled: () => searchSettled(emu),
-    truth: () => jiraGroundTruth(emu.data),
+    truth: () => jiraGroundTruth(emu.data, emu.churnDeleted()),
     stats: () => statsOf(emu),
     close: () => emu.close(),
   };
@@ -98,6 +102,7 @@ function statsOf(emu: JiraEmulator): Record<string, number> {
   }
   const churn = emu.churnStats();
   out.edits = churn.edits;
+  out.deletions = churn.byKind.delete;
   for (const [kind, n] of Object.entries(churn.byKind)) out[`edits.${kind}`] = n;
   return out;
 }
@@ -109,9 +114,10 @@ const SPRINT_BOARDS = new Set(['scrum', 'simple']);
  * What a complete read of the site stores, by table: projects (project id), members (account ids
  * the assignable-user search can return), sprints (sprint id), work items (issue id, `updated`),
  * comments (comment id, `updated`) and work-item events (`<issue id>:<history id>:<n>`, a label
- * change one per label added or removed: `…:<n>:+label` / `…:<n>:-label`).
+ * change one per label added or removed: `…:<n>:+label` / `…:<n>:-label`); `deleted`, the ids of
+ * the issues deleted from the site, are the work-items table's `deleted`.
  */
-export function jiraGroundTruth(data: SiteData): GroundTruth {
+export function jiraGroundTruth(data: SiteData, deleted: readonly string[] = []): GroundTruth {
   const issues = data.projects.flatMap((p) => p.issues);
   const boards = new Set(data.boards.filter((b) => b.sprints && SPRINT_BOARDS.has(b.type)).map((b) => b.id));
   return [
@@ -127,10 +133,13 @@ export function jiraGroundTruth(data: SiteData): GroundTruth {
       'sprints',
       data.sprints.filter((s) => boards.has(s.boardId)).map((s) => String(s.id)),
     ),
-    versioned(
-      'work_items',
-      issues.map((i) => [i.id, i.updated]),
-    ),
+    {
+      ...versioned(
+        'work_items',
+        issues.map((i) => [i.id, i.updated]),
+      ),
+      deleted: new Set(deleted),
+    },
     versioned(
       'work_item_comments',
       issues.flatMap((i) => i.comments.map((c) => [c.id, c.updated] as [string, number])),

@@ -192,12 +192,12 @@ export async function startLinearTarget(o: TargetOptions): Promise<ChaosTarget> 
       });
     },
     settled: () => Promise.resolve(),
-    truth: () => linearTruth(emu.data),
+    truth: () => linearTruth(emu.data, removals.deleted),
     stats() {
       log.update();
       const { requests, faults, slow, limited } = log;
       const changes = { edits: emu.churned.length, archived: removals.archived.length };
-      return { requests, faults, slow, limited, ...changes, deleted: removals.deleted.length };
+      return { requests, faults, slow, limited, ...changes, deletions: removals.deleted.length };
     },
     close: () => emu.close(),
   };
@@ -208,16 +208,17 @@ type History = Issue['history'][number];
 
 /**
  * What a complete read of `ws` stores, table by table (the reader's external ids; `updated_at` where
- * the mapping writes Linear's `updatedAt`).
+ * the mapping writes Linear's `updatedAt`); `deleted`, the ids of the issues deleted from it, are
+ * the work-items table's `deleted`.
  */
-export function linearTruth(ws: Workspace): GroundTruth {
+export function linearTruth(ws: Workspace, deleted: readonly string[] = []): GroundTruth {
   const events = eventIdsOf(ws);
   return [
     table('teams', null, ws.teams, () => null),
     table('members', null, ws.users, () => null),
     table('projects', 'updated_at', ws.projects, (p) => p.updatedAt),
     table('sprints', null, ws.cycles, () => null),
-    table('work_items', 'updated_at', ws.issues, (i) => i.updatedAt),
+    { ...table('work_items', 'updated_at', ws.issues, (i) => i.updatedAt), deleted: new Set(deleted) },
     table(
       'work_item_comments',
       'updated_at',

@@ -29,6 +29,11 @@ export interface TruthTable {
   versionColumn: 'updated_at' | null;
   /** external_id → the latest version (ms epoch; null when `versionColumn` is null). */
   rows: Map<string, number | null>;
+  /**
+   * The external ids the provider deleted (for a table a verify run tombstones): after the final
+   * verify each one the store holds carries `deleted_at`, while no row of `rows` does.
+   */
+  deleted?: ReadonlySet<string>;
 }
 
 export type GroundTruth = TruthTable[];

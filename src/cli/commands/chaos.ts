@@ -8,6 +8,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   FAULT_KINDS,
   PROVIDER_MODES,
+  PROVIDER_RUN_MODES,
   type ChaosOptions,
   type FaultKind,
   type ProviderRunMode,
@@ -46,9 +47,9 @@ interface ChaosFlags {
 function modeList(raw: string): ProviderRunMode[] {
   const items = list(raw);
   for (const m of items) {
-    if (m !== 'incremental' && m !== 'full_resync')
+    if (!(PROVIDER_RUN_MODES as readonly string[]).includes(m))
       throw new InvalidArgumentError(
-        `Unknown mode "${m}"; expected incremental or full_resync (repeat one to weight it).`,
+        `Unknown mode "${m}"; expected ${PROVIDER_RUN_MODES.join(', ')} (repeat one to weight it).`,
       );
   }
   return items as ProviderRunMode[];
@@ -120,7 +121,8 @@ export function registerChaos(program: Command): void {
       new Option(
         '--provider <name>',
         "sync that provider's emulator instead of synthetic integrations: its own faults and edits during " +
-          'reads, a final incremental, and the store compared with the emulator (ground truth)',
+          'reads, a final incremental and a final verify, and the store and its deletions compared with the ' +
+          'emulator (ground truth)',
       ).choices([...CHAOS_PROVIDERS]),
     )
     .option(

@@ -52,6 +52,11 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   data: OrgData;
   scale: EmulatorScale;
   rateLimit: RateLimitSpec;
+  /**
+   * Replaces the primary limit from now on: a running window keeps its end and what it spent,
+   * counted against the new limit; the next window lasts the new `windowSeconds`.
+   */
+  setRateLimit(spec: RateLimitSpec): void;
   /** Edits at the clock's now, as people make them while a reader pages (edits.ts). */
   edit: Edits;
   /**
@@ -123,6 +128,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     data,
     scale,
     rateLimit,
+    setRateLimit: (spec) => void Object.assign(rateLimit, resolveRateLimit({ status: rateLimit.status, ...spec })),
     edit: editsOf(data, () => clock.now().getTime()),
     onPage: (listing, page, fn) => churn.onPage(listing, page, fn),
     setChurn: (rate) => churn.setRate(rate),

@@ -5,18 +5,34 @@
  * seed: a status transition (resolved when it reaches Done), a new comment, an edited comment, a
  * label change, an assignee change, a summary change (each of those four in the changelog, as Jira
  * records them) or a new issue. Every edit moves the issue's `updated`, so search sees it only
- * after its lag (searchIndex.ts); a direct read sees it at once.
+ * after its lag (searchIndex.ts); a direct read sees it at once. With a delete share set
+ * (`setDeleteShare`), that share of the edits deletes the issue drawn instead, as
+ * `DELETE /rest/api/3/issue/{issueIdOrKey}` does (deletions.ts), never more than MAX_DELETED_SHARE
+ * of the site's issues; the ids deleted are kept.
  */
 import { ValidationError } from '../../errors.js';
 import { Rng } from '../core/random.js';
 import { addComment, addIssue, history, labelChange, resolutionItem, transition } from './generate.js';
+import { deleteIssue } from './deletions.js';
 import { compareIssues, type IssueRec, type SiteData } from './model.js';
 import type { JiraScale } from './options.js';
 
 /** Edits made at once at most, however long the emulator sat idle. */
 export const MAX_CHURN_BURST = 5;
 
-export const CHURN_KINDS = ['transition', 'comment', 'comment-edit', 'label', 'assignee', 'summary', 'issue'] as const;
+/** Most issues churn deletes, as a share of those the site holds when it deletes one. */
+export const MAX_DELETED_SHARE = 0.2;
+
+export const CHURN_KINDS = [
+  'transition',
+  'comment',
+  'comment-edit',
+  'label',
+  'assignee',
+  'summary',
+  'issue',
+  'delete',
+] as const;
 export type ChurnKind = (typeof CHURN_KINDS)[number];
 
 /** What churn did so far. */
@@ -41,6 +57,9 @@ export class JiraChurn {
   private lastAt: number | null = null;
   private owed = 0;
   private created = 0;
+  private deleteShare = 0;
+  /** The ids of the issues churn deleted, in order. */
+  readonly deleted: string[] = [];
   readonly stats: JiraChurnStats = {
     edits: 0,
     byKind: Object.fromEntries(CHURN_KINDS.map((k) => [k, 0])) as Record<ChurnKind, number>,
@@ -63,6 +82,14 @@ export class JiraChurn {
     this.lastAt = null;
   }
 
+  /** The share of edits that delete their issue from now on (0, the default: none). */
+  setDeleteShare(share: number): void {
+    if (!Number.isFinite(share) || share < 0 || share > 1) {
+      throw new ValidationError('deleteShare', `expected a share from 0 to 1, got ${share}`);
+    }
+    this.deleteShare = share;
+  }
+
   /** Called before a request is served: makes the edits due by `now`. */
   before(now: number): void {
     if (this.rate <= 0) return;
@@ -78,7 +105,8 @@ export class JiraChurn {
     if (issues.length === 0) return null;
     const roll = this.rng.next();
     const issue = this.rng.pick(issues);
-    const kind: ChurnKind =
+    if (this.deletes(issues.length)) return this.remove(issue);
+    const kind: Exclude<ChurnKind, 'delete'> =
       roll < 0.05
         ? 'issue'
         : roll < 0.3 && NEXT[issue.statusId]
@@ -100,7 +128,22 @@ export class JiraChurn {
     return edited.key;
   }
 
-  private change(kind: Exclude<ChurnKind, 'issue'>, issue: IssueRec, now: number): void {
+  /** Whether this edit deletes (drawn only with a delete share set, so the seed's edits are unchanged without). */
+  private deletes(live: number): boolean {
+    if (this.deleteShare <= 0 || this.deleted.length + 1 > MAX_DELETED_SHARE * (live + this.deleted.length))
+      return false;
+    return this.rng.next() < this.deleteShare;
+  }
+
+  private remove(issue: IssueRec): string {
+    deleteIssue(this.data, issue.id);
+    this.deleted.push(issue.id);
+    this.stats.edits++;
+    this.stats.byKind.delete++;
+    return issue.key;
+  }
+
+  private change(kind: Exclude<ChurnKind, 'issue' | 'delete'>, issue: IssueRec, now: number): void {
     const author = this.rng.pick(this.data.users).accountId;
     switch (kind) {
       case 'transition':

@@ -75,8 +75,13 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   /** Whether every change made so far is visible to search at the clock's now. */
   searchSettled(): boolean;
   stats(): JiraEmulatorStats;
-  /** Edits per second from now on while requests come in (churn.ts; 0: none). */
-  setChurn(editsPerSecond: number): void;
+  /**
+   * Edits per second from now on while requests come in (churn.ts; 0: none); `deleteShare` of them
+   * delete their issue instead (default 0).
+   */
+  setChurn(editsPerSecond: number, deleteShare?: number): void;
+  /** The ids of the issues churn deleted so far. */
+  churnDeleted(): readonly string[];
   /** Makes one churn edit at the clock's now; returns the key of the issue edited or created. */
   churnEdit(): string | null;
   /** What churn did so far. */
@@ -86,6 +91,13 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
    * longer lists it and reads of it answer 404. Throws when there is no such issue.
    */
   deleteIssue(idOrKey: string): void;
+  /**
+   * Replaces the credential's quota from now on: a running window keeps its end and what it spent,
+   * counted against the new limit; the next window is shaped by the new `windowSeconds`.
+   */
+  setRateLimit(spec: RateLimitSpec): void;
+  /** Epoch ms the credential's running quota window ends; null when none runs (the next request opens one). */
+  quotaWindowEnd(): number | null;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
@@ -115,6 +127,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const site = { url: '', data };
   const index = new SearchIndex(searchLagMs, data.projects);
   const churn = new JiraChurn(data, scale, seed, opts.churn ?? 0);
+  const limiter = new RateLimiter(rateLimit, clock);
   const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
@@ -122,7 +135,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       email: viewer.email,
       apiToken,
       viewer,
-      limiter: new RateLimiter(rateLimit, clock),
+      limiter,
       endpoints,
       index,
       faults,
@@ -149,10 +162,16 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     searchLagMs,
     searchSettled: () => index.settled(data.projects, clock.now().getTime()),
     stats: () => statsOf(requestLog),
-    setChurn: (rate) => churn.setRate(rate),
+    setChurn: (rate, deleteShare = 0) => {
+      churn.setDeleteShare(deleteShare);
+      churn.setRate(rate);
+    },
+    churnDeleted: () => [...churn.deleted],
     churnEdit: () => churn.edit(clock.now().getTime()),
     churnStats: () => ({ edits: churn.stats.edits, byKind: { ...churn.stats.byKind } }),
     deleteIssue: (idOrKey) => deleteIssue(data, idOrKey),
+    setRateLimit: (spec) => void Object.assign(rateLimit, resolveRateLimit(spec)),
+    quotaWindowEnd: () => limiter.windowEnd('credential'),
     ...controls,
   };
 }

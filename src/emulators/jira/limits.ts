@@ -45,6 +45,12 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
+  /** Epoch ms `key`'s running window ends; null when none runs (its next request opens one). */
+  windowEnd(key: string): number | null {
+    const w = this.windows.get(key);
+    return w && this.clock.now().getTime() < w.resetAt ? w.resetAt : null;
+  }
+
   /** Spends one request if the window has room. */
   consume(key: string): { allowed: boolean; state: RateState } {
     const now = this.clock.now().getTime();

@@ -14,8 +14,10 @@ import {
   prepareEmulator,
   serveEmulator,
   tally,
+  validateWindow,
   type EmulatedIntegration,
   type EmulatorControls,
+  type WindowSpec,
 } from '../core/index.js';
 import { ValidationError } from '../../errors.js';
 import { LINEAR_FAULTS, type LinearFaultSpec } from './faults.js';
@@ -75,6 +77,11 @@ export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, Linear
   data: Workspace;
   scale: LinearScale;
   rateLimit: Required<LinearRateLimit>;
+  /**
+   * Replaces the requests budget from now on: each key's bucket keeps its level (at most the new
+   * limit once it refills) and refills at the new rate.
+   */
+  setRequestLimit(spec: WindowSpec): void;
   /** Edits an issue at the clock's now (it moves to the front of `orderBy: updatedAt`). */
   editIssue(id: string): void;
   /** Archives an issue at the clock's now: it leaves the listings. */
@@ -142,6 +149,7 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     data,
     scale,
     rateLimit,
+    setRequestLimit: (spec) => void Object.assign(rateLimit.requests, validateWindow(spec, 'rateLimit.requests')),
     editIssue: (id) => editIssue(data, churn.rng, issueOf(data, id), clock.now().getTime()),
     archiveIssue: (id) => archiveIssue(data, issueOf(data, id), clock.now().getTime()),
     deleteIssue: (id) => deleteIssue(data, issueOf(data, id)),

@@ -2,11 +2,11 @@
  * The GitHub chaos target in real runs: the engine (in-process broker, worker, reconciler) on
  * PostgreSQL reads the target's integration while the emulator is hostile (limit responses, 5xx,
  * slow answers, issues edited and deleted while lists are read); after a quiet final incremental
- * the normalized store equals the target's ground truth, and a store missing a row, or holding
- * one at an older version, fails the check naming it.
+ * the normalized store equals the target's ground truth, after a verify exactly the deleted issues
+ * are marked, and a store missing a row, or holding one at an older version, fails the check naming it.
  */
 import { describe, expect, it } from 'vitest';
-import { checkGroundTruth } from '../../../src/chaos/checkTruth.js';
+import { checkDeletions, checkGroundTruth } from '../../../src/chaos/checkTruth.js';
 import { startGithubTarget } from '../../../src/chaos/targets/github.js';
 import type { ChaosTarget, GroundTruth } from '../../../src/chaos/targets/target.js';
 import type { Db } from '../../../src/db/types.js';
@@ -60,7 +60,12 @@ describe('GitHub chaos target (engine, emulator)', () => {
     const result = await checkGroundTruth(fx.db, ORG, integrationId, truth);
     expect(result.examples).toEqual([]);
     expect(result).toMatchObject({ ok: true, violations: 0 });
-  }, 90_000);
+
+    const verify = await fx.run(integrationId, { mode: 'verify', triggeredBy: 'manual' }, RUN_MS);
+    const deletions = await checkDeletions(fx.db, ORG, integrationId, truth, { id: verify.runId, ...verify });
+    expect(deletions.examples).toEqual([]);
+    expect(deletions.ok).toBe(true);
+  }, 120_000);
 
   it('a row missing from the store, or stored at an older version, fails the check naming it', async () => {
     expect(integrationId).not.toBe('');
@@ -79,8 +84,45 @@ describe('GitHub chaos target (engine, emulator)', () => {
       `^work_items ${escape(stale)} \\(stored .+, latest .+\\): stored at an older version$`,
     );
     expect(after.examples.filter((e) => staleLine.test(e))).toHaveLength(1);
+
+    // A live issue marked deleted fails both checks; a deleted one stored without the mark, the second.
+    const [, , live = ''] = [...truth.find((t) => t.table === 'work_items')!.rows.keys()];
+    await setDeleted(fx.db, integrationId, live, true);
+    const deleted = await storedOneOf(fx.db, integrationId, [...truth.find((t) => t.table === 'work_items')!.deleted!]);
+    await setDeleted(fx.db, integrationId, deleted, false);
+    expect((await checkGroundTruth(fx.db, ORG, integrationId, truth)).examples).toContain(
+      `work_items ${live}: at the provider, marked deleted in the store`,
+    );
+    const marks = await checkDeletions(fx.db, ORG, integrationId, truth, { id: 'r', status: 'success' });
+    expect(marks.examples.sort()).toEqual(
+      [
+        `work_items ${live}: at the provider, marked deleted`,
+        `work_items ${deleted}: deleted at the provider, not marked deleted`,
+      ].sort(),
+    );
   });
 });
+
+/** One of `ids` the store holds as a work item (the hostile runs stored issues deleted later). */
+async function storedOneOf(db: Db, integrationId: string, ids: string[]): Promise<string> {
+  const { rows } = await db.query<{ external_id: string }>(
+    `SELECT external_id FROM ${db.schema.table('work_items')}
+      WHERE integration_id = $1 AND external_id = ANY($2::text[]) ORDER BY external_id LIMIT 1`,
+    [integrationId, ids],
+  );
+  expect(rows, 'an issue stored, then deleted at the provider').toHaveLength(1);
+  return rows[0]!.external_id;
+}
+
+/** Sets or clears the work item's deleted_at (the row must exist). */
+async function setDeleted(db: Db, integrationId: string, externalId: string, deleted: boolean): Promise<void> {
+  const { rowCount } = await db.query(
+    `UPDATE ${db.schema.table('work_items')} SET deleted_at = CASE WHEN $3 THEN now() END
+      WHERE integration_id = $1 AND external_id = $2`,
+    [integrationId, externalId, deleted],
+  );
+  expect(rowCount, externalId).toBe(1);
+}
 
 async function deleteRow(db: Db, table: string, integrationId: string, externalId: string): Promise<void> {
   const { rowCount } = await db.query(

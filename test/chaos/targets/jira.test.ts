@@ -1,10 +1,11 @@
 /**
  * The Jira chaos target with the engine in-process: incremental runs while the emulator is hostile
- * (faults, edits during reads), then a final incremental once search has caught up; the store must
- * equal the target's ground truth, and the check must name a row deleted or set to an older version.
+ * (faults, edits and deletions during reads), then a final incremental once search has caught up;
+ * the store must equal the target's ground truth, a verify must mark exactly the issues deleted,
+ * and the check must name a row deleted or set to an older version.
  */
 import { describe, expect, it } from 'vitest';
-import { checkGroundTruth } from '../../../src/chaos/checkTruth.js';
+import { checkDeletions, checkGroundTruth } from '../../../src/chaos/checkTruth.js';
 import { jiraGroundTruth, startJiraTarget } from '../../../src/chaos/targets/jira.js';
 import type { ChaosTarget } from '../../../src/chaos/targets/target.js';
 import { startJiraEmulator } from '../../../src/emulators/jira/index.js';
@@ -46,7 +47,12 @@ describe('Jira chaos target (engine, emulator)', () => {
     expect(result.examples).toEqual([]);
     expect(result.violations).toBe(0);
     expect(result.ok).toBe(true);
-  }, 60_000);
+
+    const verify = await fx.run(integrationId, { mode: 'verify', triggeredBy: 'manual' }, 40_000);
+    const deletions = await checkDeletions(fx.db, ORG, integrationId, truth, { id: verify.runId, ...verify });
+    expect(deletions.examples).toEqual([]);
+    expect(deletions.ok).toBe(true);
+  }, 90_000);
 
   it('names a row missing from the store and a row stored at an older version', async () => {
     const { db } = fx;

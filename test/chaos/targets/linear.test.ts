@@ -1,11 +1,12 @@
 /**
  * The Linear chaos target against the engine in-process (real PostgreSQL): incremental runs while
  * the emulator is hostile (faults, edits, archivals and deletions during reads), then a quiet final
- * incremental, leave the normalized store equal to the target's ground truth; a row removed or
- * stored at an older version is named by the check.
+ * incremental, leave the normalized store equal to the target's ground truth, and a verify marks
+ * exactly the deleted issues (the archived stay live); a row removed or stored at an older version
+ * is named by the check.
  */
 import { describe, expect, it } from 'vitest';
-import { checkGroundTruth } from '../../../src/chaos/checkTruth.js';
+import { checkDeletions, checkGroundTruth } from '../../../src/chaos/checkTruth.js';
 import { LINEAR_CHAOS_SCALE, startLinearTarget } from '../../../src/chaos/targets/linear.js';
 import type { ChaosTarget } from '../../../src/chaos/targets/target.js';
 import { createLinearProvider } from '../../../src/providers/linear/index.js';
@@ -37,7 +38,7 @@ describe('the Linear chaos target', () => {
     target.hostile(true);
     const landed = () => {
       const s = target.stats();
-      return s.faults! > 0 && s.edits! > 0 && s.archived! > 0 && s.deleted! > 0;
+      return s.faults! > 0 && s.edits! > 0 && s.archived! > 0 && s.deletions! > 0;
     };
     for (let n = 0; n < MAX_HOSTILE_RUNS && (n < 2 || !landed()); n++) await incremental();
     target.hostile(false);
@@ -47,10 +48,10 @@ describe('the Linear chaos target', () => {
     const quiet = target.stats();
     expect(await incremental()).toBe('success');
     const after = target.stats();
-    expect([after.edits, after.archived, after.deleted, after.faults]).toEqual([
+    expect([after.edits, after.archived, after.deletions, after.faults]).toEqual([
       quiet.edits,
       quiet.archived,
-      quiet.deleted,
+      quiet.deletions,
       quiet.faults,
     ]);
 
@@ -58,12 +59,21 @@ describe('the Linear chaos target', () => {
     for (const t of truth) expect(t.rows.size, t.table).toBeGreaterThan(0);
     // Archived issues stay in the truth (the reader lists them); deleted ones leave it.
     const items = truth.find((t) => t.table === 'work_items')!;
-    expect(items.rows.size).toBe(LINEAR_CHAOS_SCALE.issues - after.deleted!);
+    expect(items.rows.size).toBe(LINEAR_CHAOS_SCALE.issues - after.deletions!);
     const result = await check();
     expect(result.examples).toEqual([]);
     expect(result.violations).toBe(0);
     expect(result.ok).toBe(true);
-  }, 60_000);
+
+    const verify = await fx.run(integrationId, { mode: 'verify', triggeredBy: 'api' });
+    const deletions = await checkDeletions(fx.db, ORG, integrationId, truth, { id: verify.runId, ...verify });
+    expect(deletions.examples).toEqual([]);
+    expect(deletions.ok).toBe(true);
+    // Those stored before they were deleted are marked (one deleted before any read stored it has no row).
+    expect(deletions.checked).toMatch(
+      new RegExp(`^work_items ${after.deletions!} deleted at the provider, [1-9]\\d* marked$`),
+    );
+  }, 90_000);
 
   it('names a row missing from the store and a row stored at an older version', async () => {
     expect(integrationId).not.toBe('');

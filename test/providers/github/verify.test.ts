@@ -9,9 +9,11 @@
 import { describe, expect, it } from 'vitest';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import type { ItemRecord, RequestLogEntry } from '../../../src/emulators/github/index.js';
+import { classifyError } from '../../../src/errors.js';
 import { runGithubUnit, type GithubProviderOptions } from '../../../src/providers/github/index.js';
+import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
 import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
-import { rateLimitOf } from '../../helpers/failures.js';
+import { failureOf, rateLimitOf } from '../../helpers/failures.js';
 import { ISSUES_ONLY, repoKey, useGithubSuite } from './support.js';
 
 const FAST: GithubProviderOptions = {
@@ -281,5 +283,39 @@ describe('GitHub verify', () => {
     const r = await verify();
     expect(r.verify).toMatchObject({ stale: 1, restored: 1, deleted: 0 });
     expect((await stored('work_items')).get(keyOf(back))!.deleted).toBe(false);
+  });
+
+  const serverError =
+    'a 5xx outlasting the retries on a later listing page marks nothing; the retried unit marks the deleted';
+  it(serverError, async () => {
+    await fx.start();
+    await backfill();
+    const gone = items().find((i) => !i.pull && i.number > 100)!;
+    fx.clock.set(T0 + MINUTE);
+    fx.emu.edit.remove(gone.number);
+    fx.clock.set(T0 + 10 * MINUTE);
+    const planned = fx.clock.now();
+    // Once the first listing page is answered, the next listing request and each in-place retry meet a 502.
+    const listing = `/repos/${repoKey(fx.emu)}/issues`;
+    const down = { kind: 'server-error', path: listing, status: 502, count: RETRY_DEFAULTS.attempts } as const;
+    fx.emu.onPage('/issues', 1, () => fx.emu.setFaults([down]));
+    const from = fx.emu.log.length;
+    const err = await failureOf(verify(null, planned));
+    expect(classifyError(err)).toBe('provider_error');
+    expect(fx.emu.log.slice(from).map((l) => [isListing(l), l.status])).toEqual([
+      [true, 200],
+      ...Array<[boolean, number]>(RETRY_DEFAULTS.attempts).fill([true, 502]),
+    ]);
+    const marked = async () => {
+      const rows = [...(await stored('work_items')).entries(), ...(await stored('pull_requests')).entries()];
+      return rows.filter(([, s]) => s.deleted).map(([key]) => key);
+    };
+    expect(await marked()).toEqual([]); // an incomplete listing marks nothing
+
+    fx.emu.setFaults([]);
+    const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
+    expect(r.verify).toEqual({ checked: present().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(await marked()).toEqual([keyOf(gone)]);
+    await expectAllStored();
   });
 });

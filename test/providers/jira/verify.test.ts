@@ -6,9 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
-import { runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
+import { classifyError } from '../../../src/errors.js';
+import { createJiraProvider, runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
+import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
+import { jiraRows } from '../../helpers/emulatorRows.js';
 import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
-import { rateLimitOf } from '../../helpers/failures.js';
+import { failureOf, rateLimitOf } from '../../helpers/failures.js';
 import { useJiraSuite } from './support.js';
 
 const FAST: JiraProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20, reserve: 0 } };
@@ -37,6 +40,22 @@ async function stored(): Promise<Map<string, { updated: number; deleted: boolean
   );
   return new Map(rows.map((r) => [r.external_id, { updated: r.updated_at.getTime(), deleted: r.deleted_at !== null }]));
 }
+
+/** The ids of the rows marked deleted. */
+async function marked(): Promise<string[]> {
+  return [...(await stored()).entries()].filter(([, s]) => s.deleted).map(([id]) => id);
+}
+
+/** Rows per family table, as the store holds them. */
+async function familyCounts() {
+  return {
+    work_items: await count(fx.db, 'work_items'),
+    work_item_comments: await count(fx.db, 'work_item_comments'),
+    work_item_events: await count(fx.db, 'work_item_events'),
+  };
+}
+
+const hrefOf = (url: string | URL | Request) => (url instanceof Request ? url.url : url.toString());
 
 describe('Jira verify', () => {
   it('fetches the missing with their family, refreshes the stale, marks the deleted; then finds nothing', async () => {
@@ -154,5 +173,100 @@ describe('Jira verify', () => {
     const r = await verify();
     expect(r.verify).toMatchObject({ stale: 1, restored: 1, deleted: 0 });
     expect((await stored()).get(back.id)!.deleted).toBe(false);
+  });
+
+  const serverError =
+    'a 5xx outlasting the retries on a later listing page marks nothing; the retried unit marks the deleted';
+  it(serverError, async () => {
+    await fx.start();
+    await backfill();
+    const gone = issues()[10]!;
+    fx.emu.deleteIssue(gone.id);
+    fx.clock.set(T0 + 10 * MINUTE);
+    const planned = fx.clock.now();
+    // From the listing's second page on, the search answers 503 to the request and each in-place retry.
+    const down = { kind: 'server-error', path: '/search/jql', status: 503, count: RETRY_DEFAULTS.attempts } as const;
+    let searches = 0;
+    const failing: typeof fetch = (url, init) => {
+      if (hrefOf(url).includes('/search/jql') && ++searches === 2) fx.emu.setFaults([down]);
+      return fetch(url, init);
+    };
+    const from = fx.emu.requestLog.length;
+    const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before: planned });
+    const err = await failureOf(runJiraUnit(unit, { ...FAST, fetch: failing }));
+    expect(classifyError(err)).toBe('provider_error');
+    const listed = fx.emu.requestLog.slice(from).filter((l) => l.path.includes('/search/jql'));
+    expect(listed.map((l) => l.status)).toEqual([200, ...Array<number>(RETRY_DEFAULTS.attempts).fill(503)]);
+    expect(await marked()).toEqual([]); // an incomplete listing marks nothing
+
+    fx.emu.setFaults([]);
+    const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
+    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(await marked()).toEqual([gone.id]);
+  });
+
+  const lagged =
+    'issues an incremental missed for the search lag, its watermark then past them, are found with their family';
+  it(lagged, async () => {
+    // Search sees a change 10 minutes late, longer than the incremental overlap.
+    const overlap = createJiraProvider().incrementalOverlapMs!;
+    await fx.start({ searchLagMs: 2 * overlap });
+    await backfill(); // up to T0 (the suite's window): the store holds every issue
+    const full = jiraRows(fx.emu.data);
+    // At T0 + 1 min issues are created, commented on and moved along their workflow.
+    fx.clock.set(T0 + MINUTE);
+    const m = fx.emu.mutate();
+    expect(m.created.length).toBeGreaterThan(0);
+    expect(m.transitioned.length + m.commented.length).toBeGreaterThan(0);
+    const changed = jiraRows(fx.emu.data);
+    expect(changed).not.toEqual(full);
+    // Incrementals as the coordinator plans them: each from the previous one's end less the overlap.
+    let watermark = T0;
+    const incremental = async (at: number) => {
+      fx.clock.set(at);
+      const since = new Date(watermark - overlap);
+      await runJiraUnit(
+        fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'incremental', since, before: new Date(at) }),
+        FAST,
+      );
+      watermark = at;
+    };
+    // The first runs while the changes are not yet visible to search; the next starts past them.
+    fx.clock.set(T0 + overlap + 2 * MINUTE);
+    expect(fx.emu.searchSettled()).toBe(false);
+    await incremental(T0 + overlap + 2 * MINUTE);
+    await incremental(T0 + 4 * overlap);
+    expect(fx.emu.searchSettled()).toBe(true);
+    expect(watermark - overlap).toBeGreaterThan(T0 + MINUTE);
+    // Neither read the created issues, nor the changes (but for those of an issue whose earlier
+    // update fell within the first one's overlap): the store lacks them and their comments and changelog events.
+    const before = await stored();
+    const byKey = new Map(issues().map((i) => [i.key, i]));
+    for (const key of m.created) expect(before.has(byKey.get(key)!.id), key).toBe(false);
+    const stale = m.touched.filter(
+      (k) => !m.created.includes(k) && before.get(byKey.get(k)!.id)!.updated !== T0 + MINUTE,
+    );
+    expect(stale.length).toBeGreaterThan(0);
+    const lost = await familyCounts();
+    expect(lost.work_items).toBe(full.work_items);
+    expect(lost.work_item_comments + lost.work_item_events).toBeLessThan(
+      changed.work_item_comments! + changed.work_item_events!,
+    );
+
+    const r = await verify();
+    expect(r.verify).toEqual({
+      checked: issues().length,
+      missing: m.created.length,
+      stale: stale.length,
+      restored: 0,
+      deleted: 0,
+    });
+    expect(await familyCounts()).toEqual({
+      work_items: changed.work_items,
+      work_item_comments: changed.work_item_comments,
+      work_item_events: changed.work_item_events,
+    });
+    const after = await stored();
+    for (const i of issues()) expect(after.get(i.id), i.key).toEqual({ updated: i.updated, deleted: false });
   });
 });

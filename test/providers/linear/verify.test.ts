@@ -7,9 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
+import { classifyError } from '../../../src/errors.js';
+import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
 import { runLinearUnit, type LinearProviderOptions } from '../../../src/providers/linear/index.js';
 import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
-import { rateLimitOf } from '../../helpers/failures.js';
+import { failureOf, rateLimitOf } from '../../helpers/failures.js';
 import { useLinearSuite } from './support.js';
 
 const FAST: LinearProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20 } };
@@ -239,5 +241,39 @@ describe('Linear verify', () => {
     const r = await verify();
     expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 1, restored: 1, deleted: 0 });
     expect((await stored()).get(back.id)).toEqual({ updated: back.updatedAt, deleted: false, archived: null });
+  });
+
+  const serverError =
+    'a 5xx outlasting the retries on a later listing page marks nothing; the retried unit marks the deleted';
+  it(serverError, async () => {
+    await fx.start();
+    await backfill();
+    const gone = issues()[20]!;
+    fx.emu.deleteIssue(gone.id);
+    fx.clock.set(T0 + 10 * MINUTE);
+    const planned = fx.clock.now();
+    // After the first listing page, the next listing request and each in-place retry meet a 503.
+    const down = { kind: 'server-error', operation: LIST, status: 503, count: RETRY_DEFAULTS.attempts } as const;
+    fx.emu.setChurn({
+      afterIssuesPage: ({ operation }) => {
+        if (operation === LIST) fx.emu.setFaults([down]);
+      },
+    });
+    const calls = fx.emu.requestLog.length;
+    const err = await failureOf(verify(null, planned));
+    expect(classifyError(err)).toBe('provider_error');
+    expect(requestsSince(calls).map((e) => [e.operation, e.status])).toEqual([
+      [LIST, 200],
+      ...Array<[string, number]>(RETRY_DEFAULTS.attempts).fill([LIST, 503]),
+    ]);
+    const marked = async () => [...(await stored()).entries()].filter(([, s]) => s.deleted).map(([id]) => id);
+    expect(await marked()).toEqual([]); // an incomplete listing marks nothing
+
+    fx.emu.setChurn({});
+    fx.emu.setFaults([]);
+    const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
+    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(await marked()).toEqual([gone.id]);
+    await expectStoredAsModel();
   });
 });

@@ -1,0 +1,128 @@
+/**
+ * 9. What a verify run costs, per provider (Jira, Linear, GitHub), under the provider benchmark's
+ * binding budget, on its emulator at the same size (jira.ts, linear.ts, github.ts): a verify of the
+ * unchanged source (requests per item; nothing to find), then one after 0.5 % of the issues was
+ * deleted at the provider and 0.5 % lost from the store (each found). One line per provider.
+ *
+ * The store is filled by a real backfill of every dataset against the emulator with no effective
+ * budget (far faster than the budgeted one, which is the provider scenario's figure); its rate is
+ * the unthrottled capacity the budget is derived from, as in the provider scenario (R: the nominal
+ * figure, halved capacity when the machine is slower; GitHub's is fixed). The emulator then enforces
+ * R per window (its budget replaced at run time), and each verify run is triggered at the start of
+ * a fresh window of that budget, waited for outside the timed part (bench/lib/verify.ts; under
+ * `--quick` only for windows of 10 s or less: Jira's minute windows would add two minutes to the
+ * smoke run for ratios that mean nothing at that size).
+ *
+ * ratio = the larger of the two runs' wall ÷ (requests ÷ R × window) (target ≤ 1.15); requests
+ * per item of the unchanged verify ≤ 0.011 for GitHub and Jira, ≤ 0.021 for Linear.
+ */
+import {
+  bindingLimit,
+  enforcedWindow,
+  freshWindow,
+  UNLIMITED,
+  type BenchEmulator,
+  type ProviderBench,
+} from '../lib/providerBench.js';
+import { backfill, integrate, orgOf, withProviderEngine, type Ctx, type Phase } from '../lib/providerRuns.js';
+import { round } from '../lib/stats.js';
+import type { BenchOptions, Scenario, ScenarioResult } from '../lib/types.js';
+import { verifyCost } from '../lib/verify.js';
+import { githubBench } from './githubBench.js';
+import { jiraBench } from './jira.js';
+import { linearBench } from './linear.js';
+
+const BENCHES: readonly ((quick: boolean) => ProviderBench)[] = [jiraBench, linearBench, githubBench];
+/** Requests per item of a verify over unchanged data, at most. */
+const PER_ITEM_TARGET: Readonly<Record<string, number>> = { github: 0.011, jira: 0.011, linear: 0.021 };
+const RATIO_TARGET = 1.15;
+
+export const verifyScenario: Scenario = {
+  name: 'verify',
+  async run(opts: BenchOptions): Promise<ScenarioResult[]> {
+    const lines: ScenarioResult[] = [];
+    for (const bench of BENCHES) lines.push(await withProviderEngine(bench(opts.quick), opts, measure));
+    return lines;
+  },
+};
+
+async function measure(c: Ctx): Promise<ScenarioResult> {
+  const emu = await c.bench.start(UNLIMITED);
+  try {
+    const id = await integrate(c, emu, 'verify', c.bench.datasets);
+    const fill = await backfill(c, emu, id, 'filling the store (unthrottled)');
+    if (fill.status !== 'success')
+      throw new Error(`${c.bench.name}: the backfill filling the store ended ${fill.status}`);
+    const capacityRate = fill.requests / (fill.wallMs / 1000);
+    const limit = bindingLimit(c.bench, capacityRate);
+    const w = enforcedWindow(c.bench);
+    emu.setBudget({ limit, windowSeconds: c.bench.nominal.windowSeconds });
+    c.opts.note(`${c.bench.name}: unthrottled ${round(capacityRate)} requests/s; verify under ${limit} per ${w} s`);
+    const verify = await verifyCost(
+      {
+        engine: c.engine,
+        db: c.db,
+        orgId: orgOf(c, 'verify'),
+        integrationId: id,
+        requests: emu.total,
+        note: c.opts.note,
+        items: emu.items ?? emu.issues,
+        limit,
+        windowMs: w * 1000,
+        deleteAtProvider: (n) => emu.deleteIssues(n),
+        freshWindow: () => (alignWindows(c, w) ? freshWindow(emu) : Promise.resolve()),
+      },
+      c.bench.name,
+    );
+    return line(c.bench, emu, { fill, capacityRate, limit, w }, verify);
+  } finally {
+    await emu.close();
+  }
+}
+
+/** Windows this long are not waited for under `--quick`: its ratios mean nothing, its run time does (the CI smoke). */
+const QUICK_ALIGN_MAX_WINDOW_S = 10;
+
+/** Whether each verify run waits for a fresh window (always at full size). */
+function alignWindows(c: Ctx, windowS: number): boolean {
+  return !c.opts.quick || windowS <= QUICK_ALIGN_MAX_WINDOW_S;
+}
+
+type Verify = Awaited<ReturnType<typeof verifyCost>>;
+
+function line(
+  bench: ProviderBench,
+  emu: BenchEmulator,
+  b: { fill: Phase; capacityRate: number; limit: number; w: number },
+  v: Verify,
+): ScenarioResult {
+  const share = b.limit / b.w / b.capacityRate;
+  const ratio = Math.max(v.verify_unchanged.ratio, v.verify_one_percent.ratio);
+  const perItem = PER_ITEM_TARGET[bench.name]!;
+  const success = v.verify_unchanged.status === 'success' && v.verify_one_percent.status === 'success';
+  return {
+    scenario: `verify_${bench.name}`,
+    status: success ? 'success' : `${v.verify_unchanged.status}/${v.verify_one_percent.status}`,
+    issues: emu.issues,
+    items: emu.items ?? emu.issues,
+    rate_limit: `${b.limit}/${b.w}s`,
+    rate_limit_nominal: `${bench.nominal.limit}/${b.w}s`,
+    ...(bench.enforcedWindowSeconds ? { emulator_window_s: bench.nominal.windowSeconds } : {}),
+    fill: { requests: b.fill.requests, wall_s: round(b.fill.wallMs / 1000), units: b.fill.units },
+    unthrottled_requests_per_s: round(b.capacityRate),
+    unthrottled_note: 'the backfill filling the store, with no budget, in this process in this run',
+    budget_share_of_capacity: round(share),
+    budget_binds: bench.fixedBudget ? null : share <= 0.5,
+    ...v,
+    ratio,
+    target:
+      `<= ${RATIO_TARGET} (each verify: wall ÷ requests ÷ R × window); <= ${perItem} requests per unchanged item; ` +
+      'nothing found in unchanged data; every deletion and loss found',
+    met:
+      success &&
+      ratio <= RATIO_TARGET &&
+      v.verify_unchanged.requests_per_item <= perItem &&
+      v.verify_unchanged.nothing_found &&
+      v.verify_one_percent.found_all,
+  };
+}
