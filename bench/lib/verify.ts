@@ -47,6 +47,15 @@ async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
   return { status, requests, wallMs, counts: view?.verify ?? null };
 }
 
+/** A verify with no budget (the emulator's set unlimited): what the verify's own pace is. */
+export async function unthrottledVerify(
+  t: Pick<VerifyTarget, 'engine' | 'db' | 'orgId' | 'integrationId' | 'requests' | 'note'>,
+  label: string,
+): Promise<{ status: string; requests: number; wallMs: number }> {
+  const { status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
+  return { status, requests, wallMs };
+}
+
 /** `n` live work items of the integration, not among `except`, removed from the store (rows only). */
 async function loseFromStore(t: VerifyTarget, n: number, except: readonly string[]): Promise<string[]> {
   const table = t.db.schema.table('work_items');

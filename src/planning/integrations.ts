@@ -96,7 +96,21 @@ export function validateIntegration(
   for (const d of i.datasets)
     if (!known.has(d)) throw new ValidationError('datasets', `unknown dataset "${d}" for ${i.provider}`);
   if (new Set(i.datasets).size !== i.datasets.length) throw new ValidationError('datasets', 'contains duplicates');
-  if (i.credential !== undefined) validateCredential(i.credential);
+  if (i.credential !== undefined) checkCredentialFor(registry, i.provider, config, i.credential);
+}
+
+/**
+ * Throws `ValidationError` naming `credential` unless it passes the generic checks and, for a
+ * provider that has its own (`Provider.validateCredential`), the provider's for `config`.
+ */
+export function checkCredentialFor(
+  registry: ProviderRegistry,
+  provider: string,
+  config: Record<string, unknown>,
+  credential: unknown,
+): asserts credential is string {
+  validateCredential(credential);
+  if (registry.has(provider)) registry.get(provider).validateCredential?.(credential, config);
 }
 
 function checkSources(sources: readonly string[]): void {

@@ -182,6 +182,12 @@ export interface Provider {
   validateConfig?(config: Record<string, unknown>, context?: ConfigValidationContext): void;
   /** Validates one source key before it is stored; throws `ValidationError` naming `field` (`sources.<n>`). */
   validateSource?(source: string, field: string): void;
+  /**
+   * Validates a credential (already through the generic checks) for an integration of `config`
+   * before it is stored, e.g. that a GitHub App's is an RSA private key; throws `ValidationError`
+   * naming `credential`, never quoting it. @default no further check
+   */
+  validateCredential?(credential: string, config: Record<string, unknown>): void;
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
   /**

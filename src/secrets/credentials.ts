@@ -25,12 +25,24 @@ export const CREDENTIAL_MAX_LENGTH = 8192;
 const CONTROL_RE = /\p{Cc}/u;
 const LONE_SURROGATE_RE = /\p{Cs}/u;
 
+/**
+ * A PEM block (`-----BEGIN …-----` … `-----END …-----`, e.g. a GitHub App's key; one line break may
+ * end it, as a PEM file's does): its line breaks removed. Anything else: as it is.
+ */
+function pemLinesJoined(value: string): string {
+  return /^-----BEGIN [A-Z0-9 ]+-----\r?\n[\s\S]*\n-----END [A-Z0-9 ]+-----(?:\r?\n)?$/.test(value)
+    ? value.replace(/\r?\n/g, '')
+    : value;
+}
+
 /** Why `value` is not an acceptable credential, or null. The value itself is never part of the answer. */
 export function credentialProblem(value: unknown): string | null {
   if (typeof value !== 'string') return 'must be a string';
   if (value.trim() === '') return 'must not be empty';
   if (value.length > CREDENTIAL_MAX_LENGTH) return `must be at most ${CREDENTIAL_MAX_LENGTH} characters`;
-  if (CONTROL_RE.test(value)) return 'must not contain control characters (a trailing newline included)';
+  if (CONTROL_RE.test(pemLinesJoined(value))) {
+    return 'must not contain control characters (a trailing newline included; a PEM block may span lines)';
+  }
   if (LONE_SURROGATE_RE.test(value)) return 'must not contain unpaired surrogates';
   return null;
 }

@@ -164,6 +164,7 @@ describe('npm run bench -- --quick', () => {
       const clean = line.verify_unchanged as Verify;
       const found = line.verify_one_percent as Verify;
       expect([clean.status, found.status], name).toEqual(['success', 'success']);
+      expect((line.verify_unthrottled as { status: string }).status, name).toBe('success');
       expect(clean.nothing_found, name).toBe(true);
       expect(found.found_all, name).toBe(true);
       expect(clean.requests, name).toBeGreaterThan(0);

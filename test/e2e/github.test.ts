@@ -11,7 +11,7 @@ import { createGithubProvider } from '../../src/providers/github/index.js';
 import { countsPerDay, startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
-import { openApiStack, type ApiStack } from '../helpers/apiStack.js';
+import { incrementalRun, openApiStack, runEnded, type ApiStack } from '../helpers/apiStack.js';
 import { waitFor } from '../helpers/engine.js';
 import { dumpDatabase, dumpRedis, findLeaks, processCommandLine } from '../helpers/leakScan.js';
 import { REDIS_URL, type TestDatabase } from '../helpers/pg.js';
@@ -87,17 +87,7 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
     return (res.json as { id: string }).id;
   }
 
-  async function finished(runId: string, timeoutMs = 60_000): Promise<string> {
-    return waitFor(
-      async () => {
-        const run = await send('GET', `/api/v1/sync-runs/${runId}`);
-        const status = (run.json as { run?: { status?: string } }).run?.status;
-        return status === 'planned' || status === 'dispatching' ? null : status;
-      },
-      timeoutMs,
-      200,
-    );
-  }
+  const finished = (runId: string, timeoutMs = 60_000) => runEnded(stack, runId, timeoutMs);
 
   /** The backfill's start: midnight before the emulator's first day. */
   function windowStart(on: GithubEmulator): Date {
@@ -116,11 +106,7 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
     return (res.json as { sync_run_id: string }).sync_run_id;
   }
 
-  async function incremental(id: string): Promise<string> {
-    const res = await send('POST', `/api/v1/integrations/${id}/sync`, { mode: 'incremental' });
-    expect(res.status, res.text).toBe(202);
-    return (res.json as { sync_run_id: string }).sync_run_id;
-  }
+  const incremental = (id: string) => incrementalRun(stack, id);
 
   /** Every key of `surface` for the integration, with how many rows it has. */
   async function stored(id: string, surface: Surface): Promise<{ keys: string[]; rows: number }> {

@@ -11,7 +11,7 @@ import type { Db } from '../../src/db/types.js';
 import { Engine } from '../../src/engine.js';
 import type { ProviderRegistry } from '../../src/providers/registry.js';
 import { SecretKey } from '../../src/secrets/key.js';
-import { testSettings } from './engine.js';
+import { testSettings, waitFor } from './engine.js';
 import { memoryLogger, ResponseLog } from './leakScan.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from './pg.js';
 
@@ -91,4 +91,24 @@ export async function openApiStack(o: ApiStackOptions): Promise<ApiStack> {
 function once(fn: () => Promise<void>): () => Promise<void> {
   let done: Promise<void> | null = null;
   return () => (done ??= fn());
+}
+
+/** The run's status once it has left planned and dispatching, read through the API. */
+export async function runEnded(stack: Pick<ApiStack, 'send'>, runId: string, timeoutMs = 60_000): Promise<string> {
+  return waitFor(
+    async () => {
+      const run = await stack.send('GET', `/api/v1/sync-runs/${runId}`);
+      const status = (run.json as { run?: { status?: string } }).run?.status;
+      return status === 'planned' || status === 'dispatching' ? null : status;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+/** Triggers an incremental run of the integration through the API; its run id (202 or the test fails). */
+export async function incrementalRun(stack: Pick<ApiStack, 'send'>, integrationId: string): Promise<string> {
+  const res = await stack.send('POST', `/api/v1/integrations/${integrationId}/sync`, { mode: 'incremental' });
+  if (res.status !== 202) throw new Error(`POST …/sync answered ${res.status}: ${res.text}`);
+  return (res.json as { sync_run_id: string }).sync_run_id;
 }

@@ -62,7 +62,8 @@ const common = (subject: string) => ({
 });
 
 function githubClient(subject: string, baseUrl: string) {
-  return createGithubClient({ ...common(subject), baseUrl, token: TOKEN, throttleKey: 'origin-test', budget: null });
+  const auth = { token: TOKEN };
+  return createGithubClient({ ...common(subject), baseUrl, auth, throttleKey: 'origin-test', budget: null });
 }
 
 async function refusal(p: Promise<unknown>, subject: string, foreign: string): Promise<Error> {

@@ -412,7 +412,7 @@ describe('a host name is judged by the addresses it resolves to, before connecti
     const octokit = createGithubClient({
       ...common(subject, policy),
       baseUrl: 'https://evil.example/api/v3',
-      token: TOKEN,
+      auth: { token: TOKEN },
       throttleKey: 'outbound-test',
       budget: null,
     });

@@ -7,7 +7,8 @@ import type { Tx } from '../../db/types.js';
 import { storeCredential } from '../../secrets/credentials.js';
 import { getIntegrationView } from '../../store/admin.js';
 import { deleteCredential } from '../../store/credentials.js';
-import { getIntegration } from '../../store/integrations.js';
+import { getIntegration, type IntegrationRow } from '../../store/integrations.js';
+import { checkCredentialFor } from '../../planning/integrations.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
@@ -21,8 +22,10 @@ function integrationNotFound(id: string): ApiError {
 }
 
 /** The integration of the org, locked FOR UPDATE (a credential write waits for a concurrent one). */
-async function lockIntegration(tx: Tx, orgId: string, id: string): Promise<void> {
-  if (!(await getIntegration(tx, id, { orgId, lock: true }))) throw integrationNotFound(id);
+async function lockIntegration(tx: Tx, orgId: string, id: string): Promise<IntegrationRow> {
+  const row = await getIntegration(tx, id, { orgId, lock: true });
+  if (!row) throw integrationNotFound(id);
+  return row;
 }
 
 async function presented(tx: Tx, orgId: string, id: string) {
@@ -42,7 +45,8 @@ export function credentialRoutes(app: FastifyInstance, { ctx }: RouteDeps): void
       body: { credential: ctx.secrets.fingerprint(body.credential) },
     };
     return answerIdempotently(ctx, request, reply, op, async (tx) => {
-      await lockIntegration(tx, orgId, params.id);
+      const row = await lockIntegration(tx, orgId, params.id);
+      checkCredentialFor(ctx.registry, row.provider, row.config, body.credential);
       const secret = { orgId, integrationId: params.id, secret: body.credential };
       await storeCredential(tx, ctx.secrets, secret, ctx.clock.now());
       return presented(tx, orgId, params.id);

@@ -3,6 +3,7 @@
  * pagination, authentication, primary rate limit and injectable faults) until SIGTERM / SIGINT;
  * `emulate linear` (./emulateLinear.ts) and `emulate jira` (./emulateJira.ts) beside it.
  */
+import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
 import {
@@ -19,7 +20,7 @@ import { intInRange, isoTime } from '../args.js';
 import { registerEmulateJira } from './emulateJira.js';
 import { registerEmulateLinear } from './emulateLinear.js';
 import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
-import { printLine } from '../output.js';
+import { CliError, printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
 
@@ -34,6 +35,9 @@ interface EmulateFlags {
   scale?: EmulatorScale;
   churn: number;
   tokenEnv?: string;
+  app?: boolean;
+  tokenTtl?: number;
+  appKeyFile?: string;
 }
 
 /** `--churn`: edits per second, a number from 0 on. */
@@ -86,7 +90,14 @@ runs with SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS=true (see docs/operations.md).`
       parsed(parseFaults),
     )
     .option('--scale <spec>', 'small | medium | bench | issues=20000,pulls=5000,…', parsed(parseScale))
-    .option('--churn <n>', 'edits per second made while lists are read (0: none)', churnRate, CLI_CHURN);
+    .option('--churn <n>', 'edits per second made while lists are read (0: none)', churnRate, CLI_CHURN)
+    .option('--app', 'also serve a GitHub App installed on the organisation (needs --app-key-file)')
+    .option('--app-key-file <path>', "with --app: write the App's private key (PEM) to this file, mode 0600")
+    .option(
+      '--token-ttl <seconds>',
+      "with --app: how long installation access tokens last (default: 3600, GitHub's one hour)",
+      intInRange(1, 86_400),
+    );
   tokenEnvOption(github, 'the full-access token')
     .addHelpText(
       'after',
@@ -99,15 +110,46 @@ primary-limit, secondary-limit, too-many-requests, bad-credentials, forbidden, n
 server-error (status=500|502|503|504), slow (delay=ms); each with p=<0..1> or count=<n>, and
 path=<text> to match only some paths. --churn makes that many edits per second while lists are
 read (new comments, edited comments, closed and deleted issues), as people do on GitHub; every
-fourth repository is empty (its commit lists answer 409). See docs/emulators.md.`,
+fourth repository is empty (its commit lists answer 409). With --app it also serves a GitHub App
+with one installation on the organisation (all repositories): it prints the App id and the
+installation id and writes the App's private key (PKCS#1 PEM, made at every start) to
+--app-key-file, never to the terminal. Sign an RS256 JWT with it (iss: the App id) for the /app
+endpoints, exchange it at POST /app/installations/<id>/access_tokens for a ghs_ token, and read
+with that. See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
   registerEmulateLinear(emulate);
   registerEmulateJira(emulate);
 }
 
+/** The `app` option from --app, --token-ttl and --app-key-file (the last two only with --app). */
+function appFlags(flags: EmulateFlags): { appId?: number; tokenTtlSeconds?: number } | undefined {
+  if (!flags.app) {
+    if (flags.tokenTtl !== undefined || flags.appKeyFile !== undefined) {
+      throw new CliError('--token-ttl and --app-key-file are for --app only');
+    }
+    return undefined;
+  }
+  if (flags.appKeyFile === undefined || flags.appKeyFile.trim() === '') {
+    throw new CliError('--app needs --app-key-file <path>: the private key is written there, never printed');
+  }
+  return flags.tokenTtl === undefined ? {} : { tokenTtlSeconds: flags.tokenTtl };
+}
+
+/** Writes `pem` to `path` readable by its owner only (an existing file is narrowed to 0600 first). */
+function writeKeyFile(path: string, pem: string): void {
+  const fd = openSync(path, 'w', 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, pem);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function serveGithub(flags: EmulateFlags): Promise<void> {
   const token = tokenFromEnv(flags.tokenEnv);
+  const app = appFlags(flags);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
   const emulator = await startGithubEmulator({
@@ -121,8 +163,10 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
     faults: flags.faults,
     scale: flags.scale,
     churn: flags.churn,
+    app,
   });
   try {
+    if (app && flags.appKeyFile !== undefined) writeKeyFile(flags.appKeyFile, emulator.appPrivateKeyPem ?? '');
     const counts = emulator.data.repos.reduce(
       (acc, r) => {
         for (const i of r.items) acc[i.pull ? 'pulls' : 'issues']++;
@@ -136,6 +180,10 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
     );
     for (const t of emulator.tokens) {
       printLine(`token ${t.id} (${t.repos ? 'public repositories only' : 'every repository'}): ${t.token}`);
+    }
+    if (app) {
+      printLine(`GitHub App id: ${emulator.appId ?? ''}  ·  installation id: ${emulator.installationId ?? ''}`);
+      printLine(`GitHub App private key (PKCS#1 PEM, new at every start): written to ${flags.appKeyFile ?? ''}`);
     }
     noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'github emulator started');

@@ -1,6 +1,6 @@
 /** `syncrelay integrations create|list|delete|set-credential|clear-credential`. */
 import type { Command } from 'commander';
-import { deleteIntegration } from '../../planning/integrations.js';
+import { checkCredentialFor, deleteIntegration } from '../../planning/integrations.js';
 import { storeCredential } from '../../secrets/credentials.js';
 import { deleteCredential } from '../../store/credentials.js';
 import {
@@ -143,6 +143,7 @@ function registerCredentialCommands(integrations: Command): void {
         engine.db.transaction(async (tx) => {
           const row = await getIntegration(tx, id, { lock: true });
           if (!row) throw new CliError(`integration ${id} not found`);
+          checkCredentialFor(engine.ctx.registry, row.provider, row.config, credential);
           const secret = { orgId: row.org_id, integrationId: id, secret: credential };
           await storeCredential(tx, engine.ctx.secrets, secret, engine.ctx.clock.now());
         }),

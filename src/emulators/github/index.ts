@@ -1,8 +1,8 @@
 /**
  * A local GitHub REST API emulator for tests and benchmarks: a seeded organisation served in
- * GitHub's real shapes, with its pagination, authentication, primary rate limit and injectable
- * faults. Not part of the engine: only the `emulate` and `demo --provider github` commands, the benchmark
- * and tests import it.
+ * GitHub's real shapes, with its pagination, authentication (tokens, and optionally a GitHub App:
+ * appAuth.ts), primary rate limit and injectable faults. Not part of the engine: only the
+ * `emulate` and `demo --provider github` commands, the benchmark and tests import it.
  */
 import {
   BASE62,
@@ -12,6 +12,7 @@ import {
   serveEmulator,
   type EmulatorControls,
 } from '../core/index.js';
+import { GithubApp, resolveAppOptions, type AppStats } from './appAuth.js';
 import { checkRate, Churn } from './churn.js';
 import { editsOf, type Edits } from './edits.js';
 import { GITHUB_FAULTS, type FaultSpec } from './faults.js';
@@ -36,6 +37,14 @@ export type { MutationSummary } from './mutate.js';
 export type { Edits } from './edits.js';
 export { MAX_BURST } from './churn.js';
 export type { RequestLogEntry, RequestTotals } from './server.js';
+export {
+  DEFAULT_APP_ID,
+  DEFAULT_INSTALLATION_ID,
+  DEFAULT_TOKEN_TTL_SECONDS,
+  JWT_MESSAGES,
+  resolveAppOptions,
+  type AppStats,
+} from './appAuth.js';
 export * from './faults.js';
 export * from './options.js';
 export type * from './model.js';
@@ -70,6 +79,25 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   setListEdits(p: number): void;
   /** What the emulator did so far: requests answered (by a fault, slowed) and the churn's edits and deletions. */
   activity(): RequestTotals & { edits: number; deletions: number };
+  /** With the `app` option: the App's id (its JWTs' `iss`); null without an App. */
+  appId: number | null;
+  /** With the `app` option: the App's client ID (also accepted as `iss`); null without an App. */
+  appClientId: string | null;
+  /** With the `app` option: the one installation's id (on the organisation, all repositories). */
+  installationId: number | null;
+  /** With the `app` option: the App's current private key, PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+  readonly appPrivateKeyPem: string | null;
+  /**
+   * Revokes the App's private key: JWTs signed with it answer 401 from now on. A new key replaces
+   * it (returned, and in `appPrivateKeyPem`). Throws without an App.
+   */
+  revokeAppKey(): string;
+  /** Revokes every installation access token issued so far (they answer 401); returns how many were live. */
+  revokeInstallationTokens(): number;
+  /** Tokens issued and refused, JWTs accepted and refused (all zero without an App). */
+  appStats(): AppStats;
+  /** The App JWTs accepted and installation tokens issued so far (the latest 1000): what a leak test looks for. */
+  appSecretsSeen(): readonly string[];
 }
 
 let instances = 0;
@@ -98,6 +126,8 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const log: RequestLogEntry[] = [];
   const totals: RequestTotals = { requests: 0, faults: 0, slow: 0 };
   const render = { api: '', html: '', data };
+  const appOptions = resolveAppOptions(opts.app);
+  const app = appOptions ? new GithubApp(appOptions, clock) : null;
   const { origin, controls } = await serveEmulator(
     createHandler({
       instance: ++instances,
@@ -113,6 +143,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       logLimit,
       churn,
       totals,
+      app,
     }),
     opts,
     { name: 'GitHub', faults, clock },
@@ -134,6 +165,19 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     setChurn: (rate) => churn.setRate(rate),
     setListEdits: (p) => churn.setListEdits(p),
     activity: () => ({ ...totals, ...churn.made }),
+    appId: app?.appId ?? null,
+    appClientId: app?.clientId ?? null,
+    installationId: app?.installationId ?? null,
+    get appPrivateKeyPem() {
+      return app?.privateKeyPem ?? null;
+    },
+    revokeAppKey: () => {
+      if (!app) throw new Error('revokeAppKey: the emulator serves no GitHub App (start it with the app option)');
+      return app.revokeKey();
+    },
+    revokeInstallationTokens: () => app?.revokeTokens() ?? 0,
+    appSecretsSeen: () => [...(app?.secretsSeen ?? [])],
+    appStats: () => ({ ...(app?.stats ?? { tokensIssued: 0, jwtsAccepted: 0, jwtsRefused: 0, tokensRefused: 0 }) }),
     ...controls,
   };
 }

@@ -49,6 +49,16 @@ export interface RateLimitSpec extends WindowSpec {
   status?: 403 | 429;
 }
 
+/** The `app` option: an App with one installation on the organisation (appAuth.ts; absent: no App). */
+export interface GithubAppOptions {
+  /** @default 1000001 */
+  appId?: number;
+  /** @default 2000001 */
+  installationId?: number;
+  /** How long an installation access token lasts. @default 3600 (GitHub's one hour) */
+  tokenTtlSeconds?: number;
+}
+
 export interface GithubEmulatorOptions extends CommonEmulatorOptions {
   /** The organisation's login. @default emulated-org */
   org?: string;
@@ -66,6 +76,11 @@ export interface GithubEmulatorOptions extends CommonEmulatorOptions {
   churn?: number;
   /** Indexes of the repositories without any commit (409 on their commit lists). @default every fourth: 3, 7, … */
   emptyRepos?: readonly number[];
+  /**
+   * Serve a GitHub App with one installation on the organisation (appAuth.ts): its key pair is made
+   * at start. @default none (no App endpoints; JWTs and `ghs_` tokens are not accepted)
+   */
+  app?: GithubAppOptions;
 }
 
 /** The edits per second `syncrelay emulate github` makes unless `--churn` says otherwise. */

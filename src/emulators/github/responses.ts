@@ -31,10 +31,11 @@ export function validationFailed(resource: string, field: string, value: string,
   };
 }
 
-export function primaryLimitAnswer(status: 403 | 429, userId: number, requestId: string): Answer {
+/** `subject`: whose limit, as GitHub names it (`user ID 123`, `installation ID 456`). */
+export function primaryLimitAnswer(status: 403 | 429, subject: string, requestId: string): Answer {
   return errorAnswer(
     status,
-    `API rate limit exceeded for user ID ${userId}. If you reach out to GitHub Support for help, ` +
+    `API rate limit exceeded for ${subject}. If you reach out to GitHub Support for help, ` +
       `please include the request ID ${requestId}.`,
     RATE_DOCS,
   );

@@ -14,9 +14,11 @@ import { throttling } from '@octokit/plugin-throttling';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { createCaller, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { providerError, type LimitSignal } from '../kit/errors.js';
+import { NonRetryableError } from '../../errors.js';
+import { providerError, ProviderAnswerError, type LimitSignal } from '../kit/errors.js';
 import { headerOf, numberHeader, type HeaderSource } from '../kit/headers.js';
 import { credentialForms, errorSummary } from '../kit/redact.js';
+import type { InstallationTokens } from './appAuth.js';
 
 export const GithubOctokit = Octokit.plugin(paginateRest, throttling);
 export type GithubOctokit = InstanceType<typeof GithubOctokit>;
@@ -24,10 +26,16 @@ export type GithubOctokit = InstanceType<typeof GithubOctokit>;
 /** A secondary limit without `retry-after` lasts at least this long. */
 export const SECONDARY_FALLBACK_MS = 60_000;
 
+/**
+ * How requests are signed: a token (personal, fine-grained, or an App's JWT: the Authorization
+ * header and nowhere else), or an App installation's tokens (appAuth.ts), current at each request
+ * and renewed once when an answer refuses one with 401.
+ */
+export type GithubClientAuth = { token: string } | { installation: InstallationTokens };
+
 export interface GithubClientOptions extends ClientOptions {
   baseUrl: string;
-  /** The credential's secret; it goes into the Authorization header and nowhere else. */
-  token: string;
+  auth: GithubClientAuth;
   /** Requests of one key share the throttling plugin's concurrency (10 in flight): the credential's id. */
   throttleKey: string;
   budget: RateBudget | null;
@@ -153,7 +161,7 @@ function githubWords(body: unknown): { code: string | null; says: string } {
 
 /** A client whose every request is gated, recorded, classified and (when transient) retried. */
 export function createGithubClient(o: GithubClientOptions): GithubOctokit {
-  const secrets = [...(o.secrets ?? []), ...credentialForms(o.token)];
+  const secrets = [...(o.secrets ?? []), ...('token' in o.auth ? credentialForms(o.auth.token) : [])];
   // Octokit's warnings may quote an answer's headers (a deprecation's `sunset` and `link`): redacted,
   // and into the unit's logger, never the console (where `request.log` would otherwise write them).
   const said = (msg: string) => errorSummary(msg, secrets, 1000);
@@ -164,7 +172,7 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     error: (msg: string) => o.logger.error({ source: 'octokit' }, said(msg)),
   };
   const octokit = new GithubOctokit({
-    auth: o.token,
+    ...('token' in o.auth ? { auth: o.auth.token } : {}),
     baseUrl: o.baseUrl.replace(/\/+$/, ''),
     // Success bodies come back unread and are parsed by `parsedBody` (see there).
     // The fetch is the call loop's, per request (see the hook below).
@@ -182,15 +190,45 @@ export function createGithubClient(o: GithubClientOptions): GithubOctokit {
     },
     o.baseUrl,
   );
+  const installation = 'installation' in o.auth ? o.auth.installation : null;
   octokit.hook.wrap('request', (request, options) => {
     // What the call was, for messages: worked out only when one is needed.
     const what = () => `${String(options.method)} ${pathOf(octokit.request.endpoint.parse(options).url)}`;
-    return call(what, (signal, fetch) => {
-      // The hooks inside this one (throttling, auth) read the options Octokit made, not those passed
-      // on: the unit's signal and the loop's fetch (kept on the origin) go into them.
-      options.request = { ...options.request, signal, fetch };
-      return answerOf(() => request(options));
-    });
+    const send = () =>
+      call(what, (signal, fetch) => {
+        // The hooks inside this one (throttling, auth) read the options Octokit made, not those passed
+        // on: the unit's signal and the loop's fetch (kept on the origin) go into them.
+        options.request = { ...options.request, signal, fetch };
+        return answerOf(() => request(options));
+      });
+    return installation ? signedSend(installation, options.headers, send) : send();
   });
   return octokit;
+}
+
+/**
+ * Sends with the installation's current token; when the answer refuses it with 401, once more with
+ * a new one (a second 401 is the unit's `auth` failure).
+ */
+async function signedSend<T>(
+  installation: InstallationTokens,
+  headers: Record<string, string | number | undefined>,
+  send: () => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const token = await installation.current();
+    headers.authorization = `Bearer ${token}`;
+    try {
+      return await send();
+    } catch (err) {
+      if (attempt > 1 || !refusedWith401(err)) throw err;
+      installation.refused(token);
+    }
+  }
+}
+
+/** Whether a call ended as an `auth` failure whose answer was a 401 (a 403 is no stale token). */
+function refusedWith401(err: unknown): boolean {
+  if (!(err instanceof NonRetryableError) || err.category !== 'auth') return false;
+  return err.cause instanceof ProviderAnswerError && err.cause.status === 401;
 }

@@ -8,16 +8,29 @@
  * |               | policy allows (kit/outbound.ts: a private one only when the operator allows it) |
  * | `budgetShare` | a number, 0 < x ≤ 1: the share of the credential's rate-limit budget this     |
  * |               | integration may use (the rest is kept for others); @default 1                 |
+ * | `auth`        | `token` (the credential is a token: personal, fine-grained or an App's own)   |
+ * |               | or `app` (the credential is a GitHub App's private key, PEM); @default token   |
+ * | `appId`       | with `auth: app`, required: the App's id, a positive integer                  |
+ * | `installationId` | with `auth: app`, required: the installation's id, a positive integer      |
  *
  * A source is a repository, `owner/repo`.
  */
+import { ValidationError } from '../../errors.js';
 import { budgetShare, checkUrl, parseSettings, sourceKeys } from '../kit/config.js';
 import type { OutboundPolicy } from '../kit/outbound.js';
 
 export interface GithubConfig {
   baseUrl: string;
   budgetShare: number;
+  auth: GithubAuth;
+  /** With `auth: app`: the App (null otherwise). */
+  appId: number | null;
+  /** With `auth: app`: the installation whose tokens the units read with (null otherwise). */
+  installationId: number | null;
 }
+
+export const GITHUB_AUTHS = ['token', 'app'] as const;
+export type GithubAuth = (typeof GITHUB_AUTHS)[number];
 
 export const GITHUB_DEFAULT_BASE_URL = 'https://api.github.com';
 /**
@@ -25,7 +38,35 @@ export const GITHUB_DEFAULT_BASE_URL = 'https://api.github.com';
  * `ValidationError` naming `config.<key>` for the first problem.
  */
 export function parseGithubConfig(config: unknown, outbound?: OutboundPolicy): GithubConfig {
-  return parseSettings<GithubConfig>(config, 'GitHub', { baseUrl: (raw) => baseUrl(raw, outbound), budgetShare });
+  const c = parseSettings<GithubConfig>(config, 'GitHub', {
+    baseUrl: (raw) => baseUrl(raw, outbound),
+    budgetShare,
+    auth,
+    appId: (raw) => positiveId(raw, 'config.appId'),
+    installationId: (raw) => positiveId(raw, 'config.installationId'),
+  });
+  const appKeys = { appId: c.appId, installationId: c.installationId };
+  for (const [key, value] of Object.entries(appKeys)) {
+    if (c.auth === 'app' && value === null) throw new ValidationError(`config.${key}`, 'is required with auth "app"');
+    if (c.auth !== 'app' && value !== null) throw new ValidationError(`config.${key}`, 'is only for auth "app"');
+  }
+  return c;
+}
+
+function auth(raw: unknown): GithubAuth {
+  if (raw === undefined) return 'token';
+  if (typeof raw === 'string' && (GITHUB_AUTHS as readonly string[]).includes(raw)) return raw as GithubAuth;
+  throw new ValidationError('config.auth', `must be one of ${GITHUB_AUTHS.join(', ')}`);
+}
+
+/** A GitHub id: a positive safe integer (a string of digits is read as one); absent: null. */
+function positiveId(raw: unknown, field: string): number | null {
+  if (raw === undefined) return null;
+  const n = typeof raw === 'string' && /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : raw;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) {
+    throw new ValidationError(field, 'must be a positive integer');
+  }
+  return n;
 }
 
 /** GitHub Enterprise Server's API lives under a path. */

@@ -19,6 +19,7 @@ import { datasetTable, specsOf } from '../kit/datasets.js';
 import { rowScope } from '../kit/rows.js';
 import { httpProvider, runUnit, type ProviderUnits } from '../kit/runner.js';
 import type { HttpProviderOptions } from '../kit/unitScaffold.js';
+import { budgetHolderOf, checkGithubCredential, clientAuth } from './auth.js';
 import { createGithubClient, type GithubOctokit } from './client.js';
 import { parseGithubConfig, repoOf, validateSource, type GithubConfig, type RepoRef } from './config.js';
 import { GITHUB_SURFACE_HOOKS } from './starts.js';
@@ -62,12 +63,14 @@ const GITHUB: ProviderUnits<GithubProviderOptions, GithubConfig, RepoRef, Github
   parseConfig: parseGithubConfig,
   sources: { validate: validateSource, of: repoOf },
   surfaceHooks: GITHUB_SURFACE_HOOKS,
+  checkCredential: checkGithubCredential,
+  budgetHolder: budgetHolderOf,
   client: ({ ctx, config, credential, call, budget }) =>
     createGithubClient({
       ...call,
       baseUrl: config.baseUrl,
-      token: credential.reveal(),
-      throttleKey: `${ctx.unit.orgId}/${credential.id}`,
+      auth: clientAuth(ctx, config, credential, call),
+      throttleKey: `${ctx.unit.orgId}/${budgetHolderOf(config, credential)}`,
       budget: budget(),
     }),
   // One job per repository, each timed when it starts.

@@ -92,6 +92,9 @@ const TOKEN_SHAPES: readonly (readonly [RegExp, string])[] = [
   [/github_pat_[A-Za-z0-9_]{6,}/g, REDACTED], // GitHub fine-grained personal access token
   [/lin_(?:api|oauth)_[A-Za-z0-9_-]{6,}/g, REDACTED], // Linear API key, OAuth token
   [/ATATT[A-Za-z0-9_=-]{8,}/g, REDACTED], // Atlassian API token
+  // A JWT (a GitHub App's, an OAuth access token).
+  [/eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, REDACTED],
+  [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, REDACTED], // a PEM key
   // A credential after its scheme or key: a long value holding a digit (`Bearer eyJ…`, `token=0123abcd…`).
   [
     new RegExp(String.raw`(?<![A-Za-z])(bearer|token)${GAP}(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}`, 'gi'),
@@ -114,8 +117,8 @@ function escapeRegExp(s: string): string {
 
 /**
  * `text` with every one of `forms` (credentialForms: longest first; matched ignoring case) and
- * every string shaped like a well-known token (ghp_…, github_pat_…, lin_api_…, ATATT…, `Bearer x`,
- * `token x`, `Basic x`) replaced by `[redacted]`.
+ * every string shaped like a well-known token (ghp_…, github_pat_…, lin_api_…, ATATT…, a JWT, a PEM
+ * private key, `Bearer x`, `token x`, `Basic x`) replaced by `[redacted]`.
  */
 export function redact(text: string, forms: readonly string[]): string {
   let out = text;

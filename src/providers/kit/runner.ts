@@ -7,7 +7,8 @@
  *    provider's outbound policy: a URL it refuses fails the unit as `provider_error`), and lists the
  *    sources the unit reads (its own; every enabled one for a reference unit planned without);
  * 2. a dataset with nothing to call returns at once, naming the dataset that covers it;
- * 3. requires a credential, and opens the shared budget(s) of (org, budget name, credential);
+ * 3. requires a credential, and opens the shared budget(s) of (org, budget name, credential — or
+ *    whose limit it spends, `budgetHolder`);
  * 4. builds the provider's client and runs the dataset's function over the provider's jobs, one
  *    after another, combining their results;
  * 5. records what the budgets saw however the unit ends.
@@ -87,6 +88,16 @@ export interface ProviderUnits<O extends HttpProviderOptions, C extends { budget
   jobs(u: JobSetup<O, C, K>, sources: readonly S[]): Iterable<J>;
   /** Its hooks on the normalized surfaces (`Provider.surfaceHooks`). @default none */
   surfaceHooks?: SurfaceHookMap;
+  /**
+   * Checks a credential before it is stored, with the config it is for (`Provider.validateCredential`),
+   * throwing `ValidationError` naming `credential` and never quoting it. @default the generic checks only
+   */
+  checkCredential?(credential: string, config: C): void;
+  /**
+   * Whose rate limit a unit spends (budgets are kept per org, budget name and this): e.g. a GitHub
+   * App installation's, whatever key signs for it. @default the credential's id
+   */
+  budgetHolder?(config: C, credential: UnitCredential): string;
 }
 
 /** Pages an incremental unit reads before it stops, when the options give none. */
@@ -106,6 +117,7 @@ export function httpProvider<O extends HttpProviderOptions, C extends { budgetSh
     datasets: specsOf(p.datasets),
     validateConfig: (config) => void p.parseConfig(config, outboundOf(opts)),
     validateSource: p.sources.validate,
+    ...(p.checkCredential ? { validateCredential: credentialCheck(p, opts) } : {}),
     windowDays: 7,
     initialDepthDays: 30,
     incrementalOverlapMs: p.incrementalOverlapMs,
@@ -113,6 +125,14 @@ export function httpProvider<O extends HttpProviderOptions, C extends { budgetSh
     ...(opts.postSyncHandlers ? { postSyncHandlers: opts.postSyncHandlers } : {}),
     ...(p.surfaceHooks ? { surfaceHooks: p.surfaceHooks } : {}),
   };
+}
+
+/** `Provider.validateCredential` of `p`: its own check, with the config parsed. */
+function credentialCheck<O extends HttpProviderOptions, C extends { budgetShare: number }, S, K, J>(
+  p: ProviderUnits<O, C, S, K, J>,
+  opts: O,
+): NonNullable<Provider['validateCredential']> {
+  return (credential, config) => p.checkCredential?.(credential, p.parseConfig(config, outboundOf(opts)));
 }
 
 /** Runs one unit of `p` (see the module comment). */
@@ -129,13 +149,14 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
   const run = ctx.unit.mode === 'verify' ? verifyRunner(def, subject) : def.run;
   if (!run) return { items: 0, touchedSurfaces: [], coveredBy: def.coveredBy ?? def.spec.fetchedWith };
   const credential = credentialOf(ctx, subject);
+  const holder = p.budgetHolder?.(config, credential) ?? credential.id;
   const budgets = new Map<string, RateBudget>();
   const budget = (budgetName = p.name) => {
     let b = budgets.get(budgetName);
     if (!b) {
       const share = config.budgetShare;
       const windows = p.budgetWindows;
-      b = unitBudget(ctx, { budgetName, credentialId: credential.id, subject, share, ledger, windows }, opts.budget);
+      b = unitBudget(ctx, { budgetName, credentialId: holder, subject, share, ledger, windows }, opts.budget);
       budgets.set(budgetName, b);
     }
     return b;

@@ -1,5 +1,29 @@
-/** Requests against a running GitHub emulator, and GitHub's Link header parsed. */
-import type { GithubEmulator } from '../../../src/emulators/github/index.js';
+/** Requests against a running GitHub emulator, and GitHub's Link header parsed; emulators on a manual clock. */
+import { afterEach } from 'vitest';
+import { ManualClock } from '../../../src/clock.js';
+import {
+  startGithubEmulator,
+  type GithubEmulator,
+  type GithubEmulatorOptions,
+} from '../../../src/emulators/github/index.js';
+
+/**
+ * Starts emulators on a ManualClock at `start` (seeded, scaled, with `base` options), each closed
+ * after every test of the file that calls this (at its top level).
+ */
+export function clockedEmulators(start: number, base: GithubEmulatorOptions) {
+  let open: GithubEmulator[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((e) => e.close()));
+    open = [];
+  });
+  return async (opts: GithubEmulatorOptions = {}): Promise<{ e: GithubEmulator; clock: ManualClock }> => {
+    const clock = new ManualClock(start);
+    const e = await startGithubEmulator({ clock, now: new Date(start), ...base, ...opts });
+    open.push(e);
+    return { e, clock };
+  };
+}
 
 /** A parsed JSON body (tests poke at it freely). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -2,35 +2,17 @@
  * The GitHub emulator's primary rate limit (headers, exhaustion, reset on an injected clock) and
  * each injectable fault's exact status, headers and body; the request log that proves them.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/errors.js';
-import {
-  parseFaults,
-  parseRateLimit,
-  startGithubEmulator,
-  type GithubEmulator,
-  type GithubEmulatorOptions,
-} from '../../../src/emulators/github/index.js';
-import { get } from './helpers.js';
+import { parseFaults, parseRateLimit, type GithubEmulator } from '../../../src/emulators/github/index.js';
+import { clockedEmulators, get } from './helpers.js';
 
 const START = Date.UTC(2026, 5, 1, 12, 0, 0, 250);
 const SCALE = { repos: 1, issues: 20, pulls: 5, directCommits: 5, members: 3, days: 10 };
 const PATH = '/repos/emulated-org/api-gateway/issues';
 const RATE_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 
-let open: GithubEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((e) => e.close()));
-  open = [];
-});
-
-async function emulator(opts: GithubEmulatorOptions = {}): Promise<{ e: GithubEmulator; clock: ManualClock }> {
-  const clock = new ManualClock(START);
-  const e = await startGithubEmulator({ seed: 5, clock, now: new Date(START), scale: SCALE, ...opts });
-  open.push(e);
-  return { e, clock };
-}
+const emulator = clockedEmulators(START, { seed: 5, scale: SCALE });
 
 function rate(h: Headers) {
   return {

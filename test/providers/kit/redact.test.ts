@@ -19,6 +19,7 @@ import {
 import { findLeaks, secretForms } from '../../helpers/leakScan.js';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 
 /** A token as providers issue them: letters, digits, `_` and `-`. */
 const tokenArb = fc.stringMatching(/^[A-Za-z0-9_-]{8,48}$/);
@@ -83,6 +84,12 @@ describe('redact', () => {
       `ATATT3xFfGF0${'T1'.repeat(40)}=12AB34CD`,
     ];
     for (const f of foreign) expect(redact(`before ${f} after`, [])).toBe(`before ${REDACTED} after`);
+    // A JWT alone (an App's), and a private key in PEM, whole or cut short.
+    const jwt = `${b64url('{"alg":"RS256","typ":"JWT"}')}.${b64url('{"iss":"123","iat":1}')}.c2lnbmF0dXJl_x-1`;
+    expect(redact(`signed ${jwt}, refused`, [])).toBe(`signed ${REDACTED}, refused`);
+    const pem = `-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA${'q'.repeat(40)}\n-----END RSA PRIVATE KEY-----`;
+    expect(redact(`key ${pem} here`, [])).toBe(`key ${REDACTED} here`);
+    expect(redact(`cut ${pem.slice(0, 60)}`, [])).toBe(`cut ${REDACTED}`);
     expect(redact('Authorization: Bearer eyJhbGciOi.J9x2.sig_123', [])).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(redact('header token 0123456789abcdef0123', [])).toBe(`header token ${REDACTED}`);
     expect(redact('{"access_token":"abc123def456ghi789"}', [])).toBe(`{"access_token":"${REDACTED}"}`);
