@@ -154,10 +154,39 @@ describe.each(PROVIDERS)('syncrelay demo --provider $provider (embedded)', (p) =
   }, 150_000);
 });
 
+describe('syncrelay demo --provider github --auth app (embedded)', () => {
+  it('signs in as the emulator’s App installation: the same rows, no key, JWT or token shown', async () => {
+    const github = await PROVIDERS[0].serve();
+    try {
+      const r = await runCli(['demo', '--provider', 'github', '--auth', 'app', '--json'], {
+        env,
+        cwd: dir,
+        timeoutMs: 120_000,
+      });
+      expect(r.code, r.stderr).toBe(0);
+      const s = parseJson<Summary>(r.stdout);
+      expect(s.run.status).toBe('success');
+      expect((s.github as Emulated).tables).toEqual(github.rows);
+      expect(r.stdout + r.stderr).not.toMatch(/PRIVATE KEY|ghs_[0-9A-Za-z]{36}|eyJ[\w-]+\.eyJ/);
+    } finally {
+      await github.close();
+    }
+  }, 150_000);
+});
+
 describe('syncrelay demo --provider', () => {
   it('refuses an unknown provider, naming the choices', async () => {
     const r = await runCli(['demo', '--provider', 'gitlab'], { env, cwd: dir });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/--provider.*expected one of synthetic, github, linear, jira/);
+  });
+
+  it('refuses --auth app where the provider has no App, and an unknown --auth', async () => {
+    const jira = await runCli(['demo', '--provider', 'jira', '--auth', 'app'], { env, cwd: dir });
+    expect(jira.code).not.toBe(0);
+    expect(jira.stderr).toContain('--auth app is for --provider github');
+    const other = await runCli(['demo', '--auth', 'oauth'], { env, cwd: dir });
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toMatch(/--auth.*expected token or app/);
   });
 });

@@ -250,6 +250,12 @@ describe('GitHub end to end (API, worker, reconciler, emulator)', () => {
       expect(unit.error).toContain('"wrong-token"');
       expect(JSON.stringify(unit)).not.toContain(WRONG_TOKEN);
     }
+    // A 401 carries the figures of an unauthenticated caller (60 an hour): no budget takes them.
+    expect(emu.log.some((l) => l.status === 401 && l.rate.limit === 60)).toBe(true);
+    const { rows: budgets } = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${t.db.schema.rate_budgets} WHERE request_limit = 60`,
+    );
+    expect(budgets[0]!.n).toBe(0);
   }, 60_000);
 
   it('(e) many units on one token with a small budget: at most one limit response per window', async () => {

@@ -123,7 +123,7 @@ describe('GitHub App end to end (API, worker, reconciler, emulator)', () => {
       `SELECT credential_id FROM ${stack.t.db.schema.rate_budgets} WHERE org_id = $1 AND provider = 'github'`,
       [ORG],
     );
-    const holder = `app-${String(short.appId)}-installation-${String(short.installationId)}`;
+    const holder = `app-${String(short.appId)}-installation-${String(short.installationId)}@${new URL(short.url).host}`;
     expect(budgets.map((b) => b.credential_id)).toEqual([holder]);
   }, 120_000);
 
@@ -138,6 +138,13 @@ describe('GitHub App end to end (API, worker, reconciler, emulator)', () => {
     const after = hourly.appStats();
     expect(after.tokensRefused).toBeGreaterThan(before.tokensRefused);
     expect(after.tokensIssued).toBe(before.tokensIssued + 1);
+    // The same App and installation ids on another host are another installation: a budget of its own.
+    const { rows } = await stack.t.db.query<{ n: number }>(
+      `SELECT count(DISTINCT credential_id)::int AS n FROM ${stack.t.db.schema.rate_budgets} WHERE org_id = $1`,
+      [ORG],
+    );
+    expect([short.appId, short.installationId]).toEqual([hourly.appId, hourly.installationId]);
+    expect(rows[0]!.n).toBe(2);
   }, 120_000);
 
   it('a revoked App key fails the units `auth`, naming the integration, never showing a secret', async () => {

@@ -32,6 +32,7 @@ import {
   normalizedRows,
   recreateDemoIntegration,
   workItemMetricsRows,
+  type DemoAuth,
   type EmulatorDemo,
   type RunningEmulator,
 } from '../demo/emulated.js';
@@ -47,6 +48,7 @@ interface DemoOptions {
   timeout: number;
   json?: boolean;
   provider: DemoProvider;
+  auth: DemoAuth;
 }
 
 const EMULATOR_DEMOS: Record<EmulatedProvider, EmulatorDemo> = {
@@ -69,6 +71,18 @@ function demoProvider(value: string): DemoProvider {
   throw new InvalidArgumentError(`expected one of synthetic, ${EMULATED_PROVIDERS.join(', ')}`);
 }
 
+function demoAuth(value: string): DemoAuth {
+  if (value === 'token' || value === 'app') return value;
+  throw new InvalidArgumentError('expected token or app');
+}
+
+/** `--auth app` only where the provider's demo offers it (GitHub). */
+function checkAuth(opts: DemoOptions): void {
+  if (opts.auth === 'token') return;
+  const offers = opts.provider === 'synthetic' ? [] : (EMULATOR_DEMOS[opts.provider].auths ?? []);
+  if (!offers.includes(opts.auth)) throw new CliError(`--auth ${opts.auth} is for --provider github`);
+}
+
 export function registerDemo(program: Command): void {
   program
     .command('demo')
@@ -83,6 +97,12 @@ export function registerDemo(program: Command): void {
       "synthetic, or github, linear or jira: sync that provider's emulator started in this process",
       demoProvider,
       'synthetic',
+    )
+    .option(
+      '--auth <how>',
+      "token, or app (with --provider github): sign in as the emulator's GitHub App installation",
+      demoAuth,
+      'token',
     )
     .option('--keep', 'keep the worker and reconciler running after the summary, until SIGTERM / SIGINT')
     .option('--timeout <seconds>', 'give up (exit 1) if the run is not terminal by then', seconds, 120)
@@ -107,7 +127,9 @@ With --provider github it starts the GitHub REST emulator in this process on 127
 port; 3 repositories, 30 days of issues, pull requests, comments, reviews and commits), makes the
 integration "Demo GitHub" read it with the emulator's local token as its credential (an earlier
 one is deleted with its data), backfills it, and adds the rows of each normalized table and the
-work-item-metrics rows to the summary. No GitHub token is needed.
+work-item-metrics rows to the summary. No GitHub token is needed. With --auth app the integration
+signs in as the emulator's GitHub App installation instead: the App's private key (made afresh by
+the emulator) is the credential, traded for short-lived installation tokens.
 
 --provider linear does the same with the Linear GraphQL emulator (2 teams, 120 issues over 30
 days; every Linear dataset) as the integration "Demo Linear (emulator)", read with the
@@ -116,6 +138,7 @@ emulator's local personal API key; --provider jira with the Jira Cloud REST emul
 Jira", read with its local email:api_token. No Linear or Jira credential is needed.`,
     )
     .action(async (opts: DemoOptions) => {
+      checkAuth(opts);
       const base = resolveSettings();
       const logger = cliLogger(false);
       const shutdown = new Shutdown(logger);
@@ -124,7 +147,7 @@ Jira", read with its local email:api_token. No Linear or Jira credential is need
       try {
         if (opts.provider !== 'synthetic') {
           const demo = EMULATOR_DEMOS[opts.provider];
-          emulated = { demo, emu: await demo.start() };
+          emulated = { demo, emu: await demo.start(opts.auth) };
         }
         const summary = await runDemo(session, opts, shutdown, emulated);
         if (opts.json) printJson(summary);

@@ -22,6 +22,9 @@ export interface RunningEmulator {
 }
 
 /** One provider's demo. */
+/** How a demo integration signs in: the emulator's token, or (GitHub) as an App installation. */
+export type DemoAuth = 'token' | 'app';
+
 export interface EmulatorDemo {
   provider: EmulatedProvider;
   /** The provider's name in notes, e.g. "GitHub" ("GitHub emulator on …"). */
@@ -34,8 +37,13 @@ export interface EmulatorDemo {
   defaultDays: number;
   /** The normalized tables a sync writes, in the order the summary lists them. */
   tables: readonly string[];
-  /** Starts the emulator at its `small` scale with seed 7, so reruns land the same rows. */
-  start(): Promise<RunningEmulator>;
+  /**
+   * Starts the emulator at its `small` scale with seed 7, so reruns land the same rows; `auth`
+   * `app` (GitHub's only) signs in as an App installation instead of with a token.
+   */
+  start(auth?: DemoAuth): Promise<RunningEmulator>;
+  /** The sign-ins it offers beyond a token. @default none */
+  auths?: readonly DemoAuth[];
 }
 
 /**

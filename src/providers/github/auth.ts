@@ -21,10 +21,13 @@ export function checkGithubCredential(credential: string, config: GithubConfig):
   }
 }
 
-/** Whose limit a unit spends: the App installation's (one budget whatever key signs), else the credential's. */
+/**
+ * Whose limit a unit spends: the App installation's (one budget whatever key signs; ids are per
+ * GitHub host, so the host is part of it), else the credential's.
+ */
 export function budgetHolderOf(config: GithubConfig, credential: UnitCredential): string {
   if (config.auth !== 'app') return credential.id;
-  return `app-${String(config.appId)}-installation-${String(config.installationId)}`;
+  return `app-${String(config.appId)}-installation-${String(config.installationId)}@${new URL(config.baseUrl).host}`;
 }
 
 /** How the unit's client signs its requests. */

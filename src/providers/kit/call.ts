@@ -170,7 +170,9 @@ async function attempt<R, T>(loop: Loop<R, T>, subject: () => CallSubject, send:
     answer = await receive(loop, subject, send);
     now = client.clock.now();
     verdict = rules.judge(answer, now);
-    await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
+    // An answer refusing the credential says nothing of its budget (GitHub's carries the figures of
+    // an unauthenticated caller: 60 an hour, counted per address).
+    if (answer.status !== 401) await observeAll(loop, answer.headers, now, verdict.ok ? null : verdict.limit);
   } finally {
     // In flight until its figures are taken: ended sooner, it would let a call through on older ones.
     for (const b of budgets) b.done();
