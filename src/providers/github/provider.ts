@@ -65,12 +65,12 @@ const GITHUB: ProviderUnits<GithubProviderOptions, GithubConfig, RepoRef, Github
   surfaceHooks: GITHUB_SURFACE_HOOKS,
   checkCredential: checkGithubCredential,
   budgetHolder: budgetHolderOf,
-  client: ({ ctx, config, credential, call, budget }) =>
+  client: ({ ctx, config, credential, budgetHolder, call, budget }) =>
     createGithubClient({
       ...call,
       baseUrl: config.baseUrl,
       auth: clientAuth(ctx, config, credential, call),
-      throttleKey: `${ctx.unit.orgId}/${budgetHolderOf(config, credential)}`,
+      throttleKey: `${ctx.unit.orgId}/${budgetHolder}`,
       budget: budget(),
     }),
   // One job per repository, each timed when it starts.

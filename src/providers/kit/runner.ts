@@ -54,6 +54,8 @@ export interface UnitSetup<O, C> {
   opts: O;
   config: C;
   credential: UnitCredential;
+  /** Whose limit the unit spends (`ProviderUnits.budgetHolder`, else the credential's id). */
+  budgetHolder: string;
   /** What every client on the kit is made with (call.ts): subject, clock, signal, logger, retries, fetch. */
   call: ClientOptions;
   /** The unit's view of the credential's shared budget `name` (@default the provider's name). */
@@ -161,7 +163,8 @@ export async function runUnit<O extends HttpProviderOptions, C extends { budgetS
     }
     return b;
   };
-  const setup: UnitSetup<O, C> = { ctx, opts, config, credential, call: unitCall(ctx, subject, opts), budget };
+  const call = unitCall(ctx, subject, opts);
+  const setup: UnitSetup<O, C> = { ctx, opts, config, credential, budgetHolder: holder, call, budget };
   const client = p.client(setup);
   try {
     const results: UnitResult[] = [];

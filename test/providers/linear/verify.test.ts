@@ -93,6 +93,16 @@ async function expectStoredAsModel(): Promise<void> {
 const requestsSince = (from: number) => fx.emu.requestLog.slice(from);
 
 describe('Linear verify', () => {
+  /** A backfilled store, one issue then deleted at the provider, the clock moved on: that issue, the plan time. */
+  async function backfilledThenOneDeleted() {
+    await fx.start();
+    await backfill();
+    const gone = issues()[20]!;
+    fx.emu.deleteIssue(gone.id);
+    fx.clock.set(T0 + 10 * MINUTE);
+    return { gone, planned: fx.clock.now() };
+  }
+
   it('fetches the missing with their family, refreshes the stale, marks the deleted, keeps the archived', async () => {
     await fx.start();
     await backfill();
@@ -184,12 +194,7 @@ describe('Linear verify', () => {
   });
 
   it('a verify deferred by a rate limit mid-listing marks nothing, and resumed finishes where it stood', async () => {
-    await fx.start();
-    await backfill();
-    const gone = issues()[20]!;
-    fx.emu.deleteIssue(gone.id);
-    fx.clock.set(T0 + 10 * MINUTE);
-    const planned = fx.clock.now();
+    const { gone, planned } = await backfilledThenOneDeleted();
     // After the second listing page, the next request meets a limit.
     let pages = 0;
     const limit = { kind: 'ratelimited', count: 1, resetSeconds: 90 } as const;
@@ -246,12 +251,7 @@ describe('Linear verify', () => {
   const serverError =
     'a 5xx outlasting the retries on a later listing page marks nothing; the retried unit marks the deleted';
   it(serverError, async () => {
-    await fx.start();
-    await backfill();
-    const gone = issues()[20]!;
-    fx.emu.deleteIssue(gone.id);
-    fx.clock.set(T0 + 10 * MINUTE);
-    const planned = fx.clock.now();
+    const { gone, planned } = await backfilledThenOneDeleted();
     // After the first listing page, the next listing request and each in-place retry meet a 503.
     const down = { kind: 'server-error', operation: LIST, status: 503, count: RETRY_DEFAULTS.attempts } as const;
     fx.emu.setChurn({
