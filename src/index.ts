@@ -51,9 +51,13 @@ export type {
   Sink,
   UnitContext,
   UnitCredential,
+  CredentialChange,
   UnitInfo,
   UnitResult,
+  SourceDiscovery,
+  SourceDiscoveryContext,
 } from './sdk/types.js';
+export { refreshDiscoveredSources, SourceDiscoveryError, type SourcesRefreshed } from './planning/sourceDiscovery.js';
 export {
   linearBackfillEligibility,
   WORK_ITEM_FAMILY,

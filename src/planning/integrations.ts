@@ -8,6 +8,7 @@ import { deleteIntegrationRecords, lockIntegration } from '../store/integrationD
 import { storeCredential, validateCredential } from '../secrets/credentials.js';
 import { SecretError } from '../secrets/errors.js';
 import type { Keyring } from '../secrets/keyring.js';
+import type { Provider } from '../sdk/types.js';
 import { insertDatasets, insertIntegration, insertSources, type IntegrationRow } from '../store/integrations.js';
 import { purgeNormalizedData, type PurgedRows } from '../store/normalizedPurge.js';
 import { countLiveRuns } from '../store/runs.js';
@@ -17,7 +18,11 @@ export interface NewIntegration {
   orgId: string;
   provider: string;
   name: string;
-  sources: readonly string[];
+  /**
+   * Source keys; or `'all'`: the provider finds them (`Provider.sourceDiscovery`, e.g. a GitHub App
+   * installation's repositories) before each run is planned, and the integration starts with none.
+   */
+  sources: readonly string[] | 'all';
   datasets: readonly string[];
   config?: Record<string, unknown>;
   /** The integration's credential (a token): stored encrypted, never returned. */
@@ -66,17 +71,27 @@ function checkText(field: string, value: string, max: number): void {
   if (problem) throw new ValidationError(field, problem);
 }
 
-/** Throws `ValidationError` naming the field of the first problem; writes nothing. */
+/** An integration as it is stored: its listed sources (none when they are found) and its config. */
+export interface ResolvedIntegration extends NewIntegration {
+  sources: readonly string[];
+  config: Record<string, unknown>;
+}
+
+/**
+ * Throws `ValidationError` naming the field of the first problem; writes nothing. Returns the
+ * integration as it would be stored (`sources: 'all'`: none listed, the config saying they are found).
+ */
 export function validateIntegration(
   registry: ProviderRegistry,
   i: NewIntegration,
   opts: { allowFaultInjection: boolean } = { allowFaultInjection: false },
-): void {
+): ResolvedIntegration {
   checkText('org', i.orgId, INTEGRATION_LIMITS.org);
   if (/\s/.test(i.orgId)) throw new ValidationError('org', 'must not contain white space');
   if (!PROVIDER_NAME_RE.test(i.provider)) throw new ValidationError('provider', PROVIDER_NAME_RULE);
   checkText('name', i.name, INTEGRATION_LIMITS.name);
-  checkSources(i.sources);
+  const sources = i.sources === 'all' ? [] : i.sources;
+  checkSources(sources);
   if (!registry.has(i.provider)) {
     throw new ValidationError(
       'provider',
@@ -87,9 +102,9 @@ export function validateIntegration(
     );
   }
   const provider = registry.get(i.provider);
-  const config = i.config ?? {};
-  provider.validateConfig?.(config, { allowFaultInjection: opts.allowFaultInjection });
-  i.sources.forEach((s, n) => provider.validateSource?.(s, `sources.${n}`));
+  provider.validateConfig?.(i.config ?? {}, { allowFaultInjection: opts.allowFaultInjection });
+  sources.forEach((s, n) => provider.validateSource?.(s, `sources.${n}`));
+  const config = configFor(provider, i.config ?? {}, i.sources);
   const info = { id: '', orgId: i.orgId, provider: i.provider, name: i.name, config };
   const known = new Set((provider.datasetsFor?.(info) ?? provider.datasets).map((d) => d.key));
   if (i.datasets.length === 0) throw new ValidationError('datasets', 'at least one dataset is required');
@@ -97,6 +112,18 @@ export function validateIntegration(
     if (!known.has(d)) throw new ValidationError('datasets', `unknown dataset "${d}" for ${i.provider}`);
   if (new Set(i.datasets).size !== i.datasets.length) throw new ValidationError('datasets', 'contains duplicates');
   if (i.credential !== undefined) checkCredentialFor(registry, i.provider, config, i.credential);
+  return { ...i, sources, config };
+}
+
+/** The config stored with `sources`: the provider's say for `'all'` (or a list it checks), else as given. */
+function configFor(
+  provider: Provider,
+  config: Record<string, unknown>,
+  sources: readonly string[] | 'all',
+): Record<string, unknown> {
+  if (provider.sourceDiscovery) return provider.sourceDiscovery.configFor(config, sources);
+  if (sources !== 'all') return config;
+  throw new ValidationError('sources', `"all" is for a provider that finds sources; list ${provider.name}'s sources`);
 }
 
 /**
@@ -131,8 +158,8 @@ export interface IntegrationDeps {
 }
 
 export async function createIntegration(db: Db, deps: IntegrationDeps, i: NewIntegration): Promise<CreatedIntegration> {
-  validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
-  return db.transaction((tx) => insertIntegrationInTx(tx, deps, i));
+  const resolved = validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
+  return db.transaction((tx) => insertIntegrationInTx(tx, deps, resolved));
 }
 
 /**
@@ -144,14 +171,18 @@ export async function createIntegrationInTx(
   deps: IntegrationDeps,
   i: NewIntegration,
 ): Promise<CreatedIntegration> {
-  validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
-  return insertIntegrationInTx(tx, deps, i);
+  const resolved = validateIntegration(deps.registry, i, { allowFaultInjection: deps.settings.allowFaultInjection });
+  return insertIntegrationInTx(tx, deps, resolved);
 }
 
-async function insertIntegrationInTx(tx: Tx, deps: IntegrationDeps, i: NewIntegration): Promise<CreatedIntegration> {
+async function insertIntegrationInTx(
+  tx: Tx,
+  deps: IntegrationDeps,
+  i: ResolvedIntegration,
+): Promise<CreatedIntegration> {
   const row = await insertIntegration(
     tx,
-    { orgId: i.orgId, provider: i.provider, name: i.name, config: i.config ?? {} },
+    { orgId: i.orgId, provider: i.provider, name: i.name, config: i.config },
     deps.clock.now(),
   );
   await insertSources(tx, i.orgId, row.id, i.sources);

@@ -15,6 +15,9 @@
  *   recorded as `last_outcome = 'failed'` with the reason, and the schedule moves on to its next
  *   slot. A database failure of the whole transaction leaves the job due for the next tick; the
  *   other due jobs of this tick still fire.
+ * - Found sources: a job whose integration's provider finds its sources (./sourceDiscovery.ts) is
+ *   let go unfired, its sources are refreshed outside any transaction, and it is claimed again; a
+ *   refresh that fails is that slot's `failed` outcome, with the reason.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -23,8 +26,11 @@ import type { Db, Tx } from '../db/types.js';
 import { isRetryableTxError } from '../db/retry.js';
 import { describeError, RunConflictError } from '../errors.js';
 import type { ProviderRegistry } from '../providers/registry.js';
+import type { Keyring } from '../secrets/keyring.js';
+import { getIntegration } from '../store/integrations.js';
 import { claimDueSchedule, recordScheduleSlot, type ScheduleRow } from '../store/schedules.js';
 import { nextSlot } from './scheduleCron.js';
+import { discoversSources, refreshDiscoveredSources } from './sourceDiscovery.js';
 import { triggerInTx } from './triggers.js';
 
 export interface SchedulerDeps {
@@ -35,6 +41,8 @@ export interface SchedulerDeps {
   /** The trigger's caps: SYNC_RUN_MAX_UNITS and SYNC_INTEGRATION_MAX_LIVE_RUNS. */
   settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'> &
     Partial<Pick<ResolvedSettings, 'incrementalOverlapMs'>>;
+  /** Decrypts the credential a provider finds an integration's sources with. */
+  secrets?: Keyring;
 }
 
 interface SlotBase {
@@ -76,15 +84,22 @@ export async function runSchedulerTick(
   const limit = opts.limit ?? 100;
   const tick: SchedulerTick = { fired: [], skipped: [], failed: [], errors: [], more: false };
   const handled: string[] = [];
+  const refreshed = new Refreshed();
   while (handled.length < limit) {
     const claim: { id: string | null } = { id: null };
     try {
       const slot = await deps.db.transaction(async (tx) => {
         const job = await claimDueSchedule(tx, now, handled);
         claim.id = job?.id ?? null;
-        return job ? fireSlot(tx, deps, job, now) : null;
+        if (job && (await refreshed.pending(tx, deps, job))) return { refresh: job };
+        return job ? fireSlot(tx, deps, job, now, refreshed.failure(job)) : null;
       });
       if (!slot) return tick;
+      if ('refresh' in slot) {
+        // Let go unfired (its transaction wrote nothing): refresh its sources, then claim it again.
+        await refreshed.refresh(deps, slot.refresh);
+        continue;
+      }
       handled.push(slot.scheduleId);
       if (slot.outcome === 'fired') tick.fired.push(slot);
       else if (slot.outcome === 'skipped') tick.skipped.push(slot);
@@ -102,8 +117,42 @@ export async function runSchedulerTick(
   return tick;
 }
 
+/** The integrations whose found sources this tick refreshed, and how each refresh failed (if it did). */
+class Refreshed {
+  private readonly done = new Map<string, unknown>();
+
+  /** Whether `job`'s integration finds its sources and this tick has not refreshed them yet. */
+  async pending(tx: Tx, deps: SchedulerDeps, job: ScheduleRow): Promise<boolean> {
+    if (this.done.has(job.integration_id)) return false;
+    const row = await getIntegration(tx, job.integration_id, { orgId: job.org_id });
+    return row !== null && row.enabled && discoversSources(deps.registry, row);
+  }
+
+  /** Refreshes `job`'s integration's sources (outside any transaction), keeping a failure for its slot. */
+  async refresh(deps: SchedulerDeps, job: ScheduleRow): Promise<void> {
+    try {
+      await refreshDiscoveredSources(deps, job.org_id, job.integration_id);
+      this.done.set(job.integration_id, null);
+    } catch (err) {
+      if (isRetryableTxError(err)) throw err;
+      this.done.set(job.integration_id, err);
+    }
+  }
+
+  /** How refreshing `job`'s integration failed in this tick; null when it did not. */
+  failure(job: ScheduleRow): unknown {
+    return this.done.get(job.integration_id) ?? null;
+  }
+}
+
 /** Triggers the claimed job's run (or records why not) and moves it to its next slot. */
-async function fireSlot(tx: Tx, deps: SchedulerDeps, job: ScheduleRow, now: Date): Promise<SlotOutcome> {
+async function fireSlot(
+  tx: Tx,
+  deps: SchedulerDeps,
+  job: ScheduleRow,
+  now: Date,
+  refreshFailure: unknown = null,
+): Promise<SlotOutcome> {
   const log = deps.logger.child({ scheduleId: job.id, integrationId: job.integration_id });
   const base: SlotBase = {
     scheduleId: job.id,
@@ -112,7 +161,10 @@ async function fireSlot(tx: Tx, deps: SchedulerDeps, job: ScheduleRow, now: Date
     slot: job.next_run_at!,
     nextRunAt: nextSlotOrNull(job, now, log),
   };
-  const outcome = await attempt(tx, deps, job, base);
+  const outcome =
+    refreshFailure === null
+      ? await attempt(tx, deps, job, base)
+      : { ...base, outcome: 'failed' as const, reason: describeError(refreshFailure) };
   await recordScheduleSlot(
     tx,
     job.id,

@@ -6,7 +6,11 @@
  * then the run's size (RunTooLargeError over SYNC_RUN_MAX_UNITS, counted by the planner's own
  * code); then the integration's live runs (RunConflictError for the same mode unless `force`,
  * TooManyLiveRunsError at SYNC_INTEGRATION_MAX_LIVE_RUNS, `force` or not).
+ *
+ * `triggerSync` first refreshes the sources of an integration whose provider finds them, outside its
+ * transaction (./sourceDiscovery.ts); `triggerInTx` plans the sources as they are.
  */
+import type { Logger } from 'pino';
 import type { ResolvedSettings } from '../config.js';
 import type { Db, Tx } from '../db/types.js';
 import { SYNC_MODES, type SyncMode, type TriggeredBy } from '../domain/statuses.js';
@@ -14,14 +18,19 @@ import { NotFoundError, RunConflictError, TooManyLiveRunsError, ValidationError 
 import { ATTR, inTriggerSpan } from '../observability/spans.js';
 import { tracerOf } from '../observability/trace.js';
 import { getIntegration } from '../store/integrations.js';
+import type { Keyring } from '../secrets/keyring.js';
 import { insertJobRun, linkJobRun } from '../store/jobRuns.js';
 import { countLiveRuns, findLiveRun } from '../store/runs.js';
 import { assertWithinUnitCap, computePlan, writePlan, type PlanArgs, type PlanDeps } from './planner.js';
+import { refreshDiscoveredSources } from './sourceDiscovery.js';
 
 /** What a trigger needs: the planner's dependencies and both caps. */
 export interface TriggerDeps extends PlanDeps {
   settings: Pick<ResolvedSettings, 'runMaxUnits' | 'integrationMaxLiveRuns'> &
     Partial<Pick<ResolvedSettings, 'incrementalOverlapMs'>>;
+  /** Decrypts the credential a provider finds an integration's sources with (./sourceDiscovery.ts). */
+  secrets?: Keyring;
+  logger?: Logger;
 }
 
 export interface TriggerArgs {
@@ -72,9 +81,14 @@ export function validateTrigger(a: TriggerArgs): void {
   }
 }
 
-/** Creates the JobRun (pending), plans the run, links `result.sync_run_id`; commits all or nothing. */
+/**
+ * Refreshes the integration's found sources (if its provider finds them; a failure throws
+ * `SourceDiscoveryError`), then creates the JobRun (pending), plans the run and links
+ * `result.sync_run_id`, committing all or nothing.
+ */
 export async function triggerSync(db: Db, deps: TriggerDeps, a: TriggerArgs): Promise<Triggered> {
   validateTrigger(a);
+  await refreshDiscoveredSources({ ...deps, db }, a.orgId, a.integrationId);
   return db.transaction((tx) => triggerInTx(tx, deps, a));
 }
 

@@ -112,6 +112,20 @@ export interface UnitCredential {
   readonly id: string;
   /** The decrypted secret. Never log it, put it in an error, a message or a metric. */
   reveal(): string;
+  /**
+   * Runs `change` on the stored secret as it is now (which may be newer than `reveal()`'s: another
+   * process may have rotated it) while holding the credential's row lock, and stores the secret it
+   * hands back, encrypted, in that same transaction: one change of a credential at a time across
+   * every process (a second caller waits, then sees the first one's result). For a secret the
+   * provider rotates, e.g. an OAuth refresh token. Absent where the credential cannot be changed.
+   */
+  change?: <T>(change: (current: string) => Promise<CredentialChange<T>>) => Promise<T>;
+}
+
+/** What a credential change hands back: the secret to store in its place (none: keep it), and its result. */
+export interface CredentialChange<T> {
+  secret?: string;
+  value: T;
 }
 
 export interface UnitResult {
@@ -191,6 +205,11 @@ export interface Provider {
   runUnit(ctx: UnitContext): Promise<UnitResult>;
   postSyncHandlers?: readonly PostSyncHandler[];
   /**
+   * Sources the provider finds itself rather than being listed (a GitHub App installation's
+   * repositories), for the integrations whose config asks for it. @default every source is listed
+   */
+  sourceDiscovery?: SourceDiscovery;
+  /**
    * Statements the normalized sink runs around writes of the surfaces named, in the write's own
    * transaction (e.g. GitHub's: `work_items.started_at` derived from stored label events).
    * `ProviderRegistry.register` hands them to the provider's sink (`Sink.useSurfaceHooks`).
@@ -202,6 +221,39 @@ export interface Provider {
    * the install's schema after the core's, versioned in a track of the provider's name.
    */
   migrations?: () => Promise<readonly Migration[]>;
+}
+
+/** What `SourceDiscovery.discover` is handed: the integration, its credential and the call's bounds. */
+export interface SourceDiscoveryContext {
+  integration: IntegrationInfo;
+  /** The integration's stored credential, decrypted on demand; null when none is set. */
+  credential: UnitCredential | null;
+  /** Aborting it ends the discovery's call in flight. */
+  signal: AbortSignal;
+  logger: Logger;
+  clock: Clock;
+}
+
+/**
+ * Sources a provider finds itself (`Provider.sourceDiscovery`). An integration opts in through its
+ * config; before each of its runs is planned, the engine calls `discover` outside any transaction,
+ * then, in one short transaction, enables the sources it lists (inserting new ones) and disables the
+ * others (their rows stay).
+ */
+export interface SourceDiscovery {
+  /** Whether an integration of `config` has its sources found by `discover` (a flag of its config). */
+  enabled(config: Record<string, unknown>): boolean;
+  /**
+   * The config an integration is created with, given its sources: `'all'` (create's `sources: "all"`)
+   * asks for them to be found, and the config returned says so; a list is checked against `config`.
+   * Throws `ValidationError` naming the field (`sources`, `config.<key>`) when they do not go together.
+   */
+  configFor(config: Record<string, unknown>, sources: readonly string[] | 'all'): Record<string, unknown>;
+  /**
+   * The integration's source keys as the provider lists them now. Throws (a `NonRetryableError` of
+   * category `auth` or `provider_error`, naming the integration, never the credential) when it cannot.
+   */
+  discover(ctx: SourceDiscoveryContext): Promise<string[]>;
 }
 
 /**

@@ -3,14 +3,17 @@
  * unit on demand; re-encrypted by a key rotation; checked against the configured keys at start.
  * No function here puts a secret in a message, a log line or a return value other than `reveal()`.
  */
+import type { Clock } from '../clock.js';
 import type { Db, Tx } from '../db/types.js';
 import { NonRetryableError, ValidationError } from '../errors.js';
-import type { UnitCredential } from '../sdk/types.js';
+import type { CredentialChange, UnitCredential } from '../sdk/types.js';
 import {
   getCredential,
   listCredentialKeyIds,
+  lockCredential,
   lockCredentialsNotUnder,
   reencryptCredential,
+  replaceCredentialSecret,
   upsertCredential,
   type CredentialRow,
 } from '../store/credentials.js';
@@ -88,42 +91,74 @@ export function revealCredential(keyring: Keyring, row: UnitCredentialRow): stri
   return open(keyring.keyFor(row.key_id), sealedOf(row), bindingOf(row));
 }
 
+/** Decrypts `row`; a failure is a NonRetryableError of category `auth` whose cause carries the stable code. */
+function revealed(keyring: Keyring, row: UnitCredentialRow, id: string): string {
+  try {
+    return revealCredential(keyring, row);
+  } catch (cause) {
+    const code = cause instanceof SecretError ? cause.code : 'secret_decrypt_failed';
+    throw new NonRetryableError(`the integration's credential ${id} cannot be decrypted (${code})`, 'auth', { cause });
+  }
+}
+
+/** Where a unit's credential may be changed (`UnitCredential.change`): the engine's database and clock. */
+export interface CredentialStore {
+  db: Db;
+  clock: Clock;
+}
+
 /**
  * The credential as a unit sees it: `id` is the row's id and version (it changes when the
  * credential is replaced); `reveal()` decrypts on first call and caches. A failure to decrypt is
- * a NonRetryableError of category `auth` whose cause carries the stable code.
+ * a NonRetryableError of category `auth` whose cause carries the stable code. With `store`, the
+ * unit may change the stored secret (`change`, see `changeCredential`).
  */
-export function unitCredential(keyring: Keyring, row: UnitCredentialRow): UnitCredential {
+export function unitCredential(keyring: Keyring, row: UnitCredentialRow, store?: CredentialStore): UnitCredential {
   let cached: string | undefined;
   const id = `${row.id}.v${row.version}`;
-  return Object.freeze({
-    id,
-    reveal(): string {
-      if (cached !== undefined) return cached;
-      try {
-        cached = revealCredential(keyring, row);
-      } catch (cause) {
-        const code = cause instanceof SecretError ? cause.code : 'secret_decrypt_failed';
-        throw new NonRetryableError(`the integration's credential ${id} cannot be decrypted (${code})`, 'auth', {
-          cause,
-        });
-      }
-      return cached;
-    },
-    toJSON: () => ({ id }),
+  const reveal = (): string => (cached ??= revealed(keyring, row, id));
+  const change = store
+    ? <T>(fn: (current: string) => Promise<CredentialChange<T>>) =>
+        changeCredential(store, keyring, row.integration_id, fn)
+    : undefined;
+  return Object.freeze({ id, reveal, ...(change ? { change } : {}), toJSON: () => ({ id }) });
+}
+
+/**
+ * Runs `fn` on the integration's stored secret under its row lock and stores, encrypted under the
+ * current key, the secret `fn` hands back, in the same transaction: a rotated secret is never held
+ * by a process alone, and a second process changing it waits for the first and sees its result.
+ * A credential removed meanwhile fails with category `auth`. Returns `fn`'s value.
+ */
+export async function changeCredential<T>(
+  store: CredentialStore,
+  keyring: Keyring,
+  integrationId: string,
+  fn: (current: string) => Promise<CredentialChange<T>>,
+): Promise<T> {
+  return store.db.transaction(async (tx) => {
+    const row = await lockCredential(tx, integrationId);
+    if (!row) throw new NonRetryableError(`the integration's credential was removed`, 'auth');
+    const current = revealed(keyring, row, `${row.id}.v${row.version}`);
+    const { secret, value } = await fn(current);
+    if (secret === undefined || secret === current) return value;
+    validateCredential(secret);
+    const sealed = seal(keyring.encryptionKey(), secret, bindingOf(row));
+    await replaceCredentialSecret(tx, { id: row.id, version: row.version, sealed }, store.clock.now());
+    return value;
   });
 }
 
 /** The credential the claim read with the unit (still encrypted), as the unit sees it; null when none is set. */
-export function claimedUnitCredential(keyring: Keyring, c: ClaimedCredential | null): UnitCredential | null {
+export function claimedUnitCredential(
+  keyring: Keyring,
+  c: ClaimedCredential | null,
+  store?: CredentialStore,
+): UnitCredential | null {
   if (c === null) return null;
   const bytes = (b64: string) => Buffer.from(b64, 'base64');
-  return unitCredential(keyring, {
-    ...c,
-    nonce: bytes(c.nonce),
-    ciphertext: bytes(c.ciphertext),
-    auth_tag: bytes(c.auth_tag),
-  });
+  const row = { ...c, nonce: bytes(c.nonce), ciphertext: bytes(c.ciphertext), auth_tag: bytes(c.auth_tag) };
+  return unitCredential(keyring, row, store);
 }
 
 /** The integration's credential for a unit, or null when none is set. One statement, no decryption. */

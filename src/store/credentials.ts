@@ -100,3 +100,35 @@ export async function reencryptCredential(
   );
   return rowCount > 0;
 }
+
+/**
+ * The integration's credential row, for a change of its secret by the provider (a rotated refresh
+ * token). Locks: that row FOR UPDATE until the caller's transaction ends (a second refresher waits
+ * here, then reads what the first one stored). Returns it, or null when the integration has none.
+ */
+export async function lockCredential(tx: Tx, integrationId: string): Promise<CredentialRow | null> {
+  const { rows } = await tx.query<CredentialRow>(
+    `SELECT * FROM ${tx.schema.integration_credentials} WHERE integration_id = $1 FOR UPDATE`,
+    [integrationId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Replaces the secret of the credential `id` at `version` with one the provider issued in its place
+ * (a rotated token: the same grant, so the version, which names the grant, stays). Locks: that row.
+ * Returns whether it changed (false when the row was replaced or removed meanwhile).
+ */
+export async function replaceCredentialSecret(
+  tx: Tx,
+  c: { id: string; version: number; sealed: SealedColumns },
+  now: Date,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE ${tx.schema.integration_credentials}
+        SET key_id = $3, nonce = $4, ciphertext = $5, auth_tag = $6, updated_at = $7
+      WHERE id = $1 AND version = $2`,
+    [c.id, c.version, c.sealed.keyId, c.sealed.nonce, c.sealed.ciphertext, c.sealed.tag, now],
+  );
+  return rowCount > 0;
+}

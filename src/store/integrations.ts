@@ -110,3 +110,42 @@ export async function listDatasets(tx: Tx, integrationId: string): Promise<Datas
   );
   return rows;
 }
+
+/**
+ * Enables the integration's sources among `keys`, inserting those it does not have (as create does:
+ * name = key). Locks: the rows it inserts or re-enables (the caller holds the integration's lock).
+ * Returns the keys it inserted or re-enabled.
+ */
+export async function enableListedSources(
+  tx: Tx,
+  orgId: string,
+  integrationId: string,
+  keys: readonly string[],
+): Promise<string[]> {
+  const { rows } = await tx.query<{ external_key: string }>(
+    `INSERT INTO ${tx.schema.integration_sources} AS s (org_id, integration_id, external_key, name)
+     SELECT $1, $2, k, k FROM unnest($3::text[]) AS k
+     ON CONFLICT (integration_id, external_key) DO UPDATE SET enabled = true WHERE NOT s.enabled
+     RETURNING s.external_key`,
+    [orgId, integrationId, keys],
+  );
+  return rows.map((r) => r.external_key).sort();
+}
+
+/**
+ * Disables the integration's enabled sources not among `keys`; their rows (and what was synced
+ * from them) stay. Locks: the rows it disables. Returns their keys.
+ */
+export async function disableUnlistedSources(
+  tx: Tx,
+  integrationId: string,
+  keys: readonly string[],
+): Promise<string[]> {
+  const { rows } = await tx.query<{ external_key: string }>(
+    `UPDATE ${tx.schema.integration_sources} SET enabled = false
+      WHERE integration_id = $1 AND enabled AND NOT (external_key = ANY ($2::text[]))
+      RETURNING external_key`,
+    [integrationId, keys],
+  );
+  return rows.map((r) => r.external_key).sort();
+}

@@ -109,7 +109,7 @@ async function runClaimed(
   if ('error' in plugin)
     return endUnit(ctx, unit, owner, failure('adapter_error', plugin.error), undefined, opts.trace);
   // Read by the claim, not decrypted: the provider reveals it when it needs it. Never a logger binding.
-  const credential = claimedUnitCredential(ctx.secrets, found.credential);
+  const credential = claimedUnitCredential(ctx.secrets, found.credential, { db: ctx.db, clock });
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   lease.preemptible = retrySafe(plugin);
   opts.onLease?.(lease);

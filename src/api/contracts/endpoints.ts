@@ -122,7 +122,9 @@ export const endpoints = {
       'than SYNC_INTEGRATION_MAX_LIVE_RUNS is a 409 `too_many_live_runs` with or without `force`, and a run of ' +
       'more units than SYNC_RUN_MAX_UNITS is a 422 `run_too_large` (both checked after the input, before ' +
       'anything is written). A verify plans the datasets whose provider declares `verifies`; an integration ' +
-      'with none enabled is a 400 on `mode` naming the provider.',
+      'with none enabled is a 400 on `mode` naming the provider. An integration created with `sources: "all"` ' +
+      "has its sources found first (a GitHub App installation's repositories): when they cannot be, the " +
+      'answer is `source_discovery_failed`, a 422 when the credential or installation is refused, else a 503.',
     tags: ['triggers'],
     scope: 'trigger',
     params: IdParams,
@@ -130,7 +132,7 @@ export const endpoints = {
     body: SyncBody,
     idempotent: true,
     success: { status: 202, description: 'planned and committed', schema: R.Accepted },
-    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422],
+    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422, 503],
   }),
   triggerBackfill: endpoint({
     operationId: 'triggerBackfill',
@@ -147,7 +149,7 @@ export const endpoints = {
     body: BackfillBody,
     idempotent: true,
     success: { status: 202, description: 'planned and committed', schema: R.Accepted },
-    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422],
+    errors: [400, ...AUTH_ERRORS, 404, 409, 413, 415, 422, 503],
   }),
   cancelRun: endpoint({
     operationId: 'cancelSyncRun',

@@ -27,6 +27,25 @@ export const CredentialBody = z.strictObject({ credential: CredentialText }).met
 
 const DatasetKeys = z.array(text(L.datasetKey)).max(L.datasets, `must list at most ${L.datasets} datasets`);
 
+/**
+ * The sources: a list of keys, or `"all"` for a provider that finds them (a GitHub App integration:
+ * the installation's repositories). A bad list is refused naming its first problem.
+ */
+const SourceKeys = z
+  .union([z.array(text(L.sourceKey)).max(L.sources, `must list at most ${L.sources} sources`), z.literal('all')], {
+    error: (issue) => {
+      const first = issue.errors?.[0]?.[0];
+      if (first && first.code !== 'invalid_type') return first.message;
+      return 'must be a list of source keys, or "all" (a provider that finds its sources, e.g. a GitHub App)';
+    },
+  })
+  .meta({
+    description:
+      'source keys (repositories, projects, teams); or "all": the provider finds them before each run ' +
+      "(a GitHub App integration: its installation's repositories)",
+    example: ['team-a', 'team-b'],
+  });
+
 export const NewIntegrationBody = z
   .strictObject({
     provider: z
@@ -34,10 +53,7 @@ export const NewIntegrationBody = z
       .regex(PROVIDER_NAME_RE, PROVIDER_NAME_RULE)
       .meta({ description: 'a registered provider', example: 'synthetic' }),
     name: text(L.name).meta({ example: "Acme's Linear" }),
-    sources: z
-      .array(text(L.sourceKey))
-      .max(L.sources, `must list at most ${L.sources} sources`)
-      .meta({ example: ['team-a', 'team-b'] }),
+    sources: SourceKeys,
     datasets: DatasetKeys.min(1, 'must list at least one dataset').meta({ example: ['teams', 'work-items'] }),
     config: JsonObject.optional().meta({
       description:

@@ -4,14 +4,19 @@
  * Refusals: bad input 400 (before anything else), a run over SYNC_RUN_MAX_UNITS 422
  * `run_too_large`, an unfinished run of the mode 409 `run_conflict`, the integration at
  * SYNC_INTEGRATION_MAX_LIVE_RUNS 409 `too_many_live_runs`; none of them writes anything.
+ * An integration whose provider finds its sources has them refreshed first, outside the trigger's
+ * transaction (planning/sourceDiscovery.ts); when they cannot be found the answer is
+ * `source_discovery_failed`: 422 when the credential or installation is refused, else 503.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RunTooLargeError, TooManyLiveRunsError } from '../../errors.js';
+import { refreshDiscoveredSources, SourceDiscoveryError } from '../../planning/sourceDiscovery.js';
 import { triggerInTx, validateTrigger, type TriggerArgs } from '../../planning/triggers.js';
+import { getIdempotencyRecord } from '../../store/idempotency.js';
 import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { ApiError } from '../errors.js';
-import { answerIdempotently } from '../idempotency.js';
+import { answerIdempotently, idempotencyKeyOf } from '../idempotency.js';
 import { mount } from '../mount.js';
 import type { RouteDeps } from './deps.js';
 
@@ -38,7 +43,18 @@ function refusal(err: unknown): unknown {
       { cause: err },
     );
   }
+  if (err instanceof SourceDiscoveryError) {
+    const refused = err.category === 'auth' || err.category === 'not_found';
+    const details = { category: err.category, integration_id: err.integrationId };
+    return new ApiError(refused ? 422 : 503, err.code, err.message, details, { cause: err });
+  }
   return err;
+}
+
+/** Whether the request replays an answer recorded under its Idempotency-Key (nothing is refreshed then). */
+async function replays(deps: RouteDeps, request: FastifyRequest, orgId: string): Promise<boolean> {
+  const key = idempotencyKeyOf(request);
+  return key !== undefined && (await getIdempotencyRecord(deps.ctx.db, orgId, key)) !== null;
 }
 
 async function trigger(
@@ -57,6 +73,7 @@ async function trigger(
   };
   validateTrigger(full);
   try {
+    if (!(await replays(deps, request, orgId))) await refreshDiscoveredSources(deps.ctx, orgId, args.integrationId);
     return await answerIdempotently(
       deps.ctx,
       request,

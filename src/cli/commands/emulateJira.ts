@@ -5,7 +5,13 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ValidationError } from '../../errors.js';
-import { describeJiraEmulator, parseJiraEmulatorArgs, startJiraEmulator } from '../../emulators/jira/index.js';
+import {
+  describeJiraEmulator,
+  jiraOAuthIntegration,
+  parseJiraEmulatorArgs,
+  startJiraEmulator,
+  type JiraOAuthOptions,
+} from '../../emulators/jira/index.js';
 import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
 import { printLine } from '../output.js';
 import { cliLogger } from '../session.js';
@@ -22,6 +28,9 @@ interface JiraFlags {
   timeZone?: string;
   searchLag?: string;
   now?: string;
+  flavor?: string;
+  oauth?: boolean;
+  tokenTtl?: string;
   tokenEnv?: string;
 }
 
@@ -36,6 +45,7 @@ const FLAGS: readonly [keyof JiraFlags, string][] = [
   ['timeZone', '--time-zone'],
   ['searchLag', '--search-lag'],
   ['now', '--now'],
+  ['flavor', '--flavor'],
 ];
 
 export function registerEmulateJira(emulate: Command): void {
@@ -51,7 +61,13 @@ export function registerEmulateJira(emulate: Command): void {
     .option('--faults <spec>', 'faults to inject, e.g. rate-limit:count=2,server-error:probability=0.05')
     .option('--time-zone <zone>', 'the API user’s time zone (JQL dates are read in it)')
     .option('--search-lag <duration>', 'how long a change takes to become visible to search, e.g. 30s (0: at once)')
-    .option('--now <time>', 'where the generated history ends (default: now)');
+    .option('--now <time>', 'where the generated history ends (default: now)')
+    .option(
+      '--flavor <cloud|datacenter>',
+      'cloud (REST v3) or datacenter (Jira Data Center REST v2, PAT or basic auth)',
+    )
+    .option('--oauth', 'serve OAuth 2.0 (3LO) too: a token endpoint with rotating refresh tokens and the API gateway')
+    .option('--token-ttl <seconds>', 'with --oauth: how long an access token lives (1–86400; default 3600)');
   tokenEnvOption(jira, 'the API token')
     .addHelpText(
       'after',
@@ -72,13 +88,24 @@ async function serveJira(flags: JiraFlags): Promise<void> {
     if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
     throw err;
   }
+  const oauth = oauthOption(flags, options.flavor);
+  if (oauth) options.oauth = oauth;
   const apiToken = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
   const emulator = await startJiraEmulator({ ...options, apiToken });
   try {
     printLine(describeJiraEmulator(emulator));
-    printLine(`credential (email:api_token, basic auth): ${emulator.token}`);
+    printLine(
+      emulator.flavor === 'datacenter'
+        ? `credential (personal access token, Bearer; or ${emulator.username}:<token> basic): ${emulator.token}`
+        : `credential (email:api_token, basic auth): ${emulator.token}`,
+    );
+    if (emulator.oauth) {
+      const signIn = jiraOAuthIntegration(emulator);
+      printLine(`OAuth 2.0 config: ${JSON.stringify(signIn.config)}`);
+      printLine(`OAuth 2.0 credential (refresh tokens rotate: store it once): ${signIn.credential}`);
+    }
     noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'jira emulator started');
     await shutdown.wait();
@@ -87,4 +114,19 @@ async function serveJira(flags: JiraFlags): Promise<void> {
   }
   logger.info('jira emulator stopped');
   logger.flush();
+}
+
+/** `--oauth` and `--token-ttl` as the emulator's option (Jira Cloud only); a bad value names its flag. */
+function oauthOption(flags: JiraFlags, flavor: string | undefined): JiraOAuthOptions | null {
+  if (!flags.oauth) {
+    if (flags.tokenTtl !== undefined) throw new InvalidArgumentError('--token-ttl is for --oauth');
+    return null;
+  }
+  if (flavor === 'datacenter') throw new InvalidArgumentError('--oauth is Jira Cloud’s: not with --flavor datacenter');
+  if (flags.tokenTtl === undefined) return {};
+  const ttl = Number(flags.tokenTtl);
+  if (!/^\d+$/.test(flags.tokenTtl) || ttl < 1 || ttl > 86_400) {
+    throw new InvalidArgumentError(`--token-ttl: expected whole seconds, 1–86400, got "${flags.tokenTtl}"`);
+  }
+  return { accessTokenTtlSeconds: ttl };
 }

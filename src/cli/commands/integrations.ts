@@ -35,7 +35,11 @@ export function registerIntegrations(program: Command): void {
     .requiredOption('--org <org>', 'the org (tenant) it belongs to')
     .requiredOption('--provider <provider>', 'provider name, e.g. synthetic')
     .requiredOption('--name <name>', 'display name')
-    .requiredOption('--sources <keys>', 'comma-separated source keys (repos, projects, teams)', list)
+    .requiredOption(
+      '--sources <keys>',
+      'comma-separated source keys (repos, projects, teams), or "all" for a provider that finds them',
+      list,
+    )
     .requiredOption('--datasets <keys>', 'comma-separated dataset keys, e.g. teams,work-items', list)
     .option('--config <json>', 'provider config as a JSON object', jsonObject)
     .option('--json', 'print the created integration as JSON (id at the top level)')
@@ -53,16 +57,23 @@ failRate, rateLimitRate, hangRate, hangMs, seed, impersonate, rateLimitRetryAfte
 (failRate, rateLimitRate, hangRate, hangMs) need SYNCRELAY_ALLOW_FAULT_INJECTION=true.
 A credential (an API token) is read from --credential-env NAME, --credential-file PATH or
 --credential-stdin, never from the command line, and stored encrypted under SYNCRELAY_SECRET_KEY.
-Everything is validated before anything is written.`,
+Everything is validated before anything is written.
+
+--sources all: the provider finds the sources before each run is planned (a GitHub App integration:
+its installation's repositories; new ones are added, those no longer listed disabled). E.g.
+  syncrelay integrations create --org acme --provider github --name acme --sources all \\
+    --datasets work-items,pull-requests --credential-file app-key.pem \\
+    --config '{"auth":"app","appId":123456,"owner":"acme"}'`,
     )
     .action(async (opts: CreateOptions) => {
       const credential = await readCredential(opts);
+      const found = opts.sources.length === 1 && opts.sources[0] === 'all';
       const created = await withSession({}, ({ engine }) =>
         engine.createIntegration({
           orgId: opts.org,
           provider: opts.provider,
           name: opts.name,
-          sources: opts.sources,
+          sources: found ? 'all' : opts.sources,
           datasets: opts.datasets,
           config: opts.config,
           credential,
@@ -71,7 +82,8 @@ Everything is validated before anything is written.`,
       if (opts.json) return printJson(created);
       const { id, name, provider, org_id: org } = created;
       printLine(`created integration ${id} "${printable(name)}" (${printable(provider)}) in org ${printable(org)}`);
-      printLine(`  sources:  ${printable(created.sources.join(', ')) || '-'}`);
+      if (found) printLine('  sources:  all (found by the provider before each run is planned)');
+      else printLine(`  sources:  ${printable(created.sources.join(', ')) || '-'}`);
       printLine(`  datasets: ${printable(created.datasets.join(', '))}`);
       if (credential !== undefined) printLine('  credential: set (stored encrypted)');
     });

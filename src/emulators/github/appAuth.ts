@@ -25,6 +25,10 @@
  *   clock or once revoked, answers 401 "Bad credentials". An installation's requests spend the
  *   installation's own primary-rate-limit budget (keyed by installation, whichever of its tokens
  *   is sent), with the emulator's configured limit; App JWT requests spend the App's.
+ * - The installation reaches every repository of the organisation (`repository_selection: all`)
+ *   unless given some (the `repositories` option, or `select` at run time: `selected`); then its
+ *   tokens see the organisation's private repositories among those only, as GitHub answers an
+ *   installation (404 for the others), and `GET /installation/repositories` lists those only.
  *
  * The endpoints themselves are in routesApp.ts.
  */
@@ -38,6 +42,8 @@ export interface ResolvedAppOptions {
   appId: number;
   installationId: number;
   tokenTtlSeconds: number;
+  /** The repositories (names) the installation was given; null: all of the organisation's. */
+  repositories: readonly string[] | null;
 }
 
 /** What the App's authentication did so far (for tests). */
@@ -80,6 +86,7 @@ export function resolveAppOptions(given: GithubAppOptions | undefined): Resolved
     appId: given.appId ?? DEFAULT_APP_ID,
     installationId: given.installationId ?? DEFAULT_INSTALLATION_ID,
     tokenTtlSeconds: given.tokenTtlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS,
+    repositories: given.repositories ? [...given.repositories] : null,
   };
   const max = { appId: MAX_ID, installationId: MAX_ID, tokenTtlSeconds: 86_400 };
   for (const key of ['appId', 'installationId', 'tokenTtlSeconds'] as const) {
@@ -89,6 +96,14 @@ export function resolveAppOptions(given: GithubAppOptions | undefined): Resolved
     }
   }
   return out;
+}
+
+/** Throws `ValidationError` unless every name of `selected` is one of `names` (the organisation's repositories). */
+export function checkSelection(selected: readonly string[] | null, names: readonly string[]): void {
+  for (const name of selected ?? []) {
+    if (!names.includes(name))
+      throw new ValidationError('app.repositories', `the organisation has no repository "${name}"`);
+  }
 }
 
 /** Three base64url segments, the first two non-empty: the shape of a compact JWS. */
@@ -123,6 +138,8 @@ export class GithubApp {
   private publicKey!: KeyObject;
   private pem!: string;
   private readonly issued = new Map<string, IssuedToken>();
+  /** The repositories (names) the installation was given; null: all of them. */
+  private selected: readonly string[] | null = null;
   /** The JWTs accepted and the tokens issued, the latest SECRETS_KEPT (a leak test looks for each). */
   readonly secretsSeen: string[] = [];
 
@@ -136,7 +153,31 @@ export class GithubApp {
     this.clientId = `Iv1.${opts.appId.toString(16).padStart(16, '0')}`;
     this.appCaller = { id: `app:${opts.appId}`, token: '' };
     this.installationCaller = { id: `installation:${opts.installationId}`, token: '' };
+    this.select(opts.repositories);
     this.newKey();
+  }
+
+  /** `all` unless the installation was given some repositories (`selected`). */
+  get repositorySelection(): 'all' | 'selected' {
+    return this.selected === null ? 'all' : 'selected';
+  }
+
+  /** The repositories (names) the installation was given; null: all of the organisation's. */
+  get selectedRepositories(): readonly string[] | null {
+    return this.selected;
+  }
+
+  /** Whether the installation reaches repository `name`. */
+  reaches(name: string): boolean {
+    return this.selected === null || this.selected.includes(name);
+  }
+
+  /** Gives the installation these repositories (names; null: all) from now on, as an owner edits it. */
+  select(names: readonly string[] | null): void {
+    this.selected = names === null ? null : [...new Set(names)];
+    // Its tokens see the private repositories among these only (server.ts: a token's `repos`).
+    if (this.selected === null) delete this.installationCaller.repos;
+    else this.installationCaller.repos = this.selected;
   }
 
   /** The App's current private key, PKCS#1 PEM. */

@@ -12,7 +12,7 @@ import {
   serveEmulator,
   type EmulatorControls,
 } from '../core/index.js';
-import { GithubApp, resolveAppOptions, type AppStats } from './appAuth.js';
+import { checkSelection, GithubApp, resolveAppOptions, type AppStats } from './appAuth.js';
 import { checkRate, Churn } from './churn.js';
 import { editsOf, type Edits } from './edits.js';
 import { GITHUB_FAULTS, type FaultSpec } from './faults.js';
@@ -83,7 +83,7 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   appId: number | null;
   /** With the `app` option: the App's client ID (also accepted as `iss`); null without an App. */
   appClientId: string | null;
-  /** With the `app` option: the one installation's id (on the organisation, all repositories). */
+  /** With the `app` option: the one installation's id (on the organisation). */
   installationId: number | null;
   /** With the `app` option: the App's current private key, PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
   readonly appPrivateKeyPem: string | null;
@@ -94,6 +94,15 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   revokeAppKey(): string;
   /** Revokes every installation access token issued so far (they answer 401); returns how many were live. */
   revokeInstallationTokens(): number;
+  /**
+   * Gives the installation repository `name` of the organisation too, as its owner would (nothing
+   * changes while it has them all). Throws without an App or for an unknown name.
+   */
+  addInstallationRepository(name: string): void;
+  /** Takes repository `name` from the installation (it then has those selected). Throws as `add…` does. */
+  removeInstallationRepository(name: string): void;
+  /** The repositories (names) the installation reaches now: all of the organisation's, or those it was given. */
+  installationRepositories(): string[];
   /** Tokens issued and refused, JWTs accepted and refused (all zero without an App). */
   appStats(): AppStats;
   /** The App JWTs accepted and installation tokens issued so far (the latest 1000): what a leak test looks for. */
@@ -127,7 +136,18 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const totals: RequestTotals = { requests: 0, faults: 0, slow: 0 };
   const render = { api: '', html: '', data };
   const appOptions = resolveAppOptions(opts.app);
+  checkSelection(
+    appOptions?.repositories ?? null,
+    data.repos.map((r) => r.name),
+  );
   const app = appOptions ? new GithubApp(appOptions, clock) : null;
+  const names = () => data.repos.map((r) => r.name);
+  /** The App (throws without one) and the organisation's repository `name` (throws when there is none). */
+  const installed = (what: string, name: string): GithubApp => {
+    if (!app) throw new Error(`${what}: the emulator serves no GitHub App (start it with the app option)`);
+    checkSelection([name], names());
+    return app;
+  };
   const { origin, controls } = await serveEmulator(
     createHandler({
       instance: ++instances,
@@ -176,6 +196,15 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
       return app.revokeKey();
     },
     revokeInstallationTokens: () => app?.revokeTokens() ?? 0,
+    addInstallationRepository: (name) => {
+      const a = installed('addInstallationRepository', name);
+      if (a.selectedRepositories !== null) a.select([...a.selectedRepositories, name]);
+    },
+    removeInstallationRepository: (name) => {
+      const a = installed('removeInstallationRepository', name);
+      a.select((a.selectedRepositories ?? names()).filter((n) => n !== name));
+    },
+    installationRepositories: () => names().filter((n) => app?.reaches(n) ?? false),
     appSecretsSeen: () => [...(app?.secretsSeen ?? [])],
     appStats: () => ({ ...(app?.stats ?? { tokensIssued: 0, jwtsAccepted: 0, jwtsRefused: 0, tokensRefused: 0 }) }),
     ...controls,

@@ -57,6 +57,8 @@ export interface GithubAppOptions {
   installationId?: number;
   /** How long an installation access token lasts. @default 3600 (GitHub's one hour) */
   tokenTtlSeconds?: number;
+  /** The repositories (names) the installation is given. @default all of the organisation's */
+  repositories?: readonly string[];
 }
 
 export interface GithubEmulatorOptions extends CommonEmulatorOptions {

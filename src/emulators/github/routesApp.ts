@@ -4,12 +4,15 @@
  * authenticated app" (`GET /app/installations`), "Get an installation for the authenticated app"
  * (`GET /app/installations/{id}`), "Create an installation access token for an app"
  * (`POST /app/installations/{id}/access_tokens`, 201), "Get an organization installation for the
- * authenticated app" (`GET /orgs/{org}/installation`) and "Get a repository installation for the
- * authenticated app" (`GET /repos/{owner}/{repo}/installation`); an unknown installation,
- * organisation or repository is a 404. With an installation access token: "List repositories
- * accessible to the app installation" (`GET /installation/repositories`, paged by `per_page` and
- * `page` with a Link header like every list here), `{total_count, repository_selection,
- * repositories}` with the repositories in the `repository` shape.
+ * authenticated app" (`GET /orgs/{org}/installation`), "Get a user installation for the
+ * authenticated app" (`GET /users/{username}/installation`: GitHub's users endpoints answer an
+ * organisation's login too; the installation's account is the organisation) and "Get a repository
+ * installation for the authenticated app" (`GET /repos/{owner}/{repo}/installation`); an unknown
+ * installation, account or repository (or one the installation was not given) is a 404. With an
+ * installation access token: "List repositories accessible to the app installation" (`GET
+ * /installation/repositories`, paged by `per_page` and `page` with a Link header like every list
+ * here), `{total_count, repository_selection, repositories}` with the repositories the installation
+ * was given (appAuth.ts) in the `repository` shape.
  */
 import type { components } from '@octokit/openapi-types';
 import type { GithubApp } from './appAuth.js';
@@ -76,6 +79,12 @@ const APP_ROUTES: AppRoute[] = [
     method: 'GET',
     path: /^\/orgs\/([^/]+)\/installation$/,
     docs: `${APPS_DOCS}#get-an-organization-installation-for-the-authenticated-app`,
+    handler: (r) => (sameLogin(r.params[0], r.render.data.org.login) ? ok(renderInstallation(r)) : notFound(r.docs)),
+  },
+  {
+    method: 'GET',
+    path: /^\/users\/([^/]+)\/installation$/,
+    docs: `${APPS_DOCS}#get-a-user-installation-for-the-authenticated-app`,
     handler: (r) => (sameLogin(r.params[0], r.render.data.org.login) ? ok(renderInstallation(r)) : notFound(r.docs)),
   },
   {
@@ -160,7 +169,8 @@ function installationMatches(r: AppRequest): boolean {
 function repoOf(r: AppRequest): RepoRecord | null {
   const data = r.render.data;
   if (!sameLogin(r.params[0], data.org.login)) return null;
-  return data.repos.find((repo) => sameLogin(r.params[1], repo.name)) ?? null;
+  const repo = data.repos.find((rec) => sameLogin(r.params[1], rec.name)) ?? null;
+  return repo && r.app.reaches(repo.name) ? repo : null;
 }
 
 /** When the App was registered and installed: before the organisation's history starts. */
@@ -199,7 +209,7 @@ function renderInstallation(r: AppRequest): Schemas['installation'] {
     id: app.installationId,
     client_id: app.clientId,
     account: renderUser(render, org),
-    repository_selection: 'all',
+    repository_selection: app.repositorySelection,
     access_tokens_url: `${render.api}/app/installations/${app.installationId}/access_tokens`,
     repositories_url: `${render.api}${REPOSITORIES_PATH}`,
     html_url: `${render.html}/organizations/${org.login}/settings/installations/${app.installationId}`,
@@ -236,19 +246,19 @@ function createAccessToken(r: AppRequest): Answer {
     token,
     expires_at: isoSeconds(expiresAt),
     permissions: { ...PERMISSIONS },
-    repository_selection: 'all',
+    repository_selection: r.app.repositorySelection,
   };
   return ok(body, 201);
 }
 
 function listRepositories(r: AppRequest): Answer {
-  const all = r.render.data.repos;
+  const all = r.render.data.repos.filter((repo) => r.app.reaches(repo.name));
   const page = paginate(all, r.url.searchParams, `${r.render.api}${REPOSITORIES_PATH}`);
   return {
     status: 200,
     body: {
       total_count: all.length,
-      repository_selection: 'all',
+      repository_selection: r.app.repositorySelection,
       repositories: page.items.map((repo) => renderRepository(r.render, repo)),
     },
     headers: page.link ? { link: page.link } : {},

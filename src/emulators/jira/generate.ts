@@ -41,6 +41,8 @@ function users(rng: Rng, n: number): UserRec[] {
     const name = `${first} ${String.fromCharCode(65 + ((i * 7) % 26))}.${i >= NAMES.length ? ` ${i}` : ''}`;
     return {
       accountId: accountId(rng),
+      key: `JIRAUSER${10100 + i}`,
+      name: `${first.toLowerCase()}${i}`,
       displayName: name,
       email: `${first.toLowerCase()}${i}@example.com`,
       timeZone: 'UTC',

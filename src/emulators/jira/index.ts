@@ -27,14 +27,17 @@ import { mutateSite, type MutationSummary } from './mutate.js';
 import {
   resolveEndpointLimits,
   resolveFaults,
+  resolveFlavor,
   resolveRateLimit,
   resolveSearchLag,
   SCALE_RULES,
   validateTimeZone,
   type JiraEmulatorOptions,
+  type JiraFlavor,
   type JiraScale,
   type RateLimitSpec,
 } from './options.js';
+import { OAuthGrant } from './oauth.js';
 import { SearchIndex } from './searchIndex.js';
 import { createHandler, type RequestLogEntry } from './server.js';
 import { SPRINT_FIELD } from './time.js';
@@ -42,6 +45,7 @@ import { SPRINT_FIELD } from './time.js';
 export type { MutationSummary } from './mutate.js';
 export { CHURN_KINDS, MAX_CHURN_BURST, type ChurnKind, type JiraChurnStats } from './churn.js';
 export type { RequestLogEntry } from './server.js';
+export { OAuthGrant, type JiraOAuthOptions, type JiraOAuthStats } from './oauth.js';
 export * from './faults.js';
 export * from './options.js';
 export type * from './model.js';
@@ -59,8 +63,14 @@ export interface JiraEmulatorStats {
 export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummary> {
   /** `http://127.0.0.1:<port>`: the site URL (use as `config.siteUrl`). */
   url: string;
-  /** The credential in Jira Cloud's `email:api_token` form (basic auth). */
+  /**
+   * The credential: Cloud's `email:api_token` (basic auth); on the `datacenter` flavor the API
+   * token alone, a personal access token (Bearer), which `username:apiToken` (basic) matches too.
+   */
   token: string;
+  flavor: JiraFlavor;
+  /** The emulator user's Data Center user name (basic auth there is `username:apiToken`). */
+  username: string;
   email: string;
   /** The API token alone (also accepted as a bearer token). */
   apiToken: string;
@@ -98,6 +108,8 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   setRateLimit(spec: RateLimitSpec): void;
   /** Epoch ms the credential's running quota window ends; null when none runs (the next request opens one). */
   quotaWindowEnd(): number | null;
+  /** The OAuth 2.0 grant (option `oauth`), null without it. */
+  oauth: OAuthGrant | null;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
@@ -115,8 +127,11 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const searchLagMs = resolveSearchLag(opts.searchLagMs);
   const endpoints = new EndpointLimiter(resolveEndpointLimits(opts.endpointLimits), clock);
   const data = generateSite(seed, opts.site ?? 'emulated', scale, nowMs);
+  const flavor = resolveFlavor(opts.flavor);
   const viewer = {
     accountId: '712020:emulator-admin',
+    key: 'JIRAUSER10000',
+    name: 'admin',
     displayName: 'Site Admin',
     email: `admin@${data.site}.example`,
     timeZone,
@@ -128,6 +143,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const index = new SearchIndex(searchLagMs, data.projects);
   const churn = new JiraChurn(data, scale, seed, opts.churn ?? 0);
   const limiter = new RateLimiter(rateLimit, clock);
+  const oauth = opts.oauth ? new OAuthGrant(opts.oauth === true ? {} : opts.oauth) : null;
   const { origin, controls } = await serveEmulator(
     createHandler({
       clock,
@@ -141,8 +157,10 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       faults,
       churn: (now) => churn.before(now),
       sprintField: SPRINT_FIELD,
+      oauth,
       log: requestLog,
       logLimit,
+      flavor,
     }),
     opts,
     { name: 'Jira', faults, clock },
@@ -151,7 +169,10 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   site.url = origin;
   return {
     url: site.url,
-    token: `${viewer.email}:${apiToken}`,
+    // Data Center: the API token as a personal access token (Bearer); Cloud: `email:api_token` (basic).
+    token: flavor === 'datacenter' ? apiToken : `${viewer.email}:${apiToken}`,
+    flavor,
+    username: viewer.name,
     email: viewer.email,
     apiToken,
     requestLog,
@@ -172,6 +193,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     deleteIssue: (idOrKey) => deleteIssue(data, idOrKey),
     setRateLimit: (spec) => void Object.assign(rateLimit, resolveRateLimit(spec)),
     quotaWindowEnd: () => limiter.windowEnd('credential'),
+    oauth,
     ...controls,
   };
 }
@@ -207,16 +229,34 @@ export const JIRA_TABLES = [
 ] as const;
 
 /** What an integration pointed at this emulator needs (`engine.createIntegration` fields). */
-export function jiraDemoIntegration(emu: JiraEmulator): EmulatedIntegration<'jira', { siteUrl: string }> {
+export function jiraDemoIntegration(
+  emu: JiraEmulator,
+): EmulatedIntegration<'jira', { siteUrl: string; deployment?: 'datacenter' }> {
   const projects = emu.data.projects.map((p) => p.key);
-  return emulatedIntegration('jira', { siteUrl: emu.url }, emu.token, projects, JIRA_DEMO_DATASETS);
+  const config = { siteUrl: emu.url, ...(emu.flavor === 'datacenter' ? { deployment: 'datacenter' as const } : {}) };
+  return emulatedIntegration('jira', config, emu.token, projects, JIRA_DEMO_DATASETS);
+}
+
+/** The config and credential of an integration that signs in to this emulator with OAuth 2.0 (option `oauth`). */
+export function jiraOAuthIntegration(emu: JiraEmulator): { config: Record<string, string>; credential: string } {
+  const grant = emu.oauth;
+  if (!grant) throw new Error('the Jira emulator was started without oauth');
+  return {
+    config: { auth: 'oauth', siteUrl: emu.url, oauthTokenUrl: `${emu.url}/oauth/token`, apiGatewayUrl: emu.url },
+    credential: JSON.stringify({
+      clientId: grant.clientId,
+      clientSecret: grant.clientSecret,
+      refreshToken: grant.currentRefreshToken(),
+    }),
+  };
 }
 
 /** One line for a CLI: the URL and what the site holds (never the credential). */
 export function describeJiraEmulator(emu: JiraEmulator): string {
   const issues = emu.data.projects.reduce((n, p) => n + p.issues.length, 0);
+  const name = emu.flavor === 'datacenter' ? 'Jira Data Center' : 'Jira';
   return (
-    `Jira emulator: ${emu.url}  ·  projects: ${emu.data.projects.map((p) => p.key).join(', ')}  ·  ` +
+    `${name} emulator: ${emu.url}  ·  projects: ${emu.data.projects.map((p) => p.key).join(', ')}  ·  ` +
     `issues: ${issues}  ·  users: ${emu.data.users.length}  ·  sprints: ${emu.data.sprints.length}  ·  ` +
     `budget: ${emu.rateLimit.limit}/${emu.rateLimit.windowSeconds}s  ·  time zone: ${emu.timeZone}  ·  ` +
     `search lag: ${emu.searchLagMs} ms`

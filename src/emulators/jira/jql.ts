@@ -1,7 +1,8 @@
 /**
  * The JQL the emulator understands: exactly the queries the provider sends —
  * `project = <value>`, any number of `updated <op> <date>` and at most one `id in (<id>, …)`,
- * joined with AND in any order, then `[ORDER BY updated [ASC|DESC]]` — with `<op>` one of `>=`,
+ * joined with AND in any order, then `[ORDER BY updated [ASC|DESC][, key ASC]]` (ties are in id
+ * order, which is key order within a project) — with `<op>` one of `>=`,
  * `>`, `<`, `<=`, values quoted ("…" or '…', backslash escapes) or bare words, dates as
  * `yyyy-MM-dd HH:mm`, `yyyy/MM/dd HH:mm` or `yyyy-MM-dd` in the user's time zone, and the ids of
  * `id in (…)` numeric issue ids, bare or quoted, at least one. Anything else is a `JqlError`
@@ -145,6 +146,12 @@ export function parseJql(jql: string, timeZone: string): ParsedJql {
     if (toks[i]?.text.toLowerCase() !== 'updated') throw unsupported(toks[i]);
     i++;
     if (word('ASC') || word('DESC')) order = toks[i++]!.text.toUpperCase() as 'ASC' | 'DESC';
+    if (punct(',')) {
+      i++;
+      if (!word('KEY')) throw unsupported(toks[i]);
+      i++;
+      if (word('ASC')) i++;
+    }
   }
   if (i < toks.length) throw unsupported(toks[i]);
   if (project === null) throw unsupported(undefined);

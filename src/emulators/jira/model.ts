@@ -1,7 +1,11 @@
 /** The emulated site's records (times in epoch ms); rendered into Jira's JSON by render.ts. */
 
 export interface UserRec {
+  /** Cloud's id of the user. */
   accountId: string;
+  /** Data Center's user key (`JIRAUSER10100`) and user name (the login): the same user on that flavor. */
+  key: string;
+  name: string;
   displayName: string;
   email: string;
   timeZone: string;

@@ -10,6 +10,7 @@ import { type CommonScale, parseScaleText, scaleTable } from '../core/scale.js';
 import { parseWindow, validateWindow, type WindowSpec } from '../core/window.js';
 import { parseFaults, type FaultSpec } from './faults.js';
 import { DEFAULT_ENDPOINT_LIMITS, type EndpointLimitSpec } from './limits.js';
+import type { JiraOAuthOptions } from './oauth.js';
 
 /** How much data the site holds; issues are a site-wide total split over the projects. */
 export interface JiraScale extends CommonScale {
@@ -46,7 +47,21 @@ export type RateLimitSpec = WindowSpec;
 
 export const DEFAULT_RATE_LIMIT: RateLimitSpec = { limit: 10_000, windowSeconds: 60 };
 
+/**
+ * `cloud`: Jira Cloud's REST v3; `datacenter`: Jira Data Center / Server's REST v2 (routesDc.ts,
+ * renderDc.ts, serverDc.ts), REST v3 answering 404.
+ */
+export type JiraFlavor = 'cloud' | 'datacenter';
+
+/** The `flavor` option: `cloud` unless `datacenter`. */
+export function resolveFlavor(given: string | undefined): JiraFlavor {
+  if (given === undefined || given === 'cloud' || given === 'datacenter') return given ?? 'cloud';
+  throw new ValidationError('flavor', `expected cloud or datacenter, got "${given.slice(0, 40)}"`);
+}
+
 export interface JiraEmulatorOptions extends CommonEmulatorOptions {
+  /** Which Jira the emulator is. @default cloud */
+  flavor?: JiraFlavor;
   /** The API token of the site's user (`email:api_token`). @default a fresh random one at every start */
   apiToken?: string;
   /** The site's name (`<site>.atlassian.net` in `self` links is replaced by the emulator's URL). */
@@ -67,6 +82,11 @@ export interface JiraEmulatorOptions extends CommonEmulatorOptions {
   endpointLimits?: Partial<EndpointLimitSpec>;
   /** Edits per second of the clock while requests come in (churn.ts). @default 0 */
   churn?: number;
+  /**
+   * Serve OAuth 2.0 (3LO) too (oauth.ts): a token endpoint with rotating refresh tokens,
+   * accessible-resources and the API gateway path. `true` for fresh client and tokens. @default off
+   */
+  oauth?: JiraOAuthOptions | boolean;
 }
 
 /** Search sees a change this long after it was made, unless told otherwise. */
@@ -151,6 +171,7 @@ const FLAGS: Readonly<Record<string, keyof JiraEmulatorOptions>> = {
   '--search-lag': 'searchLagMs',
   '--log-limit': 'logLimit',
   '--now': 'now',
+  '--flavor': 'flavor',
 };
 
 /**
@@ -167,6 +188,7 @@ export function parseJiraEmulatorArgs(argv: readonly string[]): JiraEmulatorOpti
   if (v.faults !== undefined) out.faults = parseFaults(v.faults);
   if (v.timeZone !== undefined) out.timeZone = validateTimeZone(v.timeZone);
   if (v.searchLagMs !== undefined) out.searchLagMs = parseSearchLag(v.searchLagMs);
+  if (v.flavor !== undefined) out.flavor = resolveFlavor(v.flavor);
   return out;
 }
 

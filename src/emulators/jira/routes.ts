@@ -36,16 +36,16 @@ export function jiraError(status: number, ...messages: string[]): Answer {
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
 
-function intParam(raw: unknown, fallback: number, max: number): number {
+export function intParam(raw: unknown, fallback: number, max: number): number {
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw !== '' ? Number(raw) : fallback;
   return Number.isInteger(n) && n >= 0 ? Math.min(n, max) : fallback;
 }
 
-function projectByKey(ctx: RouteContext, keyOrId: string): ProjectRec | undefined {
+export function projectByKey(ctx: RouteContext, keyOrId: string): ProjectRec | undefined {
   return ctx.site.data.projects.find((p) => p.key === keyOrId || p.id === keyOrId);
 }
 
-function issueByIdOrKey(ctx: RouteContext, idOrKey: string): IssueRec | undefined {
+export function issueByIdOrKey(ctx: RouteContext, idOrKey: string): IssueRec | undefined {
   const byId = ctx.site.data.issuesById.get(idOrKey);
   if (byId) return byId;
   const key = idOrKey.toUpperCase();
@@ -131,7 +131,7 @@ function decodeToken(raw: string): PageToken | null {
   }
 }
 
-function listParam(raw: unknown): string[] {
+export function listParam(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.filter((x): x is string => typeof x === 'string');
   if (typeof raw === 'string') return raw.split(',').map((s) => s.trim());
   return [];
@@ -191,7 +191,7 @@ function search(ctx: RouteContext): Answer {
 }
 
 /** The project's issues as search sees them now, by (indexed `updated`, id); those not indexed yet left out. */
-function indexed(ctx: RouteContext, project: ProjectRec): { issue: IssueRec; updated: number }[] {
+export function indexed(ctx: RouteContext, project: ProjectRec): { issue: IssueRec; updated: number }[] {
   const out: { issue: IssueRec; updated: number }[] = [];
   for (const issue of project.issues) {
     const updated = ctx.index.indexedUpdated(issue, ctx.now);
@@ -211,7 +211,7 @@ function issueRead(ctx: RouteContext, idOrKey: string): Answer {
 }
 
 /** Which fields to render: none by default (ids and keys only), `*all`/`*navigable`, or those named. */
-function fieldFilter(fields: string[]): (f: string) => boolean {
+export function fieldFilter(fields: string[]): (f: string) => boolean {
   if (fields.includes('*all') || fields.includes('*navigable')) {
     const minus = new Set(fields.filter((f) => f.startsWith('-')).map((f) => f.slice(1)));
     return (f) => !minus.has(f);

@@ -6,52 +6,16 @@
  * every request lands in the request log (never the credential).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Clock } from '../../clock.js';
-import type { FaultDeck } from '../core/faultDeck.js';
 import { appendLog, readBody, requestHandler, sendAnswer } from '../core/http.js';
 import { faultAnswer, limitAnswer, unauthorized } from './answers.js';
-import type { FaultKind, FaultSpec } from './faults.js';
-import { routeName, successHeaders, type EndpointLimiter, type RateLimiter, type RateState } from './limits.js';
-import type { UserRec } from './model.js';
-import type { Site } from './render.js';
-import type { SearchIndex } from './searchIndex.js';
+import type { FaultKind } from './faults.js';
+import { routeName, successHeaders, type RateState } from './limits.js';
+import { gatewayPath, gatewayUnauthorized } from './oauth.js';
 import { jiraError, route, type Answer } from './routes.js';
+import { handleDc } from './serverDc.js';
+import { jsonBody, requestId, type Auth, type ServerParts } from './serverParts.js';
 
-export interface RequestLogEntry {
-  seq: number;
-  /** The clock's time, ISO 8601. */
-  at: string;
-  method: string;
-  /** Path and query. */
-  path: string;
-  /** The JQL of a search (GET or POST). */
-  jql: string | null;
-  /** `basic` or `bearer` when the credential was accepted; null otherwise. */
-  auth: 'basic' | 'bearer' | null;
-  status: number;
-  fault: FaultKind | null;
-  remaining: number | null;
-  /** performance.now() when the request arrived and when it was answered. */
-  startedAt: number;
-  endedAt: number;
-}
-
-export interface ServerParts {
-  clock: Clock;
-  site: Site;
-  email: string;
-  apiToken: string;
-  viewer: UserRec;
-  limiter: RateLimiter;
-  endpoints: EndpointLimiter;
-  index: SearchIndex;
-  faults: FaultDeck<FaultSpec>;
-  /** Makes the edits due by the clock (churn.ts) before a request is served. */
-  churn?: (now: number) => void;
-  sprintField: string;
-  log: RequestLogEntry[];
-  logLimit: number;
-}
+export type { RequestLogEntry, ServerParts } from './serverParts.js';
 
 const JSON_TYPE = 'application/json;charset=UTF-8';
 
@@ -61,6 +25,48 @@ export function createHandler(parts: ServerParts): RequestListener {
     (seq, req, res) =>
       sendAnswer(req, res, jiraError(500, 'Internal server error'), { 'x-arequestid': requestId(seq) }, JSON_TYPE),
   );
+}
+
+/**
+ * Who a request is, and the site path it asks for: under the gateway (`/ex/jira/{cloudId}/…`), an
+ * OAuth access token only (an unknown cloud id: 404); anywhere else the site's own credential.
+ */
+function signIn(parts: ServerParts, req: IncomingMessage, url: URL): { path: string; auth: Auth | null } | null {
+  const gateway = gatewayPath(url.pathname);
+  if (!gateway) return { path: url.pathname, auth: authOf(parts, req.headers.authorization) };
+  if (!parts.oauth || gateway.cloudId !== parts.oauth.cloudId) return null;
+  const token = bearerOf(req.headers.authorization);
+  const live = token !== null && parts.oauth.accepts(token, parts.clock.now().getTime());
+  return { path: gateway.path, auth: live ? 'oauth' : null };
+}
+
+function bearerOf(header: string | undefined): string | null {
+  return /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1] ?? null;
+}
+
+/**
+ * `/oauth/token` and `/oauth/token/accessible-resources` (oauth.ts), after any injected fault for
+ * their path; null for any other path.
+ */
+async function oauthAnswer(
+  parts: ServerParts,
+  req: IncomingMessage,
+  url: URL,
+): Promise<{ answer: Answer; fault: FaultKind | null } | null> {
+  const grant = parts.oauth;
+  const p = url.pathname.replace(/\/+$/, '');
+  if (!grant || (p !== '/oauth/token' && p !== '/oauth/token/accessible-resources')) return null;
+  const { fault, injected } = await parts.faults.meet(p);
+  const now = parts.clock.now().getTime();
+  if (fault) return { answer: faultAnswer(fault, now), fault: injected };
+  if (p === '/oauth/token') {
+    if (req.method !== 'POST') return { answer: jiraError(405, 'Method Not Allowed'), fault: null };
+    const body = (await readBody(req, 65_536)) ?? '';
+    return { answer: grant.token(body, req.headers['content-type'], now), fault: null };
+  }
+  if (req.method !== 'GET') return { answer: jiraError(405, 'Method Not Allowed'), fault: null };
+  const answer = grant.resources(bearerOf(req.headers.authorization), parts.site.url, parts.site.data.site, now);
+  return { answer, fault: null };
 }
 
 function authOf(parts: ServerParts, header: string | undefined): 'basic' | 'bearer' | null {
@@ -74,23 +80,17 @@ function authOf(parts: ServerParts, header: string | undefined): 'basic' | 'bear
   return bearer && bearer[1] === parts.apiToken ? 'bearer' : null;
 }
 
-/** A POST's JSON body: the object, null for other methods, `bad` when it does not parse. */
-async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown> | null | 'bad'> {
-  if (req.method !== 'POST') return null;
-  try {
-    return JSON.parse((await readBody(req)) ?? '') as Record<string, unknown>;
-  } catch {
-    return 'bad';
-  }
-}
-
 async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (parts.flavor === 'datacenter') return handleDc(parts, seq, req, res);
   const startedAt = performance.now();
   const url = new URL(req.url ?? '/', parts.site.url);
   const method = req.method ?? 'GET';
-  const parsed = await jsonBody(req);
+  const oauth = await oauthAnswer(parts, req, url);
+  const parsed = oauth ? null : await jsonBody(req);
   const body = parsed === 'bad' ? null : parsed;
-  const auth = authOf(parts, req.headers.authorization);
+  const signedIn = signIn(parts, req, url);
+  const auth = signedIn?.auth ?? null;
+  const path = signedIn?.path ?? url.pathname;
   const finish = (answer: Answer, headers: Record<string, string>, rate: RateState | null, fault: FaultKind | null) => {
     sendAnswer(req, res, answer, { ...headers, 'x-arequestid': requestId(seq) }, JSON_TYPE);
     const jql = typeof body?.jql === 'string' ? body.jql : url.searchParams.get('jql');
@@ -98,13 +98,15 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     const outcome = { status: answer.status, fault, remaining: rate?.remaining ?? null };
     appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
   };
-  if (!auth) return finish(unauthorized(), {}, null, null);
+  if (oauth) return finish(oauth.answer, {}, null, oauth.fault);
+  if (!signedIn) return finish(jiraError(404, 'Site not found.'), {}, null, null);
+  if (!auth) return finish(signedIn.path === url.pathname ? unauthorized() : gatewayUnauthorized(), {}, null, null);
   parts.churn?.(parts.clock.now().getTime());
-  const { fault, injected } = await parts.faults.meet(url.pathname);
+  const { fault, injected } = await parts.faults.meet(path);
   const quota = parts.limiter.consume('credential');
   const now = parts.clock.now().getTime();
   if (!quota.allowed) return finish(limitAnswer(now, quota.state.resetAt), {}, quota.state, injected);
-  const endpoint = parts.endpoints.consume(routeName(method, url.pathname));
+  const endpoint = parts.endpoints.consume(routeName(method, path));
   if (!endpoint.allowed) {
     return finish(limitAnswer(now, endpoint.state.resetAt, undefined, 'jira-burst-based'), {}, quota.state, injected);
   }
@@ -117,7 +119,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
   const answer = route({
     site: parts.site,
     method,
-    path: url.pathname,
+    path,
     q: url.searchParams,
     body,
     viewer: parts.viewer,
@@ -125,10 +127,5 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     index: parts.index,
     now,
   });
-  finish(answer ?? jiraError(404, 'null for uri: ' + url.pathname), headers, quota.state, injected);
-}
-
-/** Jira's `X-AREQUESTID`: unique per request of this emulator. */
-function requestId(seq: number): string {
-  return `${(seq * 2654435761) % 4294967296}`.padStart(10, '0').replace(/^(\d{3})(\d{3})/, '$1x$2x');
+  finish(answer ?? jiraError(404, 'null for uri: ' + path), headers, quota.state, injected);
 }

@@ -7,10 +7,14 @@
  * renewed a quarter of its lifetime (at most 5 minutes) before it expires, and again once when an
  * answer refuses it with 401 (a token revoked, or a clock ahead of GitHub's). Only one renewal of a
  * token runs at a time in a process: the others wait for it.
+ *
+ * An installation not configured by id is found from its account (installation.ts); each process
+ * keeps the id found per (API, App, owner) for an hour, and only one look-up of it runs at a time.
  */
 import { createHash, createPrivateKey } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
 import { ValidationError } from '../../errors.js';
+import { renewAt, TokenCache, type RenewableToken } from '../kit/tokenCache.js';
 
 /** The App and installation a unit reads as. */
 export interface AppIdentity {
@@ -31,20 +35,8 @@ export interface IssuedToken {
 /** Trades a freshly signed App JWT for an installation token (a call through the unit's loop). */
 export type TokenExchange = (jwt: string) => Promise<IssuedToken>;
 
-/** Renewal starts this long before expiry at most (a quarter of the lifetime when that is shorter). */
-export const RENEW_BEFORE_MAX_MS = 5 * 60_000;
-
-interface Held extends IssuedToken {
-  renewAt: number;
-}
-
-interface Entry {
-  held: Held | null;
-  pending: Promise<Held> | null;
-}
-
-/** The process's tokens, by identity (its hash: the key itself is no map key). */
-const TOKENS = new Map<string, Entry>();
+/** The process's installation tokens, by identity (its hash: the key itself is no map key). */
+const TOKENS = new TokenCache();
 
 function keyOf(id: AppIdentity): string {
   return createHash('sha256')
@@ -58,63 +50,79 @@ export async function appJwt(id: Pick<AppIdentity, 'appId' | 'privateKey'>): Pro
   return (await auth({ type: 'app' })).token;
 }
 
-/** When a token issued at `issuedAt` and expiring at `expiresAt` is renewed. */
-export function renewAt(issuedAt: number, expiresAt: number): number {
-  const life = Math.max(0, expiresAt - issuedAt);
-  return expiresAt - Math.min(RENEW_BEFORE_MAX_MS, life / 4);
-}
-
 /** A unit's view of its installation's token: the current one, renewed when due or refused. */
-export interface InstallationTokens {
-  /** The token for the next request (renewed first when due). */
-  current(): Promise<string>;
-  /** `token` was refused with 401: the next `current()` trades for a new one (once per token). */
-  refused(token: string): void;
-}
+export type InstallationTokens = RenewableToken;
 
 /** The installation tokens of `id` in this process, traded through `exchange`; `now` is the unit's clock. */
 export function installationTokens(id: AppIdentity, exchange: TokenExchange, now: () => number): InstallationTokens {
-  const key = keyOf(id);
-  const entry = (): Entry => {
-    let e = TOKENS.get(key);
-    if (!e) TOKENS.set(key, (e = { held: null, pending: null }));
-    return e;
+  const trade = async () => {
+    const issuedAt = now();
+    const t = await exchange(await appJwt(id));
+    return { ...t, renewAt: renewAt(issuedAt, t.expiresAt) };
   };
-  /** The trade under way (another unit's, or one this unit starts), and whether it is this unit's. */
-  const renewal = (e: Entry): { trade: Promise<Held>; mine: boolean } => {
-    if (e.pending) return { trade: e.pending, mine: false };
-    e.pending = (async () => {
-      const issuedAt = now();
-      const t = await exchange(await appJwt(id));
-      return { ...t, renewAt: renewAt(issuedAt, t.expiresAt) };
-    })()
-      .then((held) => (e.held = held))
-      .finally(() => (e.pending = null));
-    return { trade: e.pending, mine: true };
-  };
-  return {
-    async current() {
-      const e = entry();
-      if (e.held && now() < e.held.renewAt) return e.held.token;
-      const first = renewal(e);
-      try {
-        return (await first.trade).token;
-      } catch (err) {
-        // Another unit's trade failed (its unit aborted, its call refused): this one trades itself.
-        if (first.mine) throw err;
-        return (await renewal(e).trade).token;
-      }
-    },
-    refused(token) {
-      const e = entry();
-      if (e.held?.token === token) e.held = null;
-    },
-  };
+  return TOKENS.token(keyOf(id), trade, now);
 }
 
-/** Forgets every token of this process (tests; a process never needs to). */
+/** An installation looked for by its account: the App and the owner's login, on one API host. */
+export interface InstallationOwner {
+  baseUrl: string;
+  appId: number;
+  /** The account's login (user or organisation), matched case-insensitively. */
+  owner: string;
+}
+
+/** Looks the installation up (with a freshly signed App JWT, through the caller's loop): its id, or null. */
+export type InstallationFinder = () => Promise<number | null>;
+
+/** A found id is kept this long, then looked up again (an App installed anew gets a new id). */
+export const INSTALLATION_ID_TTL_MS = 60 * 60_000;
+
+interface FoundEntry {
+  found: { id: number; until: number } | null;
+  pending: Promise<number | null> | null;
+}
+
+/** The process's found installation ids, by (API, App, owner); a look-up that found none is not kept. */
+const INSTALLATIONS = new Map<string, FoundEntry>();
+
+/**
+ * The id of the installation on `o.owner`, found by `find` unless this process found it within the
+ * hour; null when there is none. Callers asking at once share one look-up (and look up themselves
+ * when another caller's fails: its unit may have been aborted).
+ */
+export async function installationIdOf(
+  o: InstallationOwner,
+  find: InstallationFinder,
+  now: () => number,
+): Promise<number | null> {
+  const key = `${o.baseUrl}\n${o.appId}\n${o.owner.toLowerCase()}`;
+  let e = INSTALLATIONS.get(key);
+  if (!e) INSTALLATIONS.set(key, (e = { found: null, pending: null }));
+  if (e.found && now() < e.found.until) return e.found.id;
+  const entry = e;
+  const lookup = (): { done: Promise<number | null>; mine: boolean } => {
+    if (entry.pending) return { done: entry.pending, mine: false };
+    entry.pending = find()
+      .then((id) => {
+        entry.found = id === null ? null : { id, until: now() + INSTALLATION_ID_TTL_MS };
+        return id;
+      })
+      .finally(() => (entry.pending = null));
+    return { done: entry.pending, mine: true };
+  };
+  const first = lookup();
+  try {
+    return await first.done;
+  } catch (err) {
+    if (first.mine) throw err;
+    return lookup().done;
+  }
+}
+
+/** Forgets every token and found installation id of this process (tests; a process never needs to). */
 export function forgetInstallationTokens(): void {
   TOKENS.clear();
+  INSTALLATIONS.clear();
 }
 
 /**

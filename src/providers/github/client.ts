@@ -14,8 +14,7 @@ import { throttling } from '@octokit/plugin-throttling';
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { createCaller, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { NonRetryableError } from '../../errors.js';
-import { providerError, ProviderAnswerError, type LimitSignal } from '../kit/errors.js';
+import { providerError, refusedWith401, type LimitSignal } from '../kit/errors.js';
 import { headerOf, numberHeader, type HeaderSource } from '../kit/headers.js';
 import { credentialForms, errorSummary } from '../kit/redact.js';
 import type { InstallationTokens } from './appAuth.js';
@@ -225,10 +224,4 @@ async function signedSend<T>(
       installation.refused(token);
     }
   }
-}
-
-/** Whether a call ended as an `auth` failure whose answer was a 401 (a 403 is no stale token). */
-function refusedWith401(err: unknown): boolean {
-  if (!(err instanceof NonRetryableError) || err.category !== 'auth') return false;
-  return err.cause instanceof ProviderAnswerError && err.cause.status === 401;
 }

@@ -11,7 +11,13 @@
  * | `auth`        | `token` (the credential is a token: personal, fine-grained or an App's own)   |
  * |               | or `app` (the credential is a GitHub App's private key, PEM); @default token   |
  * | `appId`       | with `auth: app`, required: the App's id, a positive integer                  |
- * | `installationId` | with `auth: app`, required: the installation's id, a positive integer      |
+ * | `installationId` | with `auth: app`: the installation's id, a positive integer; absent, the   |
+ * |               | installation is found from the owner (installation.ts)                        |
+ * | `owner`       | with `auth: app`: the login (user or organisation) the App is installed on;   |
+ * |               | absent, the single owner of the integration's sources                         |
+ * | `sources`     | with `auth: app`: `installation`, the installation's repositories are the      |
+ * |               | integration's sources, found before each run is planned (discovery.ts); then  |
+ * |               | `owner` or `installationId` is required                                       |
  *
  * A source is a repository, `owner/repo`.
  */
@@ -25,9 +31,20 @@ export interface GithubConfig {
   auth: GithubAuth;
   /** With `auth: app`: the App (null otherwise). */
   appId: number | null;
-  /** With `auth: app`: the installation whose tokens the units read with (null otherwise). */
+  /**
+   * With `auth: app`: the installation whose tokens the units read with; null when not configured
+   * (found from `owner`, or the sources' owner) or with another auth.
+   */
   installationId: number | null;
+  /** With `auth: app`: the login the App is installed on (null: not configured). */
+  owner: string | null;
+  /** `installation`: the sources are the installation's repositories, found at each plan (null: listed). */
+  sources: GithubSources | null;
 }
+
+/** `config.sources`: where the integration's sources come from when they are not listed. */
+export const INSTALLATION_SOURCES = 'installation';
+export type GithubSources = typeof INSTALLATION_SOURCES;
 
 export const GITHUB_AUTHS = ['token', 'app'] as const;
 export type GithubAuth = (typeof GITHUB_AUTHS)[number];
@@ -44,13 +61,73 @@ export function parseGithubConfig(config: unknown, outbound?: OutboundPolicy): G
     auth,
     appId: (raw) => positiveId(raw, 'config.appId'),
     installationId: (raw) => positiveId(raw, 'config.installationId'),
+    owner: (raw) => login(raw, 'config.owner'),
+    sources: discoveredSources,
   });
-  const appKeys = { appId: c.appId, installationId: c.installationId };
+  if (c.auth === 'app' && c.appId === null) throw new ValidationError('config.appId', 'is required with auth "app"');
+  const appKeys = { appId: c.appId, installationId: c.installationId, owner: c.owner, sources: c.sources };
   for (const [key, value] of Object.entries(appKeys)) {
-    if (c.auth === 'app' && value === null) throw new ValidationError(`config.${key}`, 'is required with auth "app"');
     if (c.auth !== 'app' && value !== null) throw new ValidationError(`config.${key}`, 'is only for auth "app"');
   }
+  if (c.sources !== null && c.installationId === null && c.owner === null) {
+    throw new ValidationError(
+      'config.owner',
+      `is required with config.sources "${INSTALLATION_SOURCES}" unless config.installationId is given ` +
+        '(the installation cannot be found from sources it lists itself)',
+    );
+  }
   return c;
+}
+
+/**
+ * Throws `ValidationError` unless an integration of `config` (parsed) can tell its installation
+ * from `sources` (listed): with `auth: app` and neither `installationId` nor `owner`, the sources
+ * must have one owner. With `config.sources` "installation" the sources are found, not listed.
+ */
+export function checkListedSources(c: GithubConfig, sources: readonly string[]): void {
+  if (c.sources !== null && sources.length > 0) {
+    throw new ValidationError(
+      'sources',
+      `are the installation's repositories (config.sources "${INSTALLATION_SOURCES}"): give "all", or none`,
+    );
+  }
+  if (c.auth !== 'app' || c.installationId !== null || c.owner !== null || c.sources !== null) return;
+  const owners = [...new Set(sources.map((s) => s.split('/')[0]!.toLowerCase()))];
+  if (owners.length === 1) return;
+  const why = owners.length === 0 ? 'no sources are listed' : `the sources have ${owners.length} owners`;
+  throw new ValidationError(
+    'config.owner',
+    `is required with auth "app" when config.installationId is not given and ${why} ` +
+      '(the installation is found from the owner)',
+  );
+}
+
+/** The one owner of `sources` (case as first listed), or null when they have none or several. */
+export function ownerOfSources(sources: readonly string[]): string | null {
+  const owners = new Map<string, string>();
+  for (const source of sources) {
+    const owner = source.split('/')[0]!;
+    if (!owners.has(owner.toLowerCase())) owners.set(owner.toLowerCase(), owner);
+  }
+  return owners.size === 1 ? [...owners.values()][0]! : null;
+}
+
+function discoveredSources(raw: unknown): GithubSources | null {
+  if (raw === undefined) return null;
+  if (raw === INSTALLATION_SOURCES) return raw;
+  throw new ValidationError(
+    'config.sources',
+    `must be "${INSTALLATION_SOURCES}" (the App installation's repositories), or left out to list the sources`,
+  );
+}
+
+/** A GitHub login: 1–39 letters, digits or hyphens, not starting with a hyphen; absent: null. */
+function login(raw: unknown, field: string): string | null {
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || !OWNER.test(raw)) {
+    throw new ValidationError(field, 'must be a GitHub login: 1–39 letters, digits or hyphens');
+  }
+  return raw;
 }
 
 function auth(raw: unknown): GithubAuth {

@@ -22,6 +22,8 @@ import type { HttpProviderOptions } from '../kit/unitScaffold.js';
 import { budgetHolderOf, checkGithubCredential, clientAuth } from './auth.js';
 import { createGithubClient, type GithubOctokit } from './client.js';
 import { parseGithubConfig, repoOf, validateSource, type GithubConfig, type RepoRef } from './config.js';
+import { githubSourceDiscovery } from './discovery.js';
+import { withInstallation } from './installation.js';
 import { GITHUB_SURFACE_HOOKS } from './starts.js';
 import * as units from './units.js';
 import { verifyIssueList } from './verify.js';
@@ -82,9 +84,20 @@ const GITHUB: ProviderUnits<GithubProviderOptions, GithubConfig, RepoRef, Github
   },
 };
 
-/** The GitHub provider, for the engine's registry. */
-export const createGithubProvider = (opts: GithubProviderOptions = {}): Provider => httpProvider(GITHUB, opts);
+/**
+ * The GitHub provider, for the engine's registry. An App integration without `installationId` finds
+ * its installation before a unit runs (installation.ts); one with `sources: "installation"` has its
+ * sources found before a run is planned (discovery.ts).
+ */
+export function createGithubProvider(opts: GithubProviderOptions = {}): Provider {
+  const provider = httpProvider(GITHUB, opts);
+  return {
+    ...provider,
+    runUnit: async (ctx) => provider.runUnit(await withInstallation(ctx, opts)),
+    sourceDiscovery: githubSourceDiscovery(opts),
+  };
+}
 
 /** Runs one unit: the budget gates every call, and what it saw is recorded however the unit ends. */
-export const runGithubUnit = (ctx: UnitContext, opts: GithubProviderOptions = {}, ledger?: BudgetLedger) =>
-  runUnit(GITHUB, ctx, opts, ledger);
+export const runGithubUnit = async (ctx: UnitContext, opts: GithubProviderOptions = {}, ledger?: BudgetLedger) =>
+  runUnit(GITHUB, await withInstallation(ctx, opts), opts, ledger);

@@ -20,9 +20,16 @@
 import type { BudgetObservation } from '../../store/rateBudgets.js';
 import type { RateBudget } from '../kit/budget.js';
 import { bodyText, createCaller, sendFetch, type Answer, type ClientOptions, type Verdict } from '../kit/call.js';
-import { providerError, type CallSubject, type LimitSignal, type ProviderAnswerError } from '../kit/errors.js';
+import {
+  providerError,
+  refusedWith401,
+  type CallSubject,
+  type LimitSignal,
+  type ProviderAnswerError,
+} from '../kit/errors.js';
 import { numberHeader, timeHeader, type HeaderSource } from '../kit/headers.js';
 import { authorizationForms } from '../kit/redact.js';
+import type { OAuthSession } from './oauth.js';
 import { jiraQuota } from './quota.js';
 
 /** A limit response without a lift time lasts at least this long. */
@@ -32,6 +39,8 @@ export interface JiraClientOptions extends ClientOptions {
   siteUrl: string;
   /** The Authorization header value (config.ts `authorizationFor`); sent and never shown. */
   authorization: string;
+  /** Signed in with OAuth 2.0 (oauth.ts): supersedes `siteUrl` and `authorization`. */
+  oauth?: OAuthSession;
   budget: RateBudget | null;
 }
 
@@ -50,7 +59,9 @@ export function jiraLimitSignal(status: number, headers: HeaderSource, now: Date
   // Some ordinary answers carry X-RateLimit-Reset too: on a 403 it signals a limit only with nothing left.
   const remaining = numberHeader(headers, 'x-ratelimit-remaining');
   const spent = reset !== null && (remaining === null || remaining <= 0);
-  if (status === 403 && retryAfter === null && !spent) return null;
+  // Data Center sends `retry-after: 0` on every answer while tokens are left (confluence.atlassian.com/
+  // adminjiraserver/adjusting-your-code-for-rate-limiting-987143384.html): a 403 with it is no limit.
+  if (status === 403 && (retryAfter === null || retryAfter <= 0) && !spent) return null;
   const t = now.getTime();
   const after = retryAfter === null ? null : t + Math.max(0, retryAfter) * 1000;
   const lifts = after === null && reset === null ? t + LIMIT_FALLBACK_MS : Math.max(after ?? 0, reset?.getTime() ?? 0);
@@ -74,9 +85,12 @@ export function jiraObservation(headers: HeaderSource, now: Date, limitedUntil: 
   };
 }
 
-/** The JSON request's URL: `path` under the site, with `query` (arrays repeat the key). */
-export function urlOf(siteUrl: string, path: string, query: Query = {}): string {
-  const url = new URL(path, `${siteUrl}/`);
+/**
+ * The JSON request's URL: `path` (`/rest/…`) under the base, keeping the base's own path (a Data
+ * Center context path, the API gateway's `/ex/jira/{cloudId}`), with `query` (arrays repeat the key).
+ */
+export function urlOf(baseUrl: string, path: string, query: Query = {}): string {
+  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`);
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined) continue;
     for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(one));
@@ -84,10 +98,15 @@ export function urlOf(siteUrl: string, path: string, query: Query = {}): string 
   return url.toString();
 }
 
-/** A client whose every request is gated, recorded, classified and (when transient) retried. */
+/**
+ * A client whose every request is gated, recorded, classified and (when transient) retried. Signed in
+ * with OAuth (`o.oauth`), each request goes under the session's API base with its current access
+ * token, and once more with a new one when the answer refuses it with 401 (a second 401 is the
+ * unit's `auth` failure); `o.secrets` is then the session's live redaction list, used as it is.
+ */
 export function createJiraClient(o: JiraClientOptions): JiraClient {
   // Redacted from every failure: the header's value, and `email:token`, the token and their encodings.
-  const secrets = [...(o.secrets ?? []), ...authorizationForms(o.authorization)];
+  const secrets = o.oauth ? (o.secrets ?? []) : [...(o.secrets ?? []), ...authorizationForms(o.authorization)];
   const call = createCaller<Response, unknown>(
     { ...o, secrets },
     o.budget ? [o.budget] : [],
@@ -95,21 +114,34 @@ export function createJiraClient(o: JiraClientOptions): JiraClient {
       judge: judgeJira,
       observations: (headers, now, limit) => [jiraObservation(headers, now, limit?.liftsAt ?? null)],
     },
-    o.siteUrl,
+    o.oauth?.home ?? o.siteUrl,
   );
-  const request = (method: string, path: string, query: Query | undefined, body: unknown): Promise<unknown> =>
+  const send = (method: string, path: string, url: string, authorization: string, body: unknown) =>
     call(
       `${method} ${path}`,
-      sendFetch(urlOf(o.siteUrl, path, query), {
+      sendFetch(url, {
         method,
         headers: {
-          authorization: o.authorization,
+          authorization,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
     );
+  const request = async (method: string, path: string, query: Query | undefined, body: unknown) => {
+    const session = o.oauth;
+    if (!session) return send(method, path, urlOf(o.siteUrl, path, query), o.authorization, body);
+    const url = urlOf(await session.apiBase(), path, query);
+    const token = await session.current();
+    try {
+      return await send(method, path, url, `Bearer ${token}`, body);
+    } catch (err) {
+      if (!refusedWith401(err)) throw err;
+      session.refused(token);
+      return send(method, path, url, `Bearer ${await session.current()}`, body);
+    }
+  };
   return {
     get: <T>(path: string, query?: Query) => request('GET', path, query, undefined) as Promise<T>,
     post: <T>(path: string, body: unknown) => request('POST', path, undefined, body) as Promise<T>,
@@ -120,7 +152,7 @@ export function createJiraClient(o: JiraClientOptions): JiraClient {
  * A 2xx answer's JSON; any other answer as Jira's error (see the module comment): its first messages
  * (or, when it has none, its text) for the call loop to redact and bound.
  */
-function judgeJira(a: Answer<Response>, now: Date): Verdict<unknown> {
+export function judgeJira(a: Answer<Response>, now: Date): Verdict<unknown> {
   const text = bodyText(a);
   if (a.raw.ok) return parseJson(a.status, text);
   const messages = jiraMessages(text);

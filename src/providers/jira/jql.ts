@@ -35,6 +35,8 @@ export interface IssueQuery {
   before: Date | null;
   /** The caller's Jira time zone (IANA), in which JQL reads dates. */
   timeZone: string;
+  /** Ties of `updated` ordered by key too (`ORDER BY updated ASC, key ASC`: pages read by `startAt`). */
+  byKey?: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export function issuesJql(q: IssueQuery): string {
     const to = Math.ceil(q.before.getTime() / MINUTE) * MINUTE + clockChangeMargin(q.before.getTime(), q.timeZone);
     clauses.push(`updated < ${jqlString(jqlMinute(to, q.timeZone))}`);
   }
-  return `${clauses.join(' AND ')} ORDER BY updated ASC`;
+  return `${clauses.join(' AND ')} ORDER BY updated ASC${q.byKey ? ', key ASC' : ''}`;
 }
 
 /** An hour when the zone's offset changes within two hours of `ms` (a repeated or skipped hour). */

@@ -1,11 +1,13 @@
 /**
- * Jira Cloud objects (REST v3 and Agile shapes) mapped onto the normalized surfaces.
+ * Jira objects (Cloud's REST v3, Data Center's REST v2 and Agile shapes) mapped onto the normalized
+ * surfaces.
  *
  * Ids: a work item's `external_id` is the issue id (stable when an issue moves to another project;
  * its key goes to `number`), a comment's is the comment id, an event's `<issue id>:<history id>:<n>`
  * (the n-th changed field of a changelog entry; `:+label` / `:-label` for each label change), a
  * member's the account id (also what `assignees` and event actors hold), a project's the project
- * id, a sprint's the sprint id.
+ * id, a sprint's the sprint id. Data Center users have no account id: their `key` stands for it
+ * (`userId`; stable when a user is renamed, unlike `name`), and changelog assignee items hold keys.
  *
  * Status: `jiraStatus` over the status category key and the resolution. `started_at` is the
  * first changelog transition into a status of the `indeterminate` category; `completed_at` the last
@@ -27,7 +29,11 @@ export interface RowScope extends UnitRowScope {
 }
 
 export interface JiraUser {
-  accountId: string;
+  /** Cloud's user id. */
+  accountId?: string;
+  /** Data Center's user key (stable) and user name (the login, which may change). */
+  key?: string;
+  name?: string;
   accountType?: string;
   displayName?: string;
   emailAddress?: string;
@@ -136,6 +142,14 @@ export interface JiraSprint {
   goal?: string;
 }
 
+/** A user's id: Cloud's account id, else Data Center's user key (its name when it has no key). */
+export function userId(u: JiraUser | null | undefined): string | null {
+  return u?.accountId ?? u?.key ?? u?.name ?? null;
+}
+
+/** Plain text of a rich-text field: ADF (Cloud) or wiki markup (Data Center), by the caller's deployment. */
+export type TextOf = (body: unknown) => string | null;
+
 /** Status id → status category key (`new`, `indeterminate`, `done`). */
 export type StatusCategories = ReadonlyMap<string, string>;
 
@@ -146,15 +160,16 @@ export function projectRow(s: RowScope, p: JiraProject): Row {
     name: p.name,
     description: p.description ?? null,
     state: p.deleted ? 'deleted' : p.archived ? 'archived' : 'active',
-    lead: p.lead?.accountId ?? null,
+    lead: userId(p.lead),
     url: `${s.siteUrl}/browse/${encodeURIComponent(p.key)}`,
   };
 }
 
 export function memberRow(s: RowScope, u: JiraUser, role: string): Row {
+  const id = userId(u) ?? '';
   return {
-    ...base(s, u.accountId, u),
-    login: u.accountId,
+    ...base(s, id, u),
+    login: id,
     name: u.displayName ?? null,
     email: u.emailAddress ?? null,
     avatar_url: u.avatarUrls?.['48x48'] ?? null,
@@ -208,9 +223,44 @@ function normalized(f: JiraIssueFields): WorkItemStatus | null {
 function sprintOf(f: JiraIssueFields, sprintField: string): string | null {
   const raw = f[sprintField];
   if (!Array.isArray(raw) || raw.length === 0) return null;
-  const sprints = raw.filter((x): x is JiraSprintRef => x !== null && typeof x === 'object');
+  const sprints = raw.map(sprintRef).filter((x): x is JiraSprintRef => x !== null);
   const open = sprints.find((sp) => sp.state === 'active') ?? sprints.at(-1);
   return open?.name ?? null;
+}
+
+/**
+ * A sprint field's entry: Cloud's object, or Data Center's text form
+ * (`com.atlassian.greenhopper.service.sprint.Sprint@1a2b[id=7,rapidViewId=3,state=ACTIVE,name=Sprint 7,…]`,
+ * the `toString` Cloud dropped: developer.atlassian.com/cloud/jira/platform/deprecation-notice-tostring-
+ * representation-of-sprints-in-get-issue-response/). Its name runs to the next known key, so a name
+ * holding a comma is read whole.
+ */
+const SPRINT_KEYS = [
+  'id',
+  'rapidViewId',
+  'state',
+  'name',
+  'goal',
+  'startDate',
+  'endDate',
+  'completeDate',
+  'activatedDate',
+  'sequence',
+  'autoStartStop',
+  'synced',
+  'incompleteIssuesDestinationId',
+].join('|');
+
+function sprintRef(x: unknown): JiraSprintRef | null {
+  if (x !== null && typeof x === 'object') return x as JiraSprintRef;
+  if (typeof x !== 'string') return null;
+  const body = /\[(.*)\]\s*$/s.exec(x)?.[1];
+  if (body === undefined) return null;
+  const value = (key: string) => new RegExp(`(?:^|,)${key}=(.*?)(?=,(?:${SPRINT_KEYS})=|$)`, 's').exec(body)?.[1];
+  const id = Number(value('id'));
+  const name = value('name');
+  if (!Number.isFinite(id) || name === undefined) return null;
+  return { id, name, state: value('state')?.toLowerCase() };
 }
 
 /** The issue as a work item; `histories` is its whole changelog (for started/completed). */
@@ -234,7 +284,7 @@ export function workItemRow(
     type: f.issuetype?.name ?? null,
     status,
     status_raw: f.status?.name ?? null,
-    assignees: f.assignee?.accountId ? [f.assignee.accountId] : [],
+    assignees: userId(f.assignee) === null ? [] : [userId(f.assignee)!],
     labels: f.labels ?? [],
     created_at: jiraDate(f.created),
     updated_at: jiraDate(f.updated),
@@ -247,12 +297,12 @@ export function workItemRow(
   };
 }
 
-export function commentRow(s: RowScope, issueId: string, c: JiraComment): Row {
+export function commentRow(s: RowScope, issueId: string, c: JiraComment, textOf: TextOf = adfToText): Row {
   return {
     ...base(s, c.id, c),
     work_item_external_id: issueId,
-    author: c.author?.accountId ?? null,
-    body: adfToText(c.body),
+    author: userId(c.author),
+    body: textOf(c.body),
     created_at: jiraDate(c.created),
     updated_at: jiraDate(c.updated),
   };
@@ -305,7 +355,7 @@ export function eventRows(s: RowScope, issueId: string, histories: readonly Jira
           ...base(s, id, { history: h.id, created: h.created, author: h.author, item }),
           work_item_external_id: issueId,
           kind,
-          actor: h.author?.accountId ?? null,
+          actor: userId(h.author),
           from_value: c.from,
           to_value: c.to,
           occurred_at: jiraDate(h.created),

@@ -16,8 +16,9 @@ import { datasetTable, specsOf } from '../kit/datasets.js';
 import { rowScope } from '../kit/rows.js';
 import { httpProvider, runUnit, type ProviderUnits } from '../kit/runner.js';
 import type { HttpProviderOptions } from '../kit/unitScaffold.js';
-import { createJiraClient, type JiraClient } from './client.js';
-import { authorizationFor, parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
+import type { JiraClient } from './client.js';
+import { parseJiraConfig, projectOf, validateSource, type JiraConfig } from './config.js';
+import { checkJiraCredential, jiraClientFor } from './signIn.js';
 import * as units from './units.js';
 import { verifyFamily } from './verify.js';
 import { workItemFamily } from './workItems.js';
@@ -58,13 +59,8 @@ const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, u
   datasets: DATASETS,
   parseConfig: parseJiraConfig,
   sources: { validate: validateSource, of: projectOf },
-  client: ({ config, credential, call, budget }) =>
-    createJiraClient({
-      ...call,
-      siteUrl: config.siteUrl,
-      authorization: authorizationFor(credential.reveal(), call.subject),
-      budget: budget(),
-    }),
+  client: (setup) => jiraClientFor(setup),
+  checkCredential: checkJiraCredential,
   // One job per project, each timed when it starts.
   *jobs({ ctx, opts, config, client, base }, projects) {
     for (const project of projects) {

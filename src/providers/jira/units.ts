@@ -7,6 +7,7 @@ import type { UnitResult } from '../../sdk/types.js';
 import { ProviderAnswerError } from '../kit/errors.js';
 import type { UnitBase } from '../kit/runner.js';
 import { PageWriter } from '../kit/write.js';
+import { jiraApi } from './api.js';
 import type { JiraClient } from './client.js';
 import type { JiraConfig } from './config.js';
 import {
@@ -46,9 +47,9 @@ interface JiraBoard {
   type: string;
 }
 
-/** The project itself (`GET /rest/api/3/project/{key}`: a missing one is `not_found`). */
+/** The project itself (`GET /rest/api/{3|2}/project/{key}`: a missing one is `not_found`). */
 export async function projects(job: Job): Promise<UnitResult> {
-  const p = await job.jira.get<JiraProject>(`/rest/api/3/project/${encodeURIComponent(job.project)}`);
+  const p = await job.jira.get<JiraProject>(jiraApi(job.config).project(job.project));
   const writer = new PageWriter(job.ctx);
   await writer.write('projects', [projectRow(job.scope, p)]);
   return writer.result();
@@ -65,15 +66,18 @@ export const USER_SEARCH_CAP = 1000;
  * them: a page may be short or empty before the end, and the answer says nothing of a total. So
  * every range up to the cap is read (an empty page is not the end). When the last range still held
  * users, the pool may go on past the cap, where this search cannot look: the unit says so
- * (`incomplete`) and warns, rather than report the list complete.
+ * (`incomplete`) and warns, rather than report the list complete. Data Center's search
+ * (`/rest/api/2/user/assignable/search`, https://docs.atlassian.com/software/jira/docs/api/REST/9.12.0/
+ * #api/2/user-findAssignableUsers) is read the same way; its users carry `key` and `name`, no account id.
  */
 export async function members(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
-  const trail = job.pages.trail('GET /rest/api/3/user/assignable/search');
+  const path = jiraApi(job.config).assignableUsers;
+  const trail = job.pages.trail(`GET ${path}`);
   let last = 0;
   for (let startAt = 0; startAt < USER_SEARCH_CAP; startAt += USERS_PAGE) {
     trail.visit(startAt);
-    const users = await job.jira.get<JiraUser[]>('/rest/api/3/user/assignable/search', {
+    const users = await job.jira.get<JiraUser[]>(path, {
       project: job.project,
       startAt,
       maxResults: Math.min(USERS_PAGE, USER_SEARCH_CAP - startAt),
@@ -115,10 +119,11 @@ const SPRINT_BOARDS = new Set(['scrum', 'simple']);
  */
 export async function sprints(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
-  for await (const boards of agilePages<JiraBoard>(job, '/rest/agile/1.0/board', { projectKeyOrId: job.project })) {
+  const agile = jiraApi(job.config).agile;
+  for await (const boards of agilePages<JiraBoard>(job, agile('board'), { projectKeyOrId: job.project })) {
     for (const board of boards.filter((b) => SPRINT_BOARDS.has(b.type))) {
       try {
-        for await (const page of agilePages<JiraSprint>(job, `/rest/agile/1.0/board/${board.id}/sprint`)) {
+        for await (const page of agilePages<JiraSprint>(job, agile(`board/${board.id}/sprint`))) {
           await writer.write(
             'sprints',
             page.map((s) => sprintRow(job.scope, job.project, s)),

@@ -9,6 +9,10 @@
  * issue the listing did not show is first asked for by `id in (…)` again, and one the search still
  * does not find is read directly (`GET /rest/api/3/issue/{id}`): only a 404 there marks it deleted
  * (Jira deletes issues for good; an issue the credential may no longer see answers the same).
+ *
+ * On Data Center the listing is `GET /rest/api/2/search` with `fields=updated`, read as the keyset of
+ * ./searchDc.ts (from the latest `updated` listed, so an issue edited during the listing shifts no
+ * page), and the direct read `GET /rest/api/2/issue/{id}`.
  */
 import type { ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
@@ -16,10 +20,12 @@ import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import { resumableRead, type KeysetFormat } from '../kit/resume.js';
 import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
-import { idsJql, issuesJql } from './jql.js';
+import { jiraApi } from './api.js';
+import { idsJql } from './jql.js';
+import type { IssuePage } from './searchDc.js';
 import { parseJiraTime } from './timeZone.js';
 import type { Job } from './units.js';
-import { callerTimeZone, FAMILY, fetchFamily, result } from './workItems.js';
+import { callerTimeZone, FAMILY, fetchFamily, idPages, result, windowPages } from './workItems.js';
 
 /** Issues a listing page holds. */
 const LIST_PAGE = 100;
@@ -32,11 +38,8 @@ interface UpdatedIssue {
   fields?: { updated?: string };
 }
 
-interface IdPage {
-  issues: UpdatedIssue[];
-  nextPageToken?: string;
-  isLast?: boolean;
-}
+/** A listing asks for ids and update times only. */
+const LIST_ASK = { fields: ['updated'], maxResults: LIST_PAGE };
 
 /** The verify unit of the work-item family: its result counts the family's rows and the verify's. */
 export function verifyFamily(job: Job): Promise<UnitResult> {
@@ -54,28 +57,16 @@ async function verifyReader(job: Job, counts: Record<string, number>): Promise<V
   const { ctx } = job;
   return {
     scope: sourceScope(ctx, job.scope.provider, 'work_items', job.project),
-    list: (from) => listing(job, issuesJql({ project: job.project, since: from, before: null, timeZone })),
+    list: (from) =>
+      listing(windowPages(job, { project: job.project, since: from, before: null, timeZone }, LIST_ASK, ' (ids)')),
     confirm: (ids) => confirm(job, ids),
     fetch: (ids) => fetchFamily(job, ids, counts),
   };
 }
 
-/** The search's pages of ids and update times for `jql`. */
-async function* listing(job: Job, jql: string): AsyncGenerator<ListedItem[]> {
-  const trail = job.pages.trail('POST /rest/api/3/search/jql (ids)');
-  let token: string | undefined;
-  for (;;) {
-    trail.visit(token ?? null);
-    const page = await idPage(job, jql, token);
-    yield page.issues.map(listed);
-    token = page.nextPageToken;
-    if (page.isLast === true || !token) return;
-  }
-}
-
-function idPage(job: Job, jql: string, token: string | undefined): Promise<IdPage> {
-  const body = { jql, fields: ['updated'], maxResults: LIST_PAGE, ...(token ? { nextPageToken: token } : {}) };
-  return job.jira.post<IdPage>('/rest/api/3/search/jql', body);
+/** A search's pages as ids and update times. */
+async function* listing(pages: AsyncGenerator<IssuePage>): AsyncGenerator<ListedItem[]> {
+  for await (const page of pages) yield page.issues.map(listed);
 }
 
 function listed(i: UpdatedIssue): ListedItem {
@@ -88,7 +79,9 @@ async function confirm(job: Job, ids: readonly string[]): Promise<ListedItem[]> 
   const numeric = ids.filter((id) => /^[0-9]{1,18}$/.test(id));
   const found: ListedItem[] = [];
   if (numeric.length > 0) {
-    for await (const page of listing(job, idsJql(job.project, numeric))) found.push(...page);
+    for await (const page of listing(idPages(job, idsJql(job.project, numeric), LIST_ASK, ' (ids)'))) {
+      found.push(...page);
+    }
   }
   const seen = new Set(found.map((i) => i.id));
   const unseen = ids.filter((id) => !seen.has(id));
@@ -99,7 +92,7 @@ async function confirm(job: Job, ids: readonly string[]): Promise<ListedItem[]> 
 /** The issue as Jira has it now, or null when it answers 404 (deleted, or no longer visible). */
 async function readIssue(job: Job, id: string): Promise<ListedItem | null> {
   try {
-    const issue = await job.jira.get<UpdatedIssue>(`/rest/api/3/issue/${encodeURIComponent(id)}`, {
+    const issue = await job.jira.get<UpdatedIssue>(jiraApi(job.config).issue(id), {
       fields: 'updated',
     });
     return listed(issue);

@@ -1,10 +1,12 @@
 /**
  * The work-item family in one unit: issues of one project updated in the unit's window, read from
- * `POST /rest/api/3/search/jql` (`nextPageToken` / `isLast`), with `expand=changelog` when history
+ * `POST /rest/api/3/search/jql` (`nextPageToken` / `isLast`) on Cloud, or `GET /rest/api/2/search`
+ * (`startAt`, read as a keyset: ./searchDc.ts) on Data Center, with `expand=changelog` when history
  * or work items are wanted and the `comment` field when comments are. Search results embed only
  * the first page of an issue's comments and the most recent entries of its changelog (its `total`
  * sometimes left out); longer ones are read through `/rest/api/3/issue/{id}/comment` and
- * `/rest/api/3/issue/{id}/changelog`.
+ * `/rest/api/3/issue/{id}/changelog` (Data Center: `/rest/api/2/issue/{id}/comment`, and the issue
+ * itself with `expand=changelog`, which gives the whole changelog: api.ts).
  *
  * Only the datasets the unit carries (`UnitInfo.datasets`) are written: `work-items` → work_items,
  * `work-item-comments` → work_item_comments, `work-item-history` → work_item_events; each search
@@ -20,7 +22,9 @@ import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { mapLimited } from '../kit/concurrency.js';
 import { writeRows } from '../kit/write.js';
-import { idsJql, inWindow, issuesJql } from './jql.js';
+import { adfToText } from './adf.js';
+import { jiraApi } from './api.js';
+import { idsJql, inWindow, issuesJql, type IssueQuery } from './jql.js';
 import {
   commentRow,
   eventRows,
@@ -31,10 +35,13 @@ import {
   type JiraStatus,
   type JiraUser,
   type StatusCategories,
+  type TextOf,
 } from './mapping.js';
+import { dcPositionPages, dcWindowPages, projectChecked, type IssuePage, type SearchAsk } from './searchDc.js';
 import { resumableRead, wrote, writtenBefore, type KeysetFormat, type KeysetProgress } from '../kit/resume.js';
 import { parseJiraTime, isTimeZone } from './timeZone.js';
 import type { Job } from './units.js';
+import { wikiToText } from './wiki.js';
 
 /** The work-item family's datasets and the surface each writes. */
 export const FAMILY: Readonly<Record<string, string>> = {
@@ -112,12 +119,8 @@ async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promis
   // A resumed read searches from the latest `updated` written and skips what was written at it.
   const boundary = resumed ? { ...p, tied: new Set(p.tied) } : null;
   const from = boundary ? new Date(boundary.edge!) : job.since;
-  const jql = issuesJql({ project: job.project, since: from, before: job.before, timeZone });
-  let token: string | undefined;
-  const trail = job.pages.trail('POST /rest/api/3/search/jql');
-  for (let first = true; ; first = false) {
-    trail.visit(token ?? null);
-    const page = await search(job, jql, wants, token, first);
+  const q = { project: job.project, since: from, before: job.before, timeZone };
+  for await (const page of windowPages(job, q, searchAsk(job, wants))) {
     const issues = page.issues.filter((i) => {
       const updated = parseJiraTime(i.fields.updated);
       return (
@@ -127,15 +130,56 @@ async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promis
     await writePage(job, issues, wants, categories, p.counts);
     for (const i of issues) wrote(FAMILY_RESUME, p, i.id, parseJiraTime(i.fields.updated));
     p.pages++;
-    token = page.nextPageToken;
-    // The last page says `isLast: true`; without the flag, a page with no token is the last.
-    if (page.isLast === true || !token) return result(job, p.counts);
+    if (page.last) return result(job, p.counts);
     if (!job.backfill && p.pages >= job.maxPages) {
       // Only what was read: the latest `updated` kept (or the window's start when none was kept).
       const watermark = p.edge !== null ? new Date(p.edge) : job.since;
       return { ...result(job, p.counts), ...(watermark ? { watermark } : {}) };
     }
   }
+  return result(job, p.counts);
+}
+
+/** The window's search pages: Cloud's token pages, or Data Center's keyset (./searchDc.ts). */
+export function windowPages(job: Job, q: IssueQuery, ask: SearchAsk, what = ''): AsyncGenerator<IssuePage> {
+  return datacenter(job) ? dcWindowPages(job, q, ask, what) : cloudPages(job, issuesJql(q), ask, what);
+}
+
+/** The pages of a search by id (`id in (…)`). */
+export function idPages(job: Job, jql: string, ask: SearchAsk, what: string): AsyncGenerator<IssuePage> {
+  return datacenter(job) ? dcPositionPages(job, jql, ask, what) : cloudPages(job, jql, ask, what);
+}
+
+/** Cloud's `POST /rest/api/3/search/jql`, `nextPageToken` onward until `isLast`. */
+async function* cloudPages(job: Job, jql: string, ask: SearchAsk, what = ''): AsyncGenerator<IssuePage> {
+  const path = jiraApi(job.config).search;
+  const trail = job.pages.trail(`POST ${path}${what}`);
+  let token: string | undefined;
+  for (let first = true; ; first = false) {
+    trail.visit(token ?? null);
+    const body = {
+      jql,
+      fields: ask.fields,
+      maxResults: ask.maxResults,
+      ...(ask.expand ? { expand: ask.expand } : {}),
+      ...(token ? { nextPageToken: token } : {}),
+    };
+    const page = await projectChecked(job, first, () => job.jira.post<SearchPage>(path, body));
+    token = page.nextPageToken;
+    // The last page says `isLast: true`; without the flag, a page with no token is the last.
+    const last = page.isLast === true || !token;
+    yield { issues: page.issues, last };
+    if (last) return;
+  }
+}
+
+function datacenter(job: Job): boolean {
+  return job.config.deployment === 'datacenter';
+}
+
+/** Rich text as plain text: ADF on Cloud, wiki markup on Data Center. */
+function textOf(job: Job): TextOf {
+  return datacenter(job) ? wikiToText : adfToText;
 }
 
 /** What of the family the unit writes: its datasets. */
@@ -155,16 +199,8 @@ function wantsOf(job: Job): Wants {
 export async function fetchFamily(job: Job, ids: readonly string[], counts: Record<string, number>): Promise<void> {
   const wants = wantsOf(job);
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
-  const jql = idsJql(job.project, ids);
-  let token: string | undefined;
-  const trail = job.pages.trail('POST /rest/api/3/search/jql (by id)');
-  for (let first = true; ; first = false) {
-    trail.visit(token ?? null);
-    const page = await search(job, jql, wants, token, first);
-    await writePage(job, page.issues, wants, categories, counts);
-    token = page.nextPageToken;
-    if (page.isLast === true || !token) return;
-  }
+  const pages = idPages(job, idsJql(job.project, ids), searchAsk(job, wants), ' (by id)');
+  for await (const page of pages) await writePage(job, page.issues, wants, categories, counts);
 }
 
 export function result(job: Job, counts: Record<string, number>): UnitResult {
@@ -178,37 +214,23 @@ export function result(job: Job, counts: Record<string, number>): UnitResult {
 
 /** The caller's time zone, in which Jira reads JQL dates (UTC when Jira does not say). */
 export async function callerTimeZone(job: Job): Promise<string> {
-  const me = await job.jira.get<JiraUser>('/rest/api/3/myself');
+  const me = await job.jira.get<JiraUser>(jiraApi(job.config).myself);
   return typeof me.timeZone === 'string' && isTimeZone(me.timeZone) ? me.timeZone : 'UTC';
 }
 
 /** Status id → category key, for the changelog's transitions. */
 async function statusCategories(job: Job): Promise<StatusCategories> {
-  const statuses = await job.jira.get<JiraStatus[]>('/rest/api/3/status');
+  const statuses = await job.jira.get<JiraStatus[]>(jiraApi(job.config).status);
   const map = new Map<string, string>();
   for (const s of statuses) if (s.statusCategory?.key) map.set(String(s.id), s.statusCategory.key);
   return map;
 }
 
-async function search(job: Job, jql: string, wants: Wants, token: string | undefined, first: boolean) {
+/** The fields (and changelog) a search asks for: what the unit's datasets need. */
+function searchAsk(job: Job, wants: Wants): SearchAsk {
   const fields = wants.items ? [...ITEM_FIELDS, job.config.sprintField] : ['updated', 'project'];
   if (wants.comments) fields.push('comment');
-  const body = {
-    jql,
-    fields,
-    maxResults: job.pageSize,
-    ...(wants.items || wants.history ? { expand: 'changelog' } : {}),
-    ...(token ? { nextPageToken: token } : {}),
-  };
-  try {
-    return await job.jira.post<SearchPage>('/rest/api/3/search/jql', body);
-  } catch (err) {
-    // Jira answers a search naming an unknown project with 400: ask for the project (404 → not_found).
-    if (first && err instanceof NonRetryableError && err.category === 'provider_error') {
-      await job.jira.get(`/rest/api/3/project/${encodeURIComponent(job.project)}`);
-    }
-    throw err;
-  }
+  return { fields, maxResults: job.pageSize, ...(wants.items || wants.history ? { expand: 'changelog' } : {}) };
 }
 
 async function writePage(
@@ -229,7 +251,8 @@ async function writePage(
     counts.work_items! += await writeRows(job.ctx, 'work_items', rows);
   }
   if (wants.comments) {
-    const rows = details.flatMap((d) => d.comments.map((c) => commentRow(job.scope, d.issue.id, c)));
+    const text = textOf(job);
+    const rows = details.flatMap((d) => d.comments.map((c) => commentRow(job.scope, d.issue.id, c, text)));
     counts.work_item_comments! += await writeRows(job.ctx, 'work_item_comments', rows);
   }
   if (wants.history) {
@@ -240,15 +263,17 @@ async function writePage(
 
 /**
  * The issue's whole changelog: the embedded one when it is known to hold every entry, else every
- * page of `/rest/api/3/issue/{id}/changelog`. A search embeds only the most recent entries and may
- * leave `total` out: the embedded list is complete when `total` says so, or, without `total`, when
- * it is shorter than its `maxResults`; anything else (a full page, or neither figure) is read whole.
+ * page of `/rest/api/3/issue/{id}/changelog` (Data Center: the issue with `expand=changelog`). A
+ * search embeds only the most recent entries and may leave `total` out: the embedded list is
+ * complete when `total` says so, or, without `total`, when it is shorter than its `maxResults`;
+ * anything else (a full page, or neither figure) is read whole.
  */
 async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
   const embedded = issue.changelog?.histories ?? [];
   if (embeddedComplete(issue.changelog, embedded.length)) return embedded;
+  const path = jiraApi(job.config).changelog(issue.id);
+  if (path === null) return expandedChangelog(job, issue.id, embedded);
   const all: JiraHistory[] = [];
-  const path = `/rest/api/3/issue/${issue.id}/changelog`;
   const trail = job.pages.trail(`GET ${path}`);
   for (let startAt = 0; ;) {
     trail.visit(startAt);
@@ -257,6 +282,26 @@ async function changelogOf(job: Job, issue: JiraIssue): Promise<JiraHistory[]> {
     all.push(...page.values);
     startAt += page.values.length;
     if (lastPage(page.isLast, page.values.length, startAt, page.total)) return all;
+  }
+}
+
+/**
+ * Data Center's whole changelog: `GET /rest/api/2/issue/{id}?expand=changelog` ("changelog: the
+ * history of the issue", https://docs.atlassian.com/software/jira/docs/api/REST/9.12.0/#api/2/issue-getIssue),
+ * `embedded` when the issue is gone since the search.
+ */
+async function expandedChangelog(job: Job, issueId: string, embedded: JiraHistory[]): Promise<JiraHistory[]> {
+  const path = jiraApi(job.config).issue(issueId);
+  job.pages.trail(`GET ${path}?expand=changelog`).visit(null);
+  try {
+    const issue = await job.jira.get<JiraIssue>(path, {
+      fields: 'updated',
+      expand: 'changelog',
+    });
+    return issue.changelog?.histories ?? embedded;
+  } catch (err) {
+    if (err instanceof NonRetryableError && err.category === 'not_found') return embedded;
+    throw err;
   }
 }
 
@@ -274,7 +319,7 @@ async function commentsOf(job: Job, issue: JiraIssue): Promise<JiraComment[]> {
     return embedded?.comments ?? [];
   }
   const all: JiraComment[] = [];
-  const path = `/rest/api/3/issue/${issue.id}/comment`;
+  const path = jiraApi(job.config).comments(issue.id);
   const trail = job.pages.trail(`GET ${path}`);
   for (let startAt = 0; ;) {
     trail.visit(startAt);

@@ -125,3 +125,9 @@ export class OffOriginError extends Error {
 export function offOriginError(integration: string, off: OffOriginError): NonRetryableError {
   return new NonRetryableError(`${integration}: ${off.message}`, 'provider_error', { cause: off });
 }
+
+/** Whether a call ended as an `auth` failure whose answer was a 401 (a stale or revoked token; a 403 is none). */
+export function refusedWith401(err: unknown): boolean {
+  if (!(err instanceof NonRetryableError) || err.category !== 'auth') return false;
+  return err.cause instanceof ProviderAnswerError && err.cause.status === 401;
+}

@@ -11,11 +11,10 @@ import {
   checkAppPrivateKey,
   forgetInstallationTokens,
   installationTokens,
-  renewAt,
-  RENEW_BEFORE_MAX_MS,
   type AppIdentity,
   type IssuedToken,
 } from '../../../src/providers/github/appAuth.js';
+import { renewAt, RENEW_BEFORE_MAX_MS } from '../../../src/providers/kit/tokenCache.js';
 import { checkGithubCredential } from '../../../src/providers/github/auth.js';
 import { parseGithubConfig } from '../../../src/providers/github/config.js';
 import { credentialProblem } from '../../../src/secrets/credentials.js';
@@ -178,11 +177,11 @@ describe("a GitHub App's credential", () => {
 });
 
 describe('config.auth', () => {
-  it('app needs appId and installationId, positive integers; token takes neither', () => {
+  it('app needs appId (installationId optional: installation.test.ts), positive integers; token takes neither', () => {
     expect(parseGithubConfig({})).toMatchObject({ auth: 'token', appId: null, installationId: null });
     const cases: [Record<string, unknown>, string][] = [
       [{ auth: 'app', installationId: 7 }, 'config.appId: is required with auth "app"'],
-      [{ auth: 'app', appId: 42 }, 'config.installationId: is required with auth "app"'],
+      [{ installationId: 7 }, 'config.installationId: is only for auth "app"'],
       [{ appId: 42 }, 'config.appId: is only for auth "app"'],
       [{ auth: 'app', appId: 0, installationId: 7 }, 'config.appId: must be a positive integer'],
       [{ auth: 'app', appId: 42, installationId: '7x' }, 'config.installationId: must be a positive integer'],

@@ -26,6 +26,9 @@ describe('Jira config', () => {
       siteUrl: 'https://acme.atlassian.net',
       budgetShare: 1,
       sprintField: 'customfield_10020',
+      auth: 'token',
+      oauthTokenUrl: 'https://auth.atlassian.com/oauth/token',
+      apiGatewayUrl: 'https://api.atlassian.com',
     });
     expect(parseJiraConfig({ siteUrl: 'http://127.0.0.1:8080', budgetShare: 0.5 }).siteUrl).toBe(
       'http://127.0.0.1:8080',
@@ -53,6 +56,23 @@ describe('Jira config', () => {
     expect(fieldOf(() => parseJiraConfig({ siteUrl: 'https://a.atlassian.net', token: 'x' }))).toContain(
       'config.token',
     );
+  });
+
+  it('auth: oauth with emulator-only endpoints on loopback; refused with Data Center or off loopback', () => {
+    const site = { siteUrl: 'https://acme.atlassian.net' };
+    expect(parseJiraConfig({ ...site, auth: 'oauth' })).toMatchObject({ auth: 'oauth' });
+    const local = { oauthTokenUrl: 'http://127.0.0.1:4000/oauth/token', apiGatewayUrl: 'http://localhost:4000/' };
+    expect(parseJiraConfig({ ...site, auth: 'oauth', ...local })).toMatchObject({
+      oauthTokenUrl: 'http://127.0.0.1:4000/oauth/token',
+      apiGatewayUrl: 'http://localhost:4000',
+    });
+    const refused = (config: Record<string, unknown>, field: string) =>
+      expect(fieldOf(() => parseJiraConfig(config))).toMatch(new RegExp(`^${field}: `));
+    refused({ ...site, auth: 'sso' }, 'config.auth');
+    refused({ ...site, auth: 'oauth', oauthTokenUrl: 'https://auth.example.com/oauth/token' }, 'config.oauthTokenUrl');
+    refused({ ...site, auth: 'oauth', apiGatewayUrl: 'http://10.0.0.8/' }, 'config.apiGatewayUrl');
+    refused({ ...site, apiGatewayUrl: 'http://127.0.0.1:4000' }, 'config.apiGatewayUrl');
+    refused({ siteUrl: 'https://jira.example.com', deployment: 'datacenter', auth: 'oauth' }, 'config.auth');
   });
 
   it('sources are project keys that can go into JQL', () => {
