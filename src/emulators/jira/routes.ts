@@ -137,15 +137,19 @@ export function listParam(raw: unknown): string[] {
   return [];
 }
 
-function searchParams(ctx: RouteContext) {
+/**
+ * A search's parameters, from a POST's body or a GET's query: `page` is the value of `pageKey`
+ * (Cloud's `nextPageToken`, Data Center's `startAt`).
+ */
+export function searchParams(ctx: RouteContext, pageKey: 'nextPageToken' | 'startAt') {
   if (ctx.method === 'POST') {
     const b = ctx.body ?? {};
-    return { jql: b.jql, token: b.nextPageToken, max: b.maxResults, fields: listParam(b.fields), expand: b.expand };
+    return { jql: b.jql, page: b[pageKey], max: b.maxResults, fields: listParam(b.fields), expand: b.expand };
   }
   const q = ctx.q;
   return {
     jql: q.get('jql'),
-    token: q.get('nextPageToken') ?? undefined,
+    page: q.get(pageKey) ?? undefined,
     max: q.get('maxResults') ?? undefined,
     fields: q.getAll('fields').flatMap(listParam),
     expand: q.get('expand') ?? undefined,
@@ -157,7 +161,7 @@ function searchParams(ctx: RouteContext) {
  * among the ids of `id in (…)` when given), `maxResults` a page, `nextPageToken` onward.
  */
 function search(ctx: RouteContext): Answer {
-  const s = searchParams(ctx);
+  const s = searchParams(ctx, 'nextPageToken');
   if (typeof s.jql !== 'string' || s.jql.trim() === '') {
     return jiraError(400, 'Unbounded JQL queries are not allowed here. Please add a search restriction to your query.');
   }
@@ -170,7 +174,7 @@ function search(ctx: RouteContext): Answer {
   }
   const project = projectByKey(ctx, parsed.project);
   if (!project) return jiraError(400, `The value '${parsed.project}' does not exist for the field 'project'.`);
-  const raw = s.token === undefined || s.token === null ? null : s.token;
+  const raw = s.page === undefined || s.page === null ? null : s.page;
   const token = raw === null ? { o: 0, j: s.jql } : decodeToken(typeof raw === 'string' ? raw : '');
   if (!token || token.j !== s.jql) return jiraError(400, 'The provided next page token is invalid or expired.');
   const max = Math.max(1, intParam(s.max, 50, 100));

@@ -22,6 +22,7 @@ import {
   listParam,
   projectByKey,
   route,
+  searchParams,
   type RouteContext,
 } from './routes.js';
 import { assignablePage } from './users.js';
@@ -62,24 +63,9 @@ function assignable(ctx: RouteContext): Answer {
   return ok(assignablePage(ctx.site.data, startAt, maxResults).map((u) => dc.user(ctx.site, u)));
 }
 
-function searchParams(ctx: RouteContext) {
-  if (ctx.method === 'POST') {
-    const b = ctx.body ?? {};
-    return { jql: b.jql, startAt: b.startAt, max: b.maxResults, fields: listParam(b.fields), expand: b.expand };
-  }
-  const q = ctx.q;
-  return {
-    jql: q.get('jql'),
-    startAt: q.get('startAt') ?? undefined,
-    max: q.get('maxResults') ?? undefined,
-    fields: q.getAll('fields').flatMap(listParam),
-    expand: q.get('expand') ?? undefined,
-  };
-}
-
 /** `/rest/api/2/search`: the JQL's issues as the index sees them, `maxResults` from `startAt`. */
 function search(ctx: RouteContext): Answer {
-  const s = searchParams(ctx);
+  const s = searchParams(ctx, 'startAt');
   let parsed;
   try {
     parsed = parseJql(typeof s.jql === 'string' ? s.jql : '', ctx.viewer.timeZone);
@@ -89,7 +75,7 @@ function search(ctx: RouteContext): Answer {
   }
   const project = projectByKey(ctx, parsed.project);
   if (!project) return jiraError(400, `The value '${parsed.project}' does not exist for the field 'project'.`);
-  const startAt = intParam(s.startAt, 0, 1e9);
+  const startAt = intParam(s.page, 0, 1e9);
   const maxResults = intParam(s.max, 50, 1000);
   const ids = parsed.ids === null ? null : new Set(parsed.ids);
   let list = indexed(ctx, project).filter(
