@@ -60,6 +60,13 @@ export interface ResolvedSettings {
   metricsToken: string | undefined;
   /** Idempotency-Key answers older than this are pruned by the reconciler. @default 24 h */
   idempotencyRetentionMs: number;
+  /**
+   * Webhook deliveries for one source this close together coalesce into one run: the run a delivery
+   * arms is dispatched this long after it (SYNC_WEBHOOK_DEBOUNCE_SECONDS). @default 5 s
+   */
+  webhookDebounceMs: number;
+  /** How long a rotated-out webhook secret is still accepted (SYNC_WEBHOOK_SECRET_GRACE_SECONDS). @default 3600 s */
+  webhookSecretGraceMs: number;
   /** Rate-limit deferrals one unit may take before it fails `rate_limit`. @default 10 */
   rateLimitMaxDeferrals: number;
   /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
@@ -235,6 +242,8 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     allowFaultInjection: flag(env, 'SYNCRELAY_ALLOW_FAULT_INJECTION'),
     metricsToken: secret(env, 'SYNCRELAY_METRICS_TOKEN', 16),
     idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
+    webhookDebounceMs: seconds(env, 'SYNC_WEBHOOK_DEBOUNCE_SECONDS', 5, 0),
+    webhookSecretGraceMs: seconds(env, 'SYNC_WEBHOOK_SECRET_GRACE_SECONDS', 3600, 0),
     rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
     incrementalOverlapMs: optionalSeconds(env, 'SYNC_INCREMENTAL_OVERLAP_SECONDS', 0),

@@ -30,6 +30,7 @@ import { operationsRoutes } from './routes/operations.js';
 import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { triggerRoutes } from './routes/triggers.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 export type { ApiPlugin } from './plugin.js';
 
@@ -142,6 +143,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   historyRoutes(app, deps);
   operationsRoutes(app, deps);
   scheduleRoutes(app, deps);
+  webhookRoutes(app, deps);
   openApiRoutes(app);
 
   const metricsToken = opts.metricsToken === undefined ? ctx.settings.metricsToken : (opts.metricsToken ?? undefined);

@@ -22,6 +22,7 @@ import { registerStart } from './commands/start.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerTrigger } from './commands/trigger.js';
 import { registerWorker } from './commands/worker.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { CliError, EXIT_FAILURE, errorLine, oneLine, printableLines } from './output.js';
 
 function buildProgram(): Command {
@@ -51,6 +52,7 @@ Try it: syncrelay demo`,
   registerReconcile(program);
   registerIntegrations(program);
   registerCredentials(program);
+  registerWebhooks(program);
   registerTrigger(program);
   registerRuns(program);
   registerCancel(program);

@@ -34,6 +34,10 @@ export const CORE_OBJECTS = [
   'api_tokens',
   'idempotency_keys',
   'rate_budgets',
+  'provider_etags',
+  'webhook_secrets',
+  'webhook_deliveries',
+  'webhook_pending_runs',
   'syncrelay_migrations',
   'provider_migrations',
   'syncrelay_uuid7',
@@ -85,6 +89,10 @@ export class DbSchema implements QualifiedNames {
   declare readonly api_tokens: string;
   declare readonly idempotency_keys: string;
   declare readonly rate_budgets: string;
+  declare readonly provider_etags: string;
+  declare readonly webhook_secrets: string;
+  declare readonly webhook_deliveries: string;
+  declare readonly webhook_pending_runs: string;
   declare readonly syncrelay_migrations: string;
   declare readonly provider_migrations: string;
   declare readonly syncrelay_uuid7: string;

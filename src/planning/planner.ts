@@ -36,6 +36,10 @@ export interface PlanArgs {
   before?: Date;
   /** Restrict to these enabled datasets. @default every enabled dataset */
   datasets?: readonly string[];
+  /** Restrict the work-item units to these enabled sources (ids). @default every enabled source */
+  sourceIds?: readonly string[];
+  /** When the run's dispatch row comes due. @default the planning time */
+  dispatchAt?: Date;
   /** Trace context stored with the run and its dispatch row. */
   trace?: Record<string, string> | null;
 }
@@ -118,7 +122,8 @@ export async function computePlan(
   const provider = deps.registry.get(row.provider);
   const enabled = await enabledSpecs(tx, provider, integration, args.datasets);
   const specs = args.mode === 'verify' ? verifiableSpecs(provider, enabled, args.datasets) : enabled;
-  const sources = (await listSources(tx, row.id)).filter((s) => s.enabled);
+  const only = args.sourceIds ? new Set(args.sourceIds) : null;
+  const sources = (await listSources(tx, row.id)).filter((s) => s.enabled && (only === null || only.has(s.id)));
   const watermarks = args.mode === 'incremental' ? await loadWatermarks(tx, row.id) : new Map<string, Date>();
   const families = familiesOf(specs);
   const overlapMs = deps.settings?.incrementalOverlapMs ?? provider.incrementalOverlapMs ?? 0;
@@ -184,7 +189,8 @@ export async function writePlan(tx: Tx, args: PlanArgs, plan: RunPlan): Promise<
   let units = 0;
   for (const slice of unitSlices(plan, INSERT_SLICE)) units += await insertUnits(tx, shared, slice, plan.now);
   await setPlannedUnits(tx, run.id, units);
-  await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], plan.now, plan.now, args.trace);
+  const due = args.dispatchAt ?? plan.now;
+  await armOutbox(tx, 'dispatch_sync_run', [{ orgId: args.orgId, runId: run.id }], due, plan.now, args.trace);
   return { run, units };
 }
 
@@ -216,6 +222,7 @@ function planResult(args: PlanArgs): Record<string, unknown> {
   if (args.since) r.since = args.since.toISOString();
   if (args.before) r.before = args.before.toISOString();
   if (args.datasets) r.datasets = [...args.datasets];
+  if (args.sourceIds) r.sources = [...args.sourceIds];
   if (args.trace) r.trace = args.trace;
   return r;
 }

@@ -45,6 +45,12 @@ export interface TriggerArgs {
   force?: boolean;
   /** The scheduled job that fired, if any. */
   jobId?: string | null;
+  /** Plan only these sources' work-item units (ids of enabled sources). @default every enabled source */
+  sourceIds?: readonly string[];
+  /** When the run's dispatch row comes due. @default at once */
+  dispatchAt?: Date;
+  /** What the run (not its JobRun) records as its trigger. @default triggeredBy */
+  runTriggeredBy?: string;
   /** Longest backfill window allowed, in days. @default 3660 */
   maxWindowDays?: number;
   /**
@@ -111,10 +117,12 @@ async function planTriggered(tx: Tx, deps: TriggerDeps, a: TriggerArgs): Promise
     orgId: a.orgId,
     integrationId: a.integrationId,
     mode: a.mode,
-    triggeredBy: a.triggeredBy,
+    triggeredBy: a.runTriggeredBy ?? a.triggeredBy,
     since: a.since,
     before: a.before,
     datasets: a.datasets,
+    sourceIds: a.sourceIds,
+    dispatchAt: a.dispatchAt,
     trace: a.trace,
   };
   const plan = await computePlan(tx, deps, integration, args);

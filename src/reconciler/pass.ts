@@ -4,6 +4,7 @@ import { pruneIdempotencyRecords } from '../store/idempotency.js';
 import { repairJobRuns } from '../store/jobRuns.js';
 import { pruneDispatchedOutbox } from '../store/outbox.js';
 import { recordPass } from '../store/reconcile.js';
+import { armRememberedRuns } from '../planning/webhooks.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
 import { expireLeases, type ExpireCounters } from './expire.js';
@@ -17,6 +18,8 @@ export type PassCounters = ExpireCounters &
     pruned: number;
     pruned_idempotency: number;
     relay_skipped: number;
+    /** Runs armed for webhook deliveries remembered while their integration had a live run. */
+    webhook_runs_armed: number;
   };
 
 const DAY_MS = 86_400_000;
@@ -33,6 +36,7 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
       repairJobRuns(tx, ctx.clock.now(), ctx.settings.reconcileBatch),
     );
     const materialized = await materialize(ctx);
+    const webhook_runs_armed = await armRememberedRuns(ctx.db, ctx, ctx.settings.reconcileBatch);
     const probed = await probeParkedRows(ctx);
     const { skipped, ...relayed } = await relayDue(ctx);
     relayed.parked_woken += probed;
@@ -46,6 +50,7 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
       relay_skipped: skipped,
       pruned,
       pruned_idempotency,
+      webhook_runs_armed,
     };
     return counters;
   } catch (err) {

@@ -32,7 +32,14 @@ const codes = new Map<string, number>();
 beforeAll(async () => {
   server = await openFuzzServer();
   const ids = (): Ids => ({ integrations: [], runs: [], schedules: [] });
-  state = { own: ids(), foreign: ids(), cursors: [], tokens: server.tokens };
+  state = {
+    own: ids(),
+    foreign: ids(),
+    cursors: [],
+    tokens: server.tokens,
+    github: server.github,
+    webhookSecrets: {},
+  };
   writes = await server.writes();
 });
 afterAll(async () => {
@@ -69,6 +76,9 @@ function learn(name: string, org: 'own' | 'foreign', body: Record<string, unknow
   if (name === 'triggerSync' || name === 'triggerBackfill') add(ids.runs, body.sync_run_id);
   if (name === 'createSchedule') add(ids.schedules, body.id);
   if (name === 'deleteSchedule') ids.schedules = ids.schedules.filter((id) => id !== body.id);
+  if (name === 'createWebhookSecret' && typeof body.secret === 'string') {
+    state.webhookSecrets[body.integration_id as string] = body.secret;
+  }
   if (typeof body.next_cursor === 'string') {
     state.cursors.push(body.next_cursor);
     if (state.cursors.length > 50) state.cursors.shift();
@@ -82,6 +92,8 @@ const WRITES_ON_SUCCESS = new Set([
   'createSchedule',
   'updateSchedule',
   'deleteSchedule',
+  'createWebhookSecret',
+  'receiveGithubWebhook',
 ]);
 
 /** Requests between reconciler passes. */

@@ -18,6 +18,7 @@ import {
 } from './requests.js';
 import * as R from './resources.js';
 import { scheduleEndpoints } from './schedules.js';
+import { webhookEndpoints } from './webhooks.js';
 
 export type { Endpoint, RouteScope } from './endpoint.js';
 
@@ -250,6 +251,7 @@ export const endpoints = {
     errors: [503],
   }),
   ...scheduleEndpoints,
+  ...webhookEndpoints,
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

@@ -77,7 +77,10 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   setChurn(rate: number): void;
   /** From now on, one more edit before a request of a sorted list with probability `p` (churn.ts). */
   setListEdits(p: number): void;
-  /** What the emulator did so far: requests answered (by a fault, slowed) and the churn's edits and deletions. */
+  /**
+   * What the emulator did so far: requests answered (by a fault, slowed, 304 Not Modified) and the
+   * churn's edits and deletions.
+   */
   activity(): RequestTotals & { edits: number; deletions: number };
   /** With the `app` option: the App's id (its JWTs' `iss`); null without an App. */
   appId: number | null;
@@ -133,7 +136,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs, empty);
   const churn = new Churn(data, checkRate(opts.churn ?? 0));
   const log: RequestLogEntry[] = [];
-  const totals: RequestTotals = { requests: 0, faults: 0, slow: 0 };
+  const totals: RequestTotals = { requests: 0, faults: 0, slow: 0, notModified: 0 };
   const render = { api: '', html: '', data };
   const appOptions = resolveAppOptions(opts.app);
   checkSelection(

@@ -44,11 +44,15 @@ export interface RequestLogEntry {
   rate: RateState;
 }
 
-/** Requests answered so far: in all, by an injected fault, and delayed only (`slow`). */
+/**
+ * Requests answered so far: in all, by an injected fault, delayed only (`slow`), and 304 Not
+ * Modified (a conditional request's: not counted against the rate limit).
+ */
 export interface RequestTotals {
   requests: number;
   faults: number;
   slow: number;
+  notModified: number;
 }
 
 export interface ServerParts {
@@ -93,7 +97,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     const at = parts.clock.now().toISOString();
     const path = url.pathname + url.search;
     appendLog(parts.log, { seq, at, method, path, tokenId, status: answer.status, fault, rate }, parts.logLimit);
-    countAnswer(parts.totals, fault);
+    countAnswer(parts.totals, fault, answer.status);
   };
   if ('refused' in caller) {
     const rate = parts.anonymous.consume('anonymous').state;
@@ -167,16 +171,20 @@ function rateSubject(parts: ServerParts, token: EmulatorToken, kind: CallerKind)
   return `user ID ${parts.viewerOf(token).id}`;
 }
 
-function countAnswer(totals: RequestTotals | undefined, fault: FaultKind | null): void {
+function countAnswer(totals: RequestTotals | undefined, fault: FaultKind | null, status: number): void {
   if (!totals) return;
   totals.requests++;
+  if (status === 304) totals.notModified++;
   if (fault === 'slow') totals.slow++;
   else if (fault !== null) totals.faults++;
 }
 
 /**
- * Body ETags (weak, of the JSON) and If-None-Match → 304, as GitHub's conditional requests. Leaves
- * the serialised JSON as the answer's body.
+ * Body ETags (weak, of the JSON) and If-None-Match → 304, as GitHub's conditional requests: "Making
+ * a conditional request does not count against your primary rate limit if a 304 response is
+ * returned" (docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api
+ * #use-conditional-requests-if-appropriate). The caller refunds the request it counted; the 304
+ * carries the rate-limit headers as they stand. Leaves the serialised JSON as the answer's body.
  */
 function etagMatches(req: IncomingMessage, answer: Answer): boolean {
   const json = JSON.stringify(answer.body);

@@ -106,7 +106,7 @@ function pathOf(url: string): string {
 interface HttpErrorLike {
   status?: number;
   message?: string;
-  response?: { headers?: HeaderSource; data?: unknown };
+  response?: { url?: string; headers?: HeaderSource; data?: unknown };
 }
 
 /** An Octokit response. */
@@ -134,6 +134,7 @@ async function answerOf(send: () => GithubResponse | Promise<GithubResponse>): P
  */
 function judgeGithub(a: Answer<Reply>, now: Date): Verdict<GithubResponse> {
   if ('response' in a.raw) return { ok: true, value: { ...a.raw.response, data: parsedBody(a.headers, a.body) } };
+  if (a.status === 304) return { ok: true, value: notModified(a.raw.error, a.headers) };
   const limit = githubLimitSignal(a.status, a.headers, a.raw.error.message ?? '', now);
   return {
     ok: false,
@@ -142,6 +143,17 @@ function judgeGithub(a: Answer<Reply>, now: Date): Verdict<GithubResponse> {
     ...githubWords(a.body),
     refused: (s, answer) => providerError(s, `: GitHub refused the request (${answer.message})`, answer),
   };
+}
+
+/**
+ * A 304 Not Modified (the answer to a conditional request whose `If-None-Match` still matches:
+ * conditional.ts), which Octokit throws as an error: a success without a body. It is free (GitHub
+ * does not count it against the primary limit) and its rate-limit headers report the budget as it
+ * stands, unspent by it: they are observed like any answer's (the shared budget keeps the lower of
+ * two remaining counts of one window, so a 304 can never raise what another answer lowered).
+ */
+function notModified(e: HttpErrorLike, headers: HeaderSource): GithubResponse {
+  return { url: e.response?.url ?? '', status: 304, headers, data: null } as unknown as GithubResponse;
 }
 
 /** What a GitHub error body says (`{message, errors: [{code, message}]}`, or text), and its first error's code. */

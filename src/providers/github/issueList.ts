@@ -3,10 +3,12 @@
  * direction=asc&since=<window start>`, issues and pull requests together): `work-items` (the
  * issues), `pull-requests` and `pull-request-reviews` (the pull requests, each with its detail or
  * reviews). A unit carrying several of them (`UnitInfo.datasets`) reads each page once and writes
- * every one's rows from it.
+ * every one's rows from it. An incremental unit probes the list first (conditional.ts): unchanged
+ * since its last poll, it reads nothing.
  */
 import { NonRetryableError } from '../../errors.js';
 import type { UnitResult } from '../../sdk/types.js';
+import { conditionalRead, PROBES } from './conditional.js';
 import { workItemRow, type GhIssue } from './mapping.js';
 import { resumableRead, type KeysetFormat } from '../kit/resume.js';
 import { ascendingWindow, issuePages, writePages, type Job, type Output, type Parts } from './pages.js';
@@ -42,6 +44,7 @@ function partsFor(job: Job): Parts<GhIssue> | undefined {
  * a backfill stops past the window's end; an incremental unit after `maxPages` pages, its watermark
  * then moving only to the latest `updated_at` read. A unit deferred for a rate limit hands its
  * deferral the latest `updated_at` it wrote (../kit/resume.ts); its next attempt reads on from there.
+ * An incremental first attempt whose probe answers 304 reads nothing (conditional.ts).
  */
 export function readIssueList(job: Job): Promise<UnitResult> {
   const outputs = job.datasets.map((d) => {
@@ -53,9 +56,11 @@ export function readIssueList(job: Job): Promise<UnitResult> {
     return part(job);
   });
   const f: KeysetFormat = { v: 1, order: 'asc', surfaces: outputs.map((o) => o.surface) };
-  return resumableRead(job.ctx, f, (p, resumed) => {
-    const place = { f, p, resumed };
-    const w = ascendingWindow(job, issuePages<GhIssue>(job, place), place, partsFor(job));
-    return writePages(job, w.pages, outputs, w.watermark, p.counts);
-  });
+  return conditionalRead(job, PROBES.issues, () =>
+    resumableRead(job.ctx, f, (p, resumed) => {
+      const place = { f, p, resumed };
+      const w = ascendingWindow(job, issuePages<GhIssue>(job, place), place, partsFor(job));
+      return writePages(job, w.pages, outputs, w.watermark, p.counts);
+    }),
+  );
 }

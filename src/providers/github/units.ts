@@ -18,6 +18,7 @@ import {
 } from './mapping.js';
 import { NonRetryableError } from '../../errors.js';
 import { ProviderAnswerError } from '../kit/errors.js';
+import { conditionalRead, PROBES } from './conditional.js';
 import {
   ascendingWindow,
   details,
@@ -58,17 +59,22 @@ export function members(job: Job): Promise<UnitResult> {
 /** How a comments unit resumes: from the latest `updated_at` it wrote (../kit/resume.ts). */
 const COMMENTS_RESUME: KeysetFormat = { v: 1, order: 'asc', surfaces: ['work_item_comments'] };
 
-/** Comments on issues (not on pull requests) updated in the window, by keyset (pages.ts). */
+/**
+ * Comments on issues (not on pull requests) updated in the window, by keyset (pages.ts); an
+ * incremental unit probes the list first and reads nothing when it is unchanged (conditional.ts).
+ */
 export function workItemComments(job: Job): Promise<UnitResult> {
-  return resumableRead(job.ctx, COMMENTS_RESUME, (p, resumed) => {
-    const place = { f: COMMENTS_RESUME, p, resumed };
-    const params = { sort: 'updated', direction: 'asc' };
-    const list = keysetPages<GhComment>(job, 'GET /repos/{owner}/{repo}/issues/comments', params, place);
-    const w = ascendingWindow(job, list, place);
-    const rows = (page: GhComment[]) =>
-      page.filter((c) => !isPullRequestComment(c)).map((c) => commentRow(job.scope, c));
-    return writePages(job, w.pages, { surface: 'work_item_comments', rows }, w.watermark, p.counts);
-  });
+  return conditionalRead(job, PROBES.comments, () =>
+    resumableRead(job.ctx, COMMENTS_RESUME, (p, resumed) => {
+      const place = { f: COMMENTS_RESUME, p, resumed };
+      const params = { sort: 'updated', direction: 'asc' };
+      const list = keysetPages<GhComment>(job, 'GET /repos/{owner}/{repo}/issues/comments', params, place);
+      const w = ascendingWindow(job, list, place);
+      const rows = (page: GhComment[]) =>
+        page.filter((c) => !isPullRequestComment(c)).map((c) => commentRow(job.scope, c));
+      return writePages(job, w.pages, { surface: 'work_item_comments', rows }, w.watermark, p.counts);
+    }),
+  );
 }
 
 /**
@@ -91,11 +97,12 @@ export function workItemHistory(job: Job): Promise<UnitResult> {
  * most. An empty repository answers 409 "Git Repository is empty.": zero commits. A unit deferred
  * for a rate limit hands its deferral the earliest commit date it wrote (../kit/resume.ts); its next
  * attempt lists from there back (`until` a second past it: the commits at it it wrote are skipped).
+ * An incremental unit probes the list first and reads nothing when it is unchanged (conditional.ts).
  */
 export async function commits(job: Job): Promise<UnitResult> {
   try {
-    return await resumableRead(job.ctx, COMMITS_RESUME, (p, resumed) =>
-      commitPages(job, { f: COMMITS_RESUME, p, resumed }),
+    return await conditionalRead(job, PROBES.commits, () =>
+      resumableRead(job.ctx, COMMITS_RESUME, (p, resumed) => commitPages(job, { f: COMMITS_RESUME, p, resumed })),
     );
   } catch (err) {
     if (isEmptyRepository(err)) return { items: 0, touchedSurfaces: [] };

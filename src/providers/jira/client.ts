@@ -86,11 +86,14 @@ export function jiraObservation(headers: HeaderSource, now: Date, limitedUntil: 
 }
 
 /**
- * The JSON request's URL: `path` (`/rest/…`) under the base, keeping the base's own path (a Data
- * Center context path, the API gateway's `/ex/jira/{cloudId}`), with `query` (arrays repeat the key).
+ * The JSON request's URL: a site path (`/rest/…`) under the base, keeping the base's own path (a
+ * Data Center context path, the API gateway's `/ex/jira/{cloudId}`), with `query` (arrays repeat the
+ * key). Anything else (`//host/…`, a whole URL) resolves as a link would, so that a path escaping
+ * the site leaves its origin and the call loop refuses it rather than sending it anywhere.
  */
 export function urlOf(baseUrl: string, path: string, query: Query = {}): string {
-  const url = new URL(`${baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`);
+  const base = baseUrl.replace(/\/+$/, '');
+  const url = /^\/(?!\/)/.test(path) ? new URL(`${base}${path}`) : new URL(path, `${base}/`);
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined) continue;
     for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(one));

@@ -221,6 +221,16 @@ const BODIES: Record<string, Bodies | null> = {
   deleteIntegration: null,
   putIntegrationCredential: both(validCredential, credential),
   deleteIntegrationCredential: null,
+  createWebhookSecret: both(
+    fc.constantFrom({ rotate: true }, { rotate: true }, { rotate: false }, {}),
+    fc.oneof(
+      fc.constant({ rotate: true }),
+      fc.record({ rotate: wrongValue }),
+      fc.constant({ rotate: true, other: 1 }),
+      anyJson,
+    ),
+  ),
+  receiveGithubWebhook: both(fc.constant({ zen: 'Keep it simple.' }), anyJson),
 };
 
 export function bodyOf(name: string): Bodies | null {

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { endpoints, type Endpoint } from '../../../src/api/contracts/endpoints.js';
+import { signWebhookBody } from '../../../src/secrets/webhookSecrets.js';
 import { bodyOf } from './bodies.js';
 import { as, authOf, extraHeaders, type Auth } from './headers.js';
 import { queryOf, validQueryOf } from './queries.js';
@@ -143,20 +144,89 @@ function pathOf(
   );
 }
 
+/** The ids webhook routes are called with: mostly the GitHub integration's, else those of any integration. */
+function webhookIds(ids: fc.Arbitrary<StateValue<string>>): fc.Arbitrary<StateValue<string>> {
+  return fc.oneof({ weight: 3, arbitrary: fc.constant((s: FuzzState) => s.github) }, { weight: 1, arbitrary: ids });
+}
+
 /** Requests for one endpoint of the contract table. */
 function endpointRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
+  if (name === 'receiveGithubWebhook') return webhookRequests(name, e);
   const kind: keyof Ids = e.path.includes('/schedules')
     ? 'schedules'
     : e.path.includes('/sync-runs')
       ? 'runs'
       : 'integrations';
+  const webhook = name === 'createWebhookSecret';
   const ownId = fc.nat().map((n) => (s: FuzzState) => recent(s.own[kind], n));
   const body = bodyOf(name);
   return requestOn(name, e.method, {
-    clean: { path: pathOf(e, ownId, validQueryOf(e)), body: body?.valid ?? null },
-    hostile: { path: pathOf(e, idOf(kind), queryOf(e)), body: body?.any ?? null },
+    clean: { path: pathOf(e, webhook ? webhookIds(ownId) : ownId, validQueryOf(e)), body: body?.valid ?? null },
+    hostile: { path: pathOf(e, webhook ? webhookIds(idOf(kind)) : idOf(kind), queryOf(e)), body: body?.any ?? null },
   });
 }
+
+/** A GitHub delivery's event and payload: ones that arm a run of the integration's repository, and others. */
+const delivery = fc.oneof(
+  fc.constant({ event: 'ping', payload: { zen: 'Keep it simple.', hook_id: 1 } }),
+  fc.record({
+    event: fc.constantFrom('issues', 'issue_comment', 'pull_request', 'star'),
+    payload: fc.record({
+      action: fc.constantFrom('opened', 'edited', 'closed', 'labeled'),
+      issue: fc.record({ number: fc.integer({ min: 1, max: 50 }) }),
+      repository: fc.record({ full_name: fc.constantFrom('acme/widgets', 'acme/other') }),
+    }),
+  }),
+);
+
+/**
+ * Deliveries to POST /webhooks/github/:id: a third signed with the secret the fuzz was last shown
+ * (202, or 401 before any), the rest hostile: any headers and body, or GitHub's headers with a
+ * signature of something else.
+ */
+function webhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
+  const signed = fc
+    .record({ d: delivery, id: fc.oneof(fc.uuid(), fc.constant('fuzz-redelivery')) })
+    .map(({ d, id }) => (s: FuzzState): FuzzRequest => {
+      const payload = JSON.stringify(d.payload);
+      const secret = s.webhookSecrets[s.github] ?? 'no secret shown yet';
+      const headers = {
+        'content-type': 'application/json',
+        'x-github-event': d.event,
+        'x-github-delivery': id,
+        'x-hub-signature-256': signWebhookBody(payload, secret),
+      };
+      return { target: name, method: 'POST', url: `${V1_WEBHOOKS}${s.github}`, headers, payload, org: null };
+    });
+  const forged = fc
+    .record({
+      d: delivery,
+      sig: fc.oneof(fc.stringMatching(/^sha256=[0-9a-f]{64}$/), anyText(80)),
+      id: idOf('integrations'),
+    })
+    .map(({ d, sig, id }) => (s: FuzzState): FuzzRequest => {
+      const headers = {
+        'content-type': 'application/json',
+        'x-github-event': d.event,
+        'x-github-delivery': 'fuzz-forged',
+        'x-hub-signature-256': sig,
+      };
+      const url = `${V1_WEBHOOKS}${id(s)}`;
+      return { target: name, method: 'POST', url, headers, payload: JSON.stringify(d.payload), org: null };
+    });
+  const body = bodyOf(name);
+  const generic = requestOn(name, e.method, {
+    clean: { path: pathOf(e, webhookIds(idOf('integrations')), validQueryOf(e)), body: body?.valid ?? null },
+    hostile: { path: pathOf(e, webhookIds(idOf('integrations')), queryOf(e)), body: body?.any ?? null },
+  });
+  return fc.oneof(
+    { weight: 3, arbitrary: signed },
+    { weight: 1, arbitrary: forged },
+    { weight: 4, arbitrary: generic },
+  );
+}
+
+const V1_WEBHOOKS = '/api/v1/webhooks/github/';
 
 /** Routes outside the contract table, each with its method. */
 export const EXTRA_ROUTES: ReadonlyArray<readonly [string, string]> = [

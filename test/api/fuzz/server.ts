@@ -31,6 +31,8 @@ export interface FuzzServer {
   app: FastifyInstance;
   db: Db;
   tokens: FuzzTokens;
+  /** A GitHub integration of org A (one repository, work items) for the webhook routes. */
+  github: string;
   /** Rows changed so far (inserted, updated, deleted, truncated) in any table, by committed writes. */
   writes(): Promise<number>;
   /** One reconciler pass (outbox relayed, passes recorded): what the answers report changes. */
@@ -105,10 +107,25 @@ export async function openFuzzServer(): Promise<FuzzServer> {
       revoked: revoked.token,
       metrics: metricsToken,
     };
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/integrations',
+      headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        provider: 'github',
+        name: 'webhooks',
+        sources: ['acme/widgets'],
+        datasets: ['work-items', 'pull-requests'],
+        config: {},
+      }),
+    });
+    if (created.statusCode !== 201) throw new Error(`could not create the GitHub integration: ${created.body}`);
+    const github = created.json<{ id: string }>().id;
     return {
       app,
       db,
       tokens,
+      github,
       async writes() {
         const { rows } = await db.query<{ n: string }>(`SELECT n FROM ${AUDIT}.writes`);
         return Number(rows[0]!.n);

@@ -18,6 +18,10 @@ export interface FuzzState {
   foreign: Ids;
   cursors: string[];
   tokens: FuzzTokens;
+  /** The GitHub integration of org A that webhook deliveries go to. */
+  github: string;
+  /** The webhook secret last shown for each integration. */
+  webhookSecrets: Record<string, string>;
 }
 
 /** A value computed when the request is sent, from what the fuzz knows then. */

@@ -1,9 +1,10 @@
 /**
  * A Linear backfill in a real run (in-process engine, worker and reconciler on real PostgreSQL)
- * against an emulator enforcing a small request budget (a leaky bucket refilled in real time: 4
- * requests a second): work-item units are deferred by the budget part-way through their windows,
- * and each attempt after the first reads on from the oldest update it wrote (its `lte` bound),
- * never the first page again (the emulator's request log shows it). Every issue is stored once;
+ * against an emulator enforcing a small request budget (a leaky bucket refilled in real time: 3
+ * requests every 2 seconds, slow enough that a loaded machine's slower pages still outrun it):
+ * work-item units are deferred by the budget part-way through their windows, and each attempt
+ * after the first reads on from the oldest update it wrote (its `lte` bound), never the first page
+ * again (the emulator's request log shows it). Every issue is stored once;
  * each unit's result counts its whole window; its success clears its checkpoint.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,12 +21,12 @@ const PAGE = 10;
 describe('a Linear unit deferred by the budget resumes where its keyset read stands', () => {
   const fx = useEngineSuite({
     orgId: 'org-ln-resume',
-    // A bucket of 4 requests refilled at 4 a second: the unit's pages (and overflow pages) outrun it.
+    // A bucket of 3 requests refilled at 1.5 a second: the unit's pages (and overflow pages) outrun it.
     emulator: () =>
       startLinearEmulator({
         seed: 11,
         scale: { teams: 1, issues: 80, days: 20 },
-        rateLimit: { requests: { limit: 4, windowSeconds: 1 }, complexity: { limit: 1e9, windowSeconds: 1 } },
+        rateLimit: { requests: { limit: 3, windowSeconds: 2 }, complexity: { limit: 1e9, windowSeconds: 1 } },
       }),
     provider: createLinearProvider({ pageSize: PAGE, budget: { reserve: 1 } }),
     concurrency: 2,

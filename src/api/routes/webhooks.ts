@@ -1,0 +1,141 @@
+/**
+ * POST /webhooks/github/:id: a GitHub delivery, authenticated by its signature alone (no API token).
+ * The route lives in a scope of its own whose only body parser keeps the raw bytes (at most
+ * WEBHOOK_BODY_LIMIT): the HMAC is checked on exactly what GitHub signed, before anything is parsed.
+ * An unknown integration, one of another provider and one without a secret answer the same 401 as
+ * a wrong signature, after the same HMAC work, and write nothing.
+ *
+ * POST /integrations/:id/webhook-secret: generates the secret and answers it once (no-store).
+ */
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EngineContext } from '../../context.js';
+import { describeError } from '../../errors.js';
+import { GITHUB_WEBHOOK_PROVIDER, readGithubDelivery, UnreadableDelivery } from '../../planning/githubWebhooks.js';
+import { receiveDeliveryInTx, recordRejectedDelivery } from '../../planning/webhooks.js';
+import {
+  createWebhookSecret,
+  loadAcceptedWebhookSecrets,
+  verifyWebhookSignature,
+} from '../../secrets/webhookSecrets.js';
+import { getIntegration, type IntegrationRow } from '../../store/integrations.js';
+import { principalOf } from '../auth.js';
+import { endpoints } from '../contracts/endpoints.js';
+import { WEBHOOK_BODY_LIMIT } from '../contracts/webhooks.js';
+import { ApiError } from '../errors.js';
+import { mount } from '../mount.js';
+import type { RouteDeps } from './deps.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMPTY = Buffer.alloc(0);
+
+/** The one answer to every delivery that does not prove it was signed with the integration's secret. */
+function invalidSignature(): ApiError {
+  return new ApiError(401, 'invalid_signature', 'the delivery is not signed with a webhook secret of this integration');
+}
+
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The GitHub integration a path id names, or null (malformed id, none, another provider). */
+async function githubIntegration(ctx: EngineContext, id: unknown): Promise<IntegrationRow | null> {
+  if (typeof id !== 'string' || !UUID_RE.test(id)) return null;
+  const row = await getIntegration(ctx.db, id.toLowerCase());
+  return row?.provider === GITHUB_WEBHOOK_PROVIDER ? row : null;
+}
+
+/** The integration's accepted secrets; one that cannot be decrypted is logged (never shown) and none is accepted. */
+async function acceptedSecrets(ctx: EngineContext, integrationId: string, log: FastifyBaseLogger): Promise<string[]> {
+  try {
+    return await loadAcceptedWebhookSecrets(ctx.db, ctx.secrets, integrationId, ctx.clock.now());
+  } catch (err) {
+    log.warn({ integrationId, err: describeError(err) }, 'webhook secret cannot be decrypted');
+    return [];
+  }
+}
+
+async function receive(ctx: EngineContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const integration = await githubIntegration(ctx, (request.params as { id?: unknown } | undefined)?.id);
+  const secrets = integration ? await acceptedSecrets(ctx, integration.id, request.log) : [];
+  const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
+  if (!verifyWebhookSignature(body, headerOf(request, 'x-hub-signature-256'), secrets) || !integration) {
+    throw invalidSignature();
+  }
+  let delivery;
+  try {
+    delivery = readGithubDelivery(request.headers, body);
+  } catch (err) {
+    if (!(err instanceof UnreadableDelivery)) throw err;
+    const partial = { ...err.partial, reason: err.message };
+    await ctx.db.transaction((tx) => recordRejectedDelivery(tx, integration, partial, ctx.clock.now()));
+    throw new ApiError(400, 'invalid_delivery', err.message, { field: err.field });
+  }
+  const received = await ctx.db.transaction((tx) => receiveDeliveryInTx(tx, ctx, integration.id, delivery));
+  if (!received) throw invalidSignature();
+  request.log.info(
+    { integrationId: integration.id, event: delivery.event, outcome: received.outcome, duplicate: received.duplicate },
+    'webhook delivery received',
+  );
+  reply.code(202);
+  return {
+    status: 'accepted',
+    id: received.id,
+    duplicate: received.duplicate,
+    outcome: received.outcome,
+    sync_run_id: received.syncRunId,
+  };
+}
+
+/** The receiving route, in its own scope: a raw, bounded body parser for JSON and nothing else. */
+async function receiveScope(app: FastifyInstance, { ctx }: RouteDeps): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_r, body, done) =>
+    done(null, body),
+  );
+  const e = endpoints.receiveGithubWebhook;
+  app.route({
+    method: e.method,
+    url: e.path,
+    config: { scope: e.scope },
+    bodyLimit: WEBHOOK_BODY_LIMIT,
+    handler: (request, reply) => receive(ctx, request, reply),
+  });
+}
+
+export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  void app.register(async (child) => receiveScope(child, deps));
+
+  const { ctx } = deps;
+  mount(app, endpoints.createWebhookSecret, async ({ params, body, request, reply }) => {
+    const { orgId } = principalOf(request);
+    const created = await ctx.db.transaction(async (tx) => {
+      const row = await getIntegration(tx, params.id, { orgId, lock: true });
+      if (!row) throw new ApiError(404, 'not_found', 'integration not found', { entity: 'integration', id: params.id });
+      if (row.provider !== GITHUB_WEBHOOK_PROVIDER) {
+        throw new ApiError(422, 'webhooks_unsupported', `webhooks are received for GitHub integrations only`, {
+          provider: row.provider,
+        });
+      }
+      const opts = { rotate: body?.rotate ?? false, graceMs: ctx.settings.webhookSecretGraceMs };
+      return createWebhookSecret(tx, ctx.secrets, { orgId, integrationId: row.id }, opts, ctx.clock.now());
+    });
+    if (!created) {
+      throw new ApiError(
+        409,
+        'webhook_secret_exists',
+        'the integration has a webhook secret; rotate it to get a new one',
+        {
+          field: 'rotate',
+        },
+      );
+    }
+    reply.header('cache-control', 'no-store');
+    return {
+      integration_id: params.id,
+      secret: created.secret,
+      version: created.version,
+      previous_expires_at: created.previousExpiresAt?.toISOString() ?? null,
+    };
+  });
+}

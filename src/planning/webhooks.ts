@@ -1,0 +1,214 @@
+/**
+ * Webhook deliveries as triggers (SPEC §8): a signed delivery's row (unique per provider delivery id)
+ * and the targeted incremental run it arms are written in ONE transaction.
+ *
+ * A delivery for an enabled source, of an event that maps to enabled datasets, either
+ * - joins the integration's planned webhook run covering that source and those datasets (its dispatch
+ *   is due SYNC_WEBHOOK_DEBOUNCE_SECONDS after the delivery that armed it: deliveries that close
+ *   together coalesce into one run, read after all of them);
+ * - or, while the integration has any other live run, is remembered (webhook_pending_runs): the
+ *   reconciler arms one run for what was remembered once no run of the integration is live
+ *   (`armRememberedRuns`), in the transaction that takes the rows;
+ * - or arms a run limited to that source and those datasets (taking whatever was remembered too).
+ * A redelivered id is recorded `duplicate` and arms nothing. An `issues` delivery with action
+ * `deleted` also tombstones the issue in the normalized store, in the same transaction.
+ * Every path takes the integration's row lock first, so deliveries and the reconciler take turns.
+ */
+import type { Logger } from 'pino';
+import type { ResolvedSettings } from '../config.js';
+import type { Db, Tx } from '../db/types.js';
+import { describeError } from '../errors.js';
+import { markDeleted } from '../sinks/normalized/tombstones.js';
+import { getIntegration, listDatasets, listSources, type IntegrationRow } from '../store/integrations.js';
+import { countLiveRuns } from '../store/runs.js';
+import {
+  armPendingDeliveries,
+  insertInertDelivery,
+  insertReceivedDelivery,
+  setDeliveryOutcome,
+  type NewDelivery,
+  type WebhookOutcome,
+} from '../store/webhookDeliveries.js';
+import {
+  findJoinableRun,
+  integrationsWithPendingRuns,
+  rememberPendingRun,
+  takePendingRuns,
+  type PendingRun,
+} from '../store/webhookRuns.js';
+import { datasetsOfEvent, GITHUB_WEBHOOK_PROVIDER, issueKey, type WebhookDelivery } from './githubWebhooks.js';
+import { triggerInTx, type TriggerDeps } from './triggers.js';
+
+/** What a webhook-armed run records as its trigger (its JobRun: `api`). */
+export const WEBHOOK_TRIGGER = 'webhook';
+
+export interface WebhookDeps extends TriggerDeps {
+  settings: TriggerDeps['settings'] & Pick<ResolvedSettings, 'webhookDebounceMs'>;
+}
+
+export interface ReceivedDelivery {
+  /** The row recorded for this delivery. */
+  id: string;
+  duplicate: boolean;
+  /** What it did (null for a duplicate). */
+  outcome: WebhookOutcome | null;
+  /** The run it armed or joined. */
+  syncRunId: string | null;
+}
+
+/** What a delivery row records of it. */
+type DeliveryFields = Pick<NewDelivery, 'deliveryId' | 'event' | 'action' | 'source' | 'summary'>;
+
+function rowOf(integration: IntegrationRow, d: DeliveryFields): NewDelivery {
+  return {
+    orgId: integration.org_id,
+    integrationId: integration.id,
+    provider: integration.provider,
+    deliveryId: d.deliveryId,
+    event: d.event,
+    action: d.action,
+    source: d.source,
+    summary: d.summary,
+  };
+}
+
+/** Records a signed delivery that cannot be read (`rejected`); arms nothing. Returns its row id. */
+export function recordRejectedDelivery(
+  tx: Tx,
+  integration: IntegrationRow,
+  partial: { deliveryId: string | null; event: string | null; reason: string },
+  now: Date,
+): Promise<string> {
+  const d = { ...partial, action: null, source: null, summary: { reason: partial.reason } };
+  return insertInertDelivery(tx, rowOf(integration, d), 'rejected', now);
+}
+
+/** Records a readable signed delivery and does what it asks (see the module's comment), in `tx`. */
+export async function receiveDeliveryInTx(
+  tx: Tx,
+  deps: WebhookDeps,
+  integrationId: string,
+  d: WebhookDelivery,
+): Promise<ReceivedDelivery | null> {
+  const integration = await getIntegration(tx, integrationId, { lock: true });
+  if (!integration || integration.provider !== GITHUB_WEBHOOK_PROVIDER) return null;
+  const now = deps.clock.now();
+  const id = await insertReceivedDelivery(tx, rowOf(integration, d), now);
+  if (id === null) {
+    const dup = await insertInertDelivery(tx, rowOf(integration, d), 'duplicate', now);
+    return { id: dup, duplicate: true, outcome: null, syncRunId: null };
+  }
+  const { outcome, runId } = await act(tx, deps, integration, d, now);
+  await setDeliveryOutcome(tx, id, outcome, runId);
+  return { id, duplicate: false, outcome, syncRunId: runId };
+}
+
+async function act(
+  tx: Tx,
+  deps: WebhookDeps,
+  integration: IntegrationRow,
+  d: WebhookDelivery,
+  now: Date,
+): Promise<{ outcome: WebhookOutcome; runId: string | null }> {
+  const ignored = { outcome: 'ignored' as const, runId: null };
+  if (!integration.enabled || d.source === null) return ignored;
+  const wanted = d.source.toLowerCase();
+  const source = (await listSources(tx, integration.id)).find(
+    (s) => s.enabled && s.external_key.toLowerCase() === wanted,
+  );
+  if (!source) return ignored;
+  if (d.deletesIssue && d.number !== null) {
+    const scope = {
+      orgId: integration.org_id,
+      integrationId: integration.id,
+      provider: integration.provider,
+      surface: 'work_items' as const,
+      source: source.external_key,
+    };
+    await markDeleted(tx, scope, [issueKey(source.external_key, d.number)], now);
+  }
+  const enabled = await enabledDatasets(tx, integration.id);
+  const datasets = datasetsOfEvent(d.event).filter((k) => enabled.has(k));
+  if (datasets.length === 0) return ignored;
+  const joinable = await findJoinableRun(tx, integration.id, WEBHOOK_TRIGGER, source.id, datasets);
+  if (joinable) return { outcome: 'coalesced', runId: joinable };
+  if ((await countLiveRuns(tx, integration.id)) > 0) {
+    const pending = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
+    await rememberPendingRun(tx, pending, now);
+    return { outcome: 'pending', runId: null };
+  }
+  const dispatchAt = new Date(now.getTime() + deps.settings.webhookDebounceMs);
+  const runId = await armWebhookRun(tx, deps, integration, [{ source_id: source.id, datasets }], dispatchAt);
+  return runId === null ? ignored : { outcome: 'armed', runId };
+}
+
+async function enabledDatasets(tx: Tx, integrationId: string): Promise<Set<string>> {
+  return new Set((await listDatasets(tx, integrationId)).filter((r) => r.enabled).map((r) => r.dataset_key));
+}
+
+/**
+ * Plans one incremental run over `wanted` and what the integration had remembered (taken now): the
+ * enabled ones of those sources × the enabled ones of those datasets, dispatched at `dispatchAt`.
+ * Marks the remembered deliveries armed with it. The caller holds the integration's lock and has
+ * seen no live run. Returns the run's id, or null when nothing enabled is left to read.
+ */
+async function armWebhookRun(
+  tx: Tx,
+  deps: WebhookDeps,
+  integration: IntegrationRow,
+  wanted: readonly PendingRun[],
+  dispatchAt: Date,
+): Promise<string | null> {
+  const all = [...(await takePendingRuns(tx, integration.id)), ...wanted];
+  const enabledSources = new Set((await listSources(tx, integration.id)).filter((s) => s.enabled).map((s) => s.id));
+  const enabled = await enabledDatasets(tx, integration.id);
+  const sourceIds = [...new Set(all.map((p) => p.source_id))].filter((id) => enabledSources.has(id)).sort();
+  const datasets = [...new Set(all.flatMap((p) => p.datasets))].filter((k) => enabled.has(k)).sort();
+  if (sourceIds.length === 0 || datasets.length === 0) return null;
+  const t = await triggerInTx(tx, deps, {
+    orgId: integration.org_id,
+    integrationId: integration.id,
+    mode: 'incremental',
+    triggeredBy: 'api',
+    runTriggeredBy: WEBHOOK_TRIGGER,
+    datasets,
+    sourceIds,
+    dispatchAt,
+  });
+  await armPendingDeliveries(tx, integration.id, t.syncRunId);
+  return t.syncRunId;
+}
+
+/**
+ * The reconciler's step: for each integration with remembered deliveries and no live run (at most
+ * `limit`), one transaction that locks it, checks again that no run is live, takes what was
+ * remembered and arms one run for it, due now. A failure is logged and the rows stay for the next
+ * pass. Returns how many runs were armed.
+ */
+export async function armRememberedRuns(
+  db: Db,
+  deps: WebhookDeps & { logger: Logger },
+  limit: number,
+): Promise<number> {
+  let armed = 0;
+  for (const { integration_id: id } of await integrationsWithPendingRuns(db, limit)) {
+    try {
+      const runId = await db.transaction(async (tx) => {
+        const integration = await getIntegration(tx, id, { lock: true });
+        if (!integration || (await countLiveRuns(tx, id)) > 0) return null;
+        if (!integration.enabled) {
+          await takePendingRuns(tx, id);
+          return null;
+        }
+        return armWebhookRun(tx, deps, integration, [], deps.clock.now());
+      });
+      if (runId !== null) armed++;
+    } catch (err) {
+      deps.logger.warn(
+        { integrationId: id, err: describeError(err) },
+        'could not arm the run of remembered webhook deliveries',
+      );
+    }
+  }
+  return armed;
+}

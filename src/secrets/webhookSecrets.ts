@@ -1,0 +1,120 @@
+/**
+ * Webhook secrets: generated here (32 random bytes, hex), sealed under the keyring's key like a
+ * credential and shown once; after a rotation the previous secret is accepted until its grace ends.
+ * A delivery's `X-Hub-Signature-256` (HMAC-SHA256 of the raw body) is compared in constant time.
+ * No function here puts a secret in a message or a log line; only `createWebhookSecret` returns one.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Tx } from '../db/types.js';
+import {
+  getWebhookSecret,
+  insertWebhookSecret,
+  rotateWebhookSecret,
+  type WebhookSecretRow,
+} from '../store/webhookSecrets.js';
+import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
+import type { Keyring } from './keyring.js';
+
+/** Random bytes of a generated secret. */
+export const WEBHOOK_SECRET_BYTES = 32;
+
+/** The signature header's shape: `sha256=` and 64 hex digits. */
+const SIGNATURE_RE = /^sha256=([0-9a-f]{64})$/i;
+
+/**
+ * What a webhook secret is sealed to: its org and integration, marked apart from the credential's
+ * binding (NUL never occurs in an org id), so neither ciphertext decrypts as the other.
+ */
+function bindingOf(orgId: string, integrationId: string): SecretBinding {
+  return { orgId: `${orgId}\u0000webhook-secret`, integrationId };
+}
+
+/** A new secret: 32 random bytes as 64 hex digits. */
+export function generateWebhookSecret(): string {
+  return randomBytes(WEBHOOK_SECRET_BYTES).toString('hex');
+}
+
+export interface CreatedWebhookSecret {
+  /** The secret itself: shown to the caller once, never stored in the clear. */
+  secret: string;
+  version: number;
+  /** Until when the replaced secret is still accepted; null when none was replaced. */
+  previousExpiresAt: Date | null;
+}
+
+/**
+ * Generates, seals and stores the integration's webhook secret in `tx`. Without `rotate`, an
+ * integration that has one keeps it and null is returned; with it, the one it had stays accepted for
+ * `graceMs`.
+ */
+export async function createWebhookSecret(
+  tx: Tx,
+  keyring: Keyring,
+  target: { orgId: string; integrationId: string },
+  opts: { rotate: boolean; graceMs: number },
+  now: Date,
+): Promise<CreatedWebhookSecret | null> {
+  const secret = generateWebhookSecret();
+  const sealed = seal(keyring.encryptionKey(), secret, bindingOf(target.orgId, target.integrationId));
+  const values = { ...target, sealed };
+  const row = opts.rotate
+    ? await rotateWebhookSecret(tx, values, new Date(now.getTime() + opts.graceMs), now)
+    : await insertWebhookSecret(tx, values, now);
+  if (!row) return null;
+  return { secret, version: row.version, previousExpiresAt: row.previous_expires_at };
+}
+
+function sealedOf(keyId: string, nonce: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): Sealed {
+  return { keyId, nonce: Buffer.from(nonce), ciphertext: Buffer.from(ciphertext), tag: Buffer.from(tag) };
+}
+
+/**
+ * The secrets a delivery may be signed with at `now`: the current one and, within its grace, the one
+ * it replaced. Throws SecretError when one cannot be decrypted (its message names no secret).
+ */
+export function acceptedWebhookSecrets(keyring: Keyring, row: WebhookSecretRow, now: Date): string[] {
+  const binding = bindingOf(row.org_id, row.integration_id);
+  const current = sealedOf(row.key_id, row.nonce, row.ciphertext, row.auth_tag);
+  const out = [open(keyring.keyFor(row.key_id), current, binding)];
+  const { previous_key_id: keyId, previous_nonce: nonce, previous_ciphertext: text, previous_auth_tag: tag } = row;
+  const live = row.previous_expires_at !== null && row.previous_expires_at.getTime() > now.getTime();
+  if (live && keyId && nonce && text && tag) {
+    out.push(open(keyring.keyFor(keyId), sealedOf(keyId, nonce, text, tag), binding));
+  }
+  return out;
+}
+
+/** The integration's accepted secrets at `now` (none when it has no webhook secret). */
+export async function loadAcceptedWebhookSecrets(
+  tx: Tx,
+  keyring: Keyring,
+  integrationId: string,
+  now: Date,
+): Promise<string[]> {
+  const row = await getWebhookSecret(tx, integrationId);
+  return row ? acceptedWebhookSecrets(keyring, row, now) : [];
+}
+
+/** A stand-in secret, so a delivery to an integration without one costs the same HMAC as any other. */
+const DECOY = generateWebhookSecret();
+
+/**
+ * Whether `header` (`sha256=<hex>`) is the HMAC-SHA256 of `body` under one of `secrets`: every
+ * secret is tried, each compared with `timingSafeEqual`. No secrets (an unknown integration): false,
+ * after the same work as one secret.
+ */
+export function verifyWebhookSignature(body: Buffer, header: string | undefined, secrets: readonly string[]): boolean {
+  const match = typeof header === 'string' ? SIGNATURE_RE.exec(header.trim()) : null;
+  const given = Buffer.from(match?.[1] ?? '0'.repeat(64), 'hex');
+  let ok = false;
+  for (const secret of secrets.length > 0 ? secrets : [DECOY]) {
+    const expected = createHmac('sha256', secret).update(body).digest();
+    if (timingSafeEqual(expected, given)) ok = true;
+  }
+  return ok && match !== null && secrets.length > 0;
+}
+
+/** The signature header value for `body` under `secret` (what a provider sends; tests and tools sign with it). */
+export function signWebhookBody(body: Buffer | string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}

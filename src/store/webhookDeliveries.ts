@@ -1,0 +1,116 @@
+/**
+ * webhook_deliveries: each signed delivery as received (never its payload). One `received` row per
+ * provider and delivery id; a redelivery is recorded `duplicate`, a signed but unreadable delivery
+ * `rejected`. The statuses are spelled once, here; statements use the literals rendered from them.
+ */
+import type { Tx } from '../db/types.js';
+
+export const WEBHOOK_DELIVERY_STATUSES = ['received', 'duplicate', 'rejected'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** What a received delivery did: armed a run, joined one not yet dispatched, waits for a live run, nothing. */
+export const WEBHOOK_OUTCOMES = ['armed', 'coalesced', 'pending', 'ignored'] as const;
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/** The `received` status as SQL text: the predicate of the unique index the insert infers. */
+const RECEIVED = `'${WEBHOOK_DELIVERY_STATUSES[0]}'`;
+
+export interface WebhookDeliveryRow {
+  id: string;
+  org_id: string;
+  integration_id: string;
+  provider: string;
+  delivery_id: string | null;
+  event: string | null;
+  action: string | null;
+  source: string | null;
+  status: WebhookDeliveryStatus;
+  outcome: WebhookOutcome | null;
+  summary: Record<string, unknown>;
+  sync_run_id: string | null;
+  received_at: Date;
+}
+
+export interface NewDelivery {
+  orgId: string;
+  integrationId: string;
+  provider: string;
+  deliveryId: string | null;
+  event: string | null;
+  action: string | null;
+  source: string | null;
+  /** A few bounded fields of the payload (never the payload). */
+  summary: Record<string, unknown>;
+}
+
+/**
+ * Records a delivery `received`, unless one of the same provider and delivery id was received before.
+ * Locks: the new row (a concurrent insert of the same id waits for this transaction).
+ * Returns the new row's id, or null for a redelivery.
+ */
+export async function insertReceivedDelivery(tx: Tx, d: NewDelivery, now: Date): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    `INSERT INTO ${tx.schema.webhook_deliveries}
+       (org_id, integration_id, provider, delivery_id, event, action, source, status, summary, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, ${RECEIVED}, $8::jsonb, $9)
+     ON CONFLICT (provider, delivery_id) WHERE status = ${RECEIVED} DO NOTHING
+     RETURNING id`,
+    [d.orgId, d.integrationId, d.provider, d.deliveryId, d.event, d.action, d.source, JSON.stringify(d.summary), now],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/** Records a delivery that arms nothing (`duplicate` or `rejected`). Locks nothing but the new row. Returns its id. */
+export async function insertInertDelivery(
+  tx: Tx,
+  d: NewDelivery,
+  status: Exclude<WebhookDeliveryStatus, 'received'>,
+  now: Date,
+): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>(
+    `INSERT INTO ${tx.schema.webhook_deliveries}
+       (org_id, integration_id, provider, delivery_id, event, action, source, status, summary, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)
+     RETURNING id`,
+    [
+      d.orgId,
+      d.integrationId,
+      d.provider,
+      d.deliveryId,
+      d.event,
+      d.action,
+      d.source,
+      status,
+      JSON.stringify(d.summary),
+      now,
+    ],
+  );
+  return rows[0]!.id;
+}
+
+/** What the received delivery `id` did, and the run it armed or joined. Locks that row. Returns whether it exists. */
+export async function setDeliveryOutcome(
+  tx: Tx,
+  id: string,
+  outcome: WebhookOutcome,
+  runId: string | null,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE ${tx.schema.webhook_deliveries} SET outcome = $2, sync_run_id = $3 WHERE id = $1`,
+    [id, outcome, runId],
+  );
+  return rowCount > 0;
+}
+
+/**
+ * The integration's received deliveries remembered for a run (outcome `pending`) → armed with `runId`.
+ * Locks those rows. Returns how many.
+ */
+export async function armPendingDeliveries(tx: Tx, integrationId: string, runId: string): Promise<number> {
+  const { rowCount } = await tx.query(
+    `UPDATE ${tx.schema.webhook_deliveries} SET outcome = $3, sync_run_id = $4
+      WHERE integration_id = $1 AND status = ${RECEIVED} AND outcome = $2 AND sync_run_id IS NULL`,
+    [integrationId, 'pending' satisfies WebhookOutcome, 'armed' satisfies WebhookOutcome, runId],
+  );
+  return rowCount;
+}

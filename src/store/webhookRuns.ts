@@ -1,0 +1,88 @@
+/**
+ * The runs webhook deliveries arm: the planned run a delivery may join (coalescing), and
+ * webhook_pending_runs, the sources whose deliveries came while the integration had a live run.
+ */
+import type { Tx } from '../db/types.js';
+import type { SyncMode } from '../domain/statuses.js';
+import { RUN_OPEN, sqlLit } from './sql.js';
+
+/** The status of a run not dispatched yet: its units have read nothing. */
+const PLANNED = sqlLit('planned');
+
+/**
+ * The integration's planned incremental run, triggered as `triggeredBy`, whose plan covers the source and every
+ * one of `datasets` (its `result.sources` and `result.datasets`), oldest first. Locks nothing.
+ * Returns its id, or null.
+ */
+export async function findJoinableRun(
+  tx: Tx,
+  integrationId: string,
+  triggeredBy: string,
+  sourceId: string,
+  datasets: readonly string[],
+): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT id FROM ${tx.schema.sync_runs}
+      WHERE integration_id = $1 AND status = ${PLANNED} AND triggered_by = $2 AND mode = $5
+        AND result->'sources' @> jsonb_build_array($3::text) AND result->'datasets' @> $4::jsonb
+      ORDER BY created_at LIMIT 1`,
+    [integrationId, triggeredBy, sourceId, JSON.stringify(datasets), 'incremental' satisfies SyncMode],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export interface PendingRun {
+  source_id: string;
+  datasets: string[];
+}
+
+/**
+ * Remembers that the source's `datasets` are to be read once the integration has no live run: one
+ * row per source, the datasets of every remembered delivery merged.
+ * Locks: that row. Returns nothing.
+ */
+export async function rememberPendingRun(
+  tx: Tx,
+  p: { orgId: string; integrationId: string; sourceId: string; datasets: readonly string[] },
+  now: Date,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${tx.schema.webhook_pending_runs} AS p
+       (integration_id, source_id, org_id, datasets, first_at, updated_at)
+     VALUES ($1, $2, $3, $4::text[], $5, $5)
+     ON CONFLICT (integration_id, source_id) DO UPDATE SET
+       datasets = ARRAY(SELECT DISTINCT d FROM unnest(p.datasets || EXCLUDED.datasets) AS d ORDER BY d),
+       updated_at = EXCLUDED.updated_at`,
+    [p.integrationId, p.sourceId, p.orgId, [...p.datasets], now],
+  );
+}
+
+/**
+ * Integrations with remembered runs and no live run, oldest remembered first, at most `limit`.
+ * Locks nothing. Returns their ids and orgs.
+ */
+export async function integrationsWithPendingRuns(
+  tx: Tx,
+  limit: number,
+): Promise<{ integration_id: string; org_id: string }[]> {
+  const s = tx.schema;
+  const { rows } = await tx.query<{ integration_id: string; org_id: string }>(
+    `SELECT p.integration_id, min(p.org_id) AS org_id FROM ${s.webhook_pending_runs} p
+      WHERE NOT EXISTS (SELECT 1 FROM ${s.sync_runs} r
+                         WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN})
+      GROUP BY p.integration_id
+      ORDER BY min(p.first_at), p.integration_id
+      LIMIT $1`,
+    [limit],
+  );
+  return rows;
+}
+
+/** Takes (deletes) the integration's remembered runs. Locks those rows. Returns each source and its datasets. */
+export async function takePendingRuns(tx: Tx, integrationId: string): Promise<PendingRun[]> {
+  const { rows } = await tx.query<PendingRun>(
+    `DELETE FROM ${tx.schema.webhook_pending_runs} WHERE integration_id = $1 RETURNING source_id, datasets`,
+    [integrationId],
+  );
+  return rows;
+}
