@@ -21,6 +21,8 @@ import type { ClaimedCredential } from '../store/units.js';
 import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
 import { SecretError } from './errors.js';
 import { retireKeyFile } from './keyFile.js';
+import { reencryptWebhookSecrets } from './webhookSecrets.js';
+import { listWebhookSecretKeyIds } from '../store/webhookSecrets.js';
 import { SECRET_KEY_SETTING, PREVIOUS_KEY_SETTING, type Keyring } from './keyring.js';
 
 /** Longest credential accepted, in characters (tokens, JSON service-account keys). */
@@ -172,17 +174,20 @@ export interface RotationResult {
   keyId: string;
   /** Credentials re-encrypted by this call. */
   reencrypted: number;
+  /** Webhook secrets re-encrypted by this call (webhookSecrets.ts). */
+  reencryptedWebhookSecrets: number;
   /** The embedded key file this call removed (its path), once no credential was left under it. */
   retiredKeyFile?: string;
 }
 
 /**
- * Re-encrypts every credential not yet under the keyring's encryption key, in one transaction:
- * all of them or none. Rows already under it are skipped, so running it again is harmless. In the
- * embedded mode with SYNCRELAY_SECRET_KEY set, the key file it supersedes is removed afterwards,
- * once every stored credential is under the new key, so it is never read (or used) again.
+ * Re-encrypts every credential and webhook secret not yet under the keyring's encryption key, in one
+ * transaction: all of them or none (`now` decides which previous webhook secrets are still in grace).
+ * Rows already under it are skipped, so running it again is harmless. In the embedded mode with
+ * SYNCRELAY_SECRET_KEY set, the key file it supersedes is removed afterwards, once every stored
+ * secret is under the new key, so it is never read (or used) again.
  */
-export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<RotationResult> {
+export async function rotateCredentialKeys(db: Db, keyring: Keyring, now = new Date()): Promise<RotationResult> {
   const target = keyring.encryptionKey();
   const result = await db.transaction(async (tx) => {
     const rows = await lockCredentialsNotUnder(tx, target.id);
@@ -191,7 +196,8 @@ export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<Ro
       const sealed = seal(target, revealCredential(keyring, row), bindingOf(row));
       if (await reencryptCredential(tx, row.id, row.key_id, sealed)) reencrypted++;
     }
-    return { keyId: target.id, reencrypted };
+    const webhookSecrets = await reencryptWebhookSecrets(tx, keyring, now);
+    return { keyId: target.id, reencrypted, reencryptedWebhookSecrets: webhookSecrets };
   });
   const retired = await retireSupersededKeyFile(db, keyring, target.id);
   return retired ? { ...result, retiredKeyFile: retired } : result;
@@ -201,7 +207,7 @@ export async function rotateCredentialKeys(db: Db, keyring: Keyring): Promise<Ro
 async function retireSupersededKeyFile(db: Db, keyring: Keyring, keepId: string): Promise<string | null> {
   const path = keyring.keyFilePath();
   if (!path || !keyring.keyFileSuperseded()) return null;
-  const left = await listCredentialKeyIds(db);
+  const left = await storedKeyIds(db);
   if (left.some((id) => id !== keepId)) return null;
   return retireKeyFile(path, keepId) ? path : null;
 }
@@ -234,11 +240,20 @@ export async function checkCredentialKeys(db: Tx, keyring: Keyring): Promise<voi
   }
 }
 
+/** The key ids of every stored secret: credentials and webhook secrets. */
 async function storedKeyIds(db: Tx): Promise<string[]> {
+  const [credentials, webhooks] = await Promise.all([
+    undefinedTableAsNone(() => listCredentialKeyIds(db)),
+    undefinedTableAsNone(() => listWebhookSecretKeyIds(db)),
+  ]);
+  return [...new Set([...credentials, ...webhooks])].sort();
+}
+
+/** A database not migrated far enough has no such table, so stores no such secret. */
+async function undefinedTableAsNone(list: () => Promise<string[]>): Promise<string[]> {
   try {
-    return await listCredentialKeyIds(db);
+    return await list();
   } catch (err) {
-    // A database not migrated to version 8 yet stores no credentials.
     if ((err as { code?: unknown }).code === '42P01') return [];
     throw err;
   }

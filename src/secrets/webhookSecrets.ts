@@ -9,6 +9,8 @@ import type { Tx } from '../db/types.js';
 import {
   getWebhookSecret,
   insertWebhookSecret,
+  lockWebhookSecretsNotUnder,
+  reencryptWebhookSecret,
   rotateWebhookSecret,
   type WebhookSecretRow,
 } from '../store/webhookSecrets.js';
@@ -117,4 +119,28 @@ export function verifyWebhookSignature(body: Buffer, header: string | undefined,
 /** The signature header value for `body` under `secret` (what a provider sends; tests and tools sign with it). */
 export function signWebhookBody(body: Buffer | string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/**
+ * Re-encrypts, in `tx`, every webhook secret not yet under the keyring's encryption key (the current
+ * one and a previous one still within its grace; one past it is dropped). Returns how many rows
+ * changed. Part of a key rotation (credentials.ts `rotateCredentialKeys`): all of them or none.
+ */
+export async function reencryptWebhookSecrets(tx: Tx, keyring: Keyring, now: Date): Promise<number> {
+  const target = keyring.encryptionKey();
+  let changed = 0;
+  for (const row of await lockWebhookSecretsNotUnder(tx, target.id)) {
+    const binding = bindingOf(row.org_id, row.integration_id);
+    const [current, previous] = acceptedWebhookSecrets(keyring, row, now);
+    const sealedCurrent = seal(target, current!, binding);
+    const sealedPrevious = previous === undefined ? null : seal(target, previous, binding);
+    const r = {
+      integrationId: row.integration_id,
+      version: row.version,
+      current: sealedCurrent,
+      previous: sealedPrevious,
+    };
+    if (await reencryptWebhookSecret(tx, r)) changed++;
+  }
+  return changed;
 }

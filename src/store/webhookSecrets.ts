@@ -79,3 +79,59 @@ export async function getWebhookSecret(tx: Tx, integrationId: string): Promise<W
   );
   return rows[0] ?? null;
 }
+
+/**
+ * Every webhook secret with a ciphertext (current, or a previous one) not under `keyId`, for
+ * re-encryption. Locks: those rows FOR UPDATE (until the caller's transaction ends). Returns them.
+ */
+export async function lockWebhookSecretsNotUnder(tx: Tx, keyId: string): Promise<WebhookSecretRow[]> {
+  const { rows } = await tx.query<WebhookSecretRow>(
+    `SELECT * FROM ${tx.schema.webhook_secrets}
+      WHERE key_id <> $1 OR (previous_key_id IS NOT NULL AND previous_key_id <> $1)
+      ORDER BY integration_id FOR UPDATE`,
+    [keyId],
+  );
+  return rows;
+}
+
+/**
+ * Replaces a webhook secret's ciphertexts with the same secrets under another key (version and
+ * grace unchanged); a previous secret given as null is dropped (its grace is over). Locks: that row.
+ * Returns whether it changed.
+ */
+export async function reencryptWebhookSecret(
+  tx: Tx,
+  r: { integrationId: string; version: number; current: SealedColumns; previous: SealedColumns | null },
+): Promise<boolean> {
+  const p = r.previous;
+  const { rowCount } = await tx.query(
+    `UPDATE ${tx.schema.webhook_secrets}
+        SET key_id = $3, nonce = $4, ciphertext = $5, auth_tag = $6,
+            previous_key_id = $7, previous_nonce = $8, previous_ciphertext = $9, previous_auth_tag = $10,
+            previous_expires_at = CASE WHEN $9::bytea IS NULL THEN NULL ELSE previous_expires_at END
+      WHERE integration_id = $1 AND version = $2`,
+    [
+      r.integrationId,
+      r.version,
+      r.current.keyId,
+      r.current.nonce,
+      r.current.ciphertext,
+      r.current.tag,
+      p?.keyId ?? null,
+      p?.nonce ?? null,
+      p?.ciphertext ?? null,
+      p?.tag ?? null,
+    ],
+  );
+  return rowCount > 0;
+}
+
+/** The distinct key ids the stored webhook secrets (current and previous) were encrypted under. Locks nothing. */
+export async function listWebhookSecretKeyIds(tx: Tx): Promise<string[]> {
+  const { rows } = await tx.query<{ key_id: string }>(
+    `SELECT key_id FROM ${tx.schema.webhook_secrets}
+     UNION SELECT previous_key_id FROM ${tx.schema.webhook_secrets} WHERE previous_key_id IS NOT NULL
+     ORDER BY 1`,
+  );
+  return rows.map((r) => r.key_id);
+}

@@ -107,7 +107,12 @@ describe('credentials rotate-key away from the embedded key file', () => {
       SYNCRELAY_SECRET_KEY_PREVIOUS: oldText,
     });
     expect(rotated.code, rotated.stderr).toBe(0);
-    expect(parseJson(rotated.stdout)).toEqual({ keyId: next.id, reencrypted: 1, retiredKeyFile: file });
+    expect(parseJson(rotated.stdout)).toEqual({
+      keyId: next.id,
+      reencrypted: 1,
+      reencryptedWebhookSecrets: 0,
+      retiredKeyFile: file,
+    });
     for (const text of [oldText, next.toBase64()]) expect(rotated.stdout + rotated.stderr).not.toContain(text);
     // No copy of the old key is left anywhere under the data directory.
     expect(existsSync(file)).toBe(false);

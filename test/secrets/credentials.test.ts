@@ -17,6 +17,7 @@ import {
   storeCredential,
 } from '../../src/secrets/credentials.js';
 import { SecretError } from '../../src/secrets/errors.js';
+import { createWebhookSecret, loadAcceptedWebhookSecrets } from '../../src/secrets/webhookSecrets.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { Keyring } from '../../src/secrets/keyring.js';
 import { getCredential, type CredentialRow } from '../../src/store/credentials.js';
@@ -198,7 +199,11 @@ describe('credentials rotate-key', () => {
     for (const id of ids) expect((await row(id)).key_id).toBe(oldKey.id);
 
     const ring = new Keyring({ key: newKey, previous: oldKey });
-    expect(await rotateCredentialKeys(t.db, ring)).toEqual({ keyId: newKey.id, reencrypted: 2 });
+    expect(await rotateCredentialKeys(t.db, ring)).toEqual({
+      keyId: newKey.id,
+      reencrypted: 2,
+      reencryptedWebhookSecrets: 0,
+    });
     const onlyNew = new Keyring({ key: newKey });
     for (const [n, id] of ids.entries()) {
       const suffix = n === 0 ? 'a' : 'b';
@@ -207,8 +212,16 @@ describe('credentials rotate-key', () => {
       expect(r.version).toBe(1);
       expect(revealCredential(onlyNew, r)).toBe(`${SECRET}-${suffix}`);
     }
-    expect(await rotateCredentialKeys(t.db, ring)).toEqual({ keyId: newKey.id, reencrypted: 0 });
-    expect(await rotateCredentialKeys(t.db, onlyNew)).toEqual({ keyId: newKey.id, reencrypted: 0 });
+    expect(await rotateCredentialKeys(t.db, ring)).toEqual({
+      keyId: newKey.id,
+      reencrypted: 0,
+      reencryptedWebhookSecrets: 0,
+    });
+    expect(await rotateCredentialKeys(t.db, onlyNew)).toEqual({
+      keyId: newKey.id,
+      reencrypted: 0,
+      reencryptedWebhookSecrets: 0,
+    });
   });
 
   it('finishes a rotation cut short: rows already under the new key are skipped', async () => {
@@ -222,7 +235,11 @@ describe('credentials rotate-key', () => {
     const b = await newIntegration(later, `${SECRET}-b`);
     await later.close();
     const ring = new Keyring({ key: newKey, previous: oldKey });
-    expect(await rotateCredentialKeys(t.db, ring)).toEqual({ keyId: newKey.id, reencrypted: 1 });
+    expect(await rotateCredentialKeys(t.db, ring)).toEqual({
+      keyId: newKey.id,
+      reencrypted: 1,
+      reencryptedWebhookSecrets: 0,
+    });
     expect(revealCredential(new Keyring({ key: newKey }), await row(a))).toBe(`${SECRET}-a`);
     expect(revealCredential(new Keyring({ key: newKey }), await row(b))).toBe(`${SECRET}-b`);
   });
@@ -319,6 +336,43 @@ describe('what a unit sees', () => {
       expect(codeOf((err as Error).cause)).toBe('secret_decrypt_failed');
     } finally {
       await engine.close();
+    }
+  });
+});
+
+describe('credentials rotate-key and webhook secrets', () => {
+  it('re-encrypts webhook secrets too: the current one, a previous one in grace; one past it is dropped', async () => {
+    await clearCredentials();
+    const oldKey = SecretKey.generate();
+    const newKey = SecretKey.generate();
+    const engine = await engineWith({ key: oldKey });
+    const [inGrace, pastGrace] = [await newIntegration(engine), await newIntegration(engine)];
+    await engine.close();
+    const oldRing = new Keyring({ key: oldKey });
+    const now = new Date();
+    const make = (id: string, graceMs: number) =>
+      t.db.transaction(async (tx) => {
+        const target = { orgId: ORG, integrationId: id };
+        const first = await createWebhookSecret(tx, oldRing, target, { rotate: false, graceMs }, now);
+        const second = await createWebhookSecret(tx, oldRing, target, { rotate: true, graceMs }, now);
+        return [second!.secret, first!.secret];
+      });
+    const kept = await make(inGrace, 3_600_000);
+    const [current] = await make(pastGrace, 0);
+    try {
+      const ring = new Keyring({ key: newKey, previous: oldKey });
+      const result = await rotateCredentialKeys(t.db, ring, new Date(now.getTime() + 1));
+      expect(result).toEqual({ keyId: newKey.id, reencrypted: 0, reencryptedWebhookSecrets: 2 });
+      const onlyNew = new Keyring({ key: newKey });
+      const at = new Date(now.getTime() + 1);
+      expect(await loadAcceptedWebhookSecrets(t.db, onlyNew, inGrace, at)).toEqual(kept);
+      expect(await loadAcceptedWebhookSecrets(t.db, onlyNew, pastGrace, at)).toEqual([current]);
+      expect(await rotateCredentialKeys(t.db, ring, at)).toMatchObject({ reencryptedWebhookSecrets: 0 });
+      // Every stored secret is under the new key: the old one alone matches none of them.
+      const stuck = await checkCredentialKeys(t.db, oldRing).catch((e: unknown) => e);
+      expect(codeOf(stuck)).toBe('secret_key_unknown');
+    } finally {
+      await t.db.query(`DELETE FROM ${t.db.schema.webhook_secrets}`);
     }
   });
 });

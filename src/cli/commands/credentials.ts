@@ -96,7 +96,10 @@ Example:
     .action(async (opts: { json?: boolean }) => {
       const result = await withSession({}, ({ engine }) => rotateCredentialKeys(engine.db, engine.ctx.secrets));
       if (opts.json) return printJson(result);
-      printLine(`re-encrypted ${result.reencrypted} credential(s); every credential is under key ${result.keyId}`);
+      printLine(
+        `re-encrypted ${result.reencrypted} credential(s) and ${result.reencryptedWebhookSecrets} webhook ` +
+          `secret(s); every one is under key ${result.keyId}`,
+      );
       if (result.retiredKeyFile) {
         printLine(`removed the superseded key file ${printable(result.retiredKeyFile)}; keep SYNCRELAY_SECRET_KEY set`);
       }
