@@ -10,8 +10,10 @@
  *   reconciler arms one run for what was remembered once no run of the integration is live
  *   (`armRememberedRuns`), in the transaction that takes the rows;
  * - or arms a run limited to that source and those datasets (taking whatever was remembered too).
- * A redelivered id is recorded `duplicate` and arms nothing. An `issues` delivery with action
- * `deleted` also tombstones the issue in the normalized store, in the same transaction.
+ * A redelivered id is recorded `duplicate` and arms nothing. A delivery that deletes a work item
+ * (GitHub `issues.deleted`, Linear `Issue` `remove`, `jira:issue_deleted`) also tombstones it in the
+ * normalized store, in the same transaction. The source is the one the delivery names, or, when it
+ * names only a Linear team's id or a work item's id, the one the store has for that (./sourceHints.ts).
  * Every path takes the integration's row lock first, so deliveries and the reconciler take turns.
  */
 import type { Logger } from 'pino';
@@ -36,8 +38,9 @@ import {
   takePendingRuns,
   type PendingRun,
 } from '../store/webhookRuns.js';
-import { datasetsOfEvent, GITHUB_WEBHOOK_PROVIDER, issueKey, type WebhookDelivery } from './githubWebhooks.js';
+import { sourceKeyOf } from './sourceHints.js';
 import { triggerInTx, type TriggerDeps } from './triggers.js';
+import type { WebhookDelivery } from './webhookPayload.js';
 
 /** What a webhook-armed run records as its trigger (its JobRun: `api`). */
 export const WEBHOOK_TRIGGER = 'webhook';
@@ -83,15 +86,18 @@ export function recordRejectedDelivery(
   return insertInertDelivery(tx, rowOf(integration, d), 'rejected', now);
 }
 
-/** Records a readable signed delivery and does what it asks (see the module's comment), in `tx`. */
+/**
+ * Records a readable signed delivery to the `provider` integration `integrationId` and does what it
+ * asks (see the module's comment), in `tx`. Null when there is no such integration of that provider.
+ */
 export async function receiveDeliveryInTx(
   tx: Tx,
   deps: WebhookDeps,
-  integrationId: string,
+  target: { provider: string; integrationId: string },
   d: WebhookDelivery,
 ): Promise<ReceivedDelivery | null> {
-  const integration = await getIntegration(tx, integrationId, { lock: true });
-  if (!integration || integration.provider !== GITHUB_WEBHOOK_PROVIDER) return null;
+  const integration = await getIntegration(tx, target.integrationId, { lock: true });
+  if (!integration || integration.provider !== target.provider) return null;
   const now = deps.clock.now();
   const id = await insertReceivedDelivery(tx, rowOf(integration, d), now);
   if (id === null) {
@@ -111,13 +117,14 @@ async function act(
   now: Date,
 ): Promise<{ outcome: WebhookOutcome; runId: string | null }> {
   const ignored = { outcome: 'ignored' as const, runId: null };
-  if (!integration.enabled || d.source === null) return ignored;
-  const wanted = d.source.toLowerCase();
+  if (!integration.enabled) return ignored;
+  const key = await sourceKeyOf(tx, integration, d);
+  const wanted = key?.toLowerCase();
   const source = (await listSources(tx, integration.id)).find(
     (s) => s.enabled && s.external_key.toLowerCase() === wanted,
   );
   if (!source) return ignored;
-  if (d.deletesIssue && d.number !== null) {
+  if (d.deletesWorkItem !== null) {
     const scope = {
       orgId: integration.org_id,
       integrationId: integration.id,
@@ -125,10 +132,10 @@ async function act(
       surface: 'work_items' as const,
       source: source.external_key,
     };
-    await markDeleted(tx, scope, [issueKey(source.external_key, d.number)], now);
+    await markDeleted(tx, scope, [d.deletesWorkItem], now);
   }
   const enabled = await enabledDatasets(tx, integration.id);
-  const datasets = datasetsOfEvent(d.event).filter((k) => enabled.has(k));
+  const datasets = d.datasets.filter((k) => enabled.has(k));
   if (datasets.length === 0) return ignored;
   const joinable = await findJoinableRun(tx, integration.id, WEBHOOK_TRIGGER, source.id, datasets);
   if (joinable) return { outcome: 'coalesced', runId: joinable };

@@ -1,7 +1,8 @@
 /**
  * Webhook secrets: generated here (32 random bytes, hex), sealed under the keyring's key like a
  * credential and shown once; after a rotation the previous secret is accepted until its grace ends.
- * A delivery's `X-Hub-Signature-256` (HMAC-SHA256 of the raw body) is compared in constant time.
+ * A delivery's signature (HMAC-SHA256 of the raw body, in hex) is compared in constant time. A
+ * secret the provider generated (Linear's, say) can be stored instead of a generated one.
  * No function here puts a secret in a message or a log line; only `createWebhookSecret` returns one.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -17,11 +18,20 @@ import {
 import { open, seal, type Sealed, type SecretBinding } from './cipher.js';
 import type { Keyring } from './keyring.js';
 
+/** What GitHub's and Jira's signature headers put before the digest. */
+export const SHA256_PREFIX = 'sha256=';
+
 /** Random bytes of a generated secret. */
 export const WEBHOOK_SECRET_BYTES = 32;
 
-/** The signature header's shape: `sha256=` and 64 hex digits. */
-const SIGNATURE_RE = /^sha256=([0-9a-f]{64})$/i;
+/** The signature's 64 hex digits after `prefix` (GitHub's and Jira's `sha256=`, Linear's none). */
+function digestOf(header: string | undefined, prefix: string): string | null {
+  if (typeof header !== 'string') return null;
+  const value = header.trim();
+  if (value.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase()) return null;
+  const hex = value.slice(prefix.length);
+  return /^[0-9a-f]{64}$/i.test(hex) ? hex : null;
+}
 
 /**
  * What a webhook secret is sealed to: its org and integration, marked apart from the credential's
@@ -45,18 +55,18 @@ export interface CreatedWebhookSecret {
 }
 
 /**
- * Generates, seals and stores the integration's webhook secret in `tx`. Without `rotate`, an
- * integration that has one keeps it and null is returned; with it, the one it had stays accepted for
- * `graceMs`.
+ * Generates (or takes `opts.given`, a secret the provider made), seals and stores the integration's
+ * webhook secret in `tx`. Without `rotate`, an integration that has one keeps it and null is
+ * returned; with it, the one it had stays accepted for `graceMs`.
  */
 export async function createWebhookSecret(
   tx: Tx,
   keyring: Keyring,
   target: { orgId: string; integrationId: string },
-  opts: { rotate: boolean; graceMs: number },
+  opts: { rotate: boolean; graceMs: number; given?: string },
   now: Date,
 ): Promise<CreatedWebhookSecret | null> {
-  const secret = generateWebhookSecret();
+  const secret = opts.given ?? generateWebhookSecret();
   const sealed = seal(keyring.encryptionKey(), secret, bindingOf(target.orgId, target.integrationId));
   const values = { ...target, sealed };
   const row = opts.rotate
@@ -101,13 +111,18 @@ export async function loadAcceptedWebhookSecrets(
 const DECOY = generateWebhookSecret();
 
 /**
- * Whether `header` (`sha256=<hex>`) is the HMAC-SHA256 of `body` under one of `secrets`: every
- * secret is tried, each compared with `timingSafeEqual`. No secrets (an unknown integration): false,
- * after the same work as one secret.
+ * Whether `header` (`prefix` and 64 hex digits) is the HMAC-SHA256 of `body` under one of
+ * `secrets`: every secret is tried, each compared with `timingSafeEqual`. No secrets (an unknown
+ * integration): false, after the same work as one secret.
  */
-export function verifyWebhookSignature(body: Buffer, header: string | undefined, secrets: readonly string[]): boolean {
-  const match = typeof header === 'string' ? SIGNATURE_RE.exec(header.trim()) : null;
-  const given = Buffer.from(match?.[1] ?? '0'.repeat(64), 'hex');
+export function verifyWebhookSignature(
+  body: Buffer,
+  header: string | undefined,
+  secrets: readonly string[],
+  prefix = SHA256_PREFIX,
+): boolean {
+  const match = digestOf(header, prefix);
+  const given = Buffer.from(match ?? '0'.repeat(64), 'hex');
   let ok = false;
   for (const secret of secrets.length > 0 ? secrets : [DECOY]) {
     const expected = createHmac('sha256', secret).update(body).digest();
@@ -117,8 +132,8 @@ export function verifyWebhookSignature(body: Buffer, header: string | undefined,
 }
 
 /** The signature header value for `body` under `secret` (what a provider sends; tests and tools sign with it). */
-export function signWebhookBody(body: Buffer | string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export function signWebhookBody(body: Buffer | string, secret: string, prefix = SHA256_PREFIX): string {
+  return `${prefix}${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 /**

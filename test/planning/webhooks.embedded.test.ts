@@ -57,7 +57,8 @@ it('records, arms, coalesces, remembers and tombstones on PGlite', async () => {
     datasets: ['work-items', 'pull-requests'],
     config: {},
   });
-  const receive = (d: ReturnType<typeof delivery>) => db.transaction((tx) => receiveDeliveryInTx(tx, e.ctx, id, d));
+  const receive = (d: ReturnType<typeof delivery>) =>
+    db.transaction((tx) => receiveDeliveryInTx(tx, e.ctx, { provider: 'github', integrationId: id }, d));
 
   // The secret: sealed, accepted; rotated, the old one accepted within its grace only.
   const target = { orgId: 'o', integrationId: id };

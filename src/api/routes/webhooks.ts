@@ -1,16 +1,20 @@
 /**
- * POST /webhooks/github/:id: a GitHub delivery, authenticated by its signature alone (no API token).
- * The route lives in a scope of its own whose only body parser keeps the raw bytes (at most
- * WEBHOOK_BODY_LIMIT): the HMAC is checked on exactly what GitHub signed, before anything is parsed.
- * An unknown integration, one of another provider and one without a secret answer the same 401 as
- * a wrong signature, after the same HMAC work, and write nothing.
+ * POST /webhooks/{github,linear,jira}/:id: a provider's delivery, authenticated by its signature
+ * alone (no API token). The routes live in a scope of their own whose only body parser keeps the raw
+ * bytes (at most WEBHOOK_BODY_LIMIT): the HMAC is checked on exactly what the provider signed, before
+ * anything is parsed. An unknown integration, one of another provider and one without a secret
+ * answer the same 401 as a wrong signature, after the same HMAC work, and write nothing. A signed
+ * delivery dated too far from now (Linear's webhookTimestamp) is refused, 401 `stale_delivery`, and
+ * nothing is written.
  *
- * POST /integrations/:id/webhook-secret: generates the secret and answers it once (no-store).
+ * POST /integrations/:id/webhook-secret: generates the secret (or stores the provider's) and
+ * answers it once (no-store).
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EngineContext } from '../../context.js';
 import { describeError } from '../../errors.js';
-import { GITHUB_WEBHOOK_PROVIDER, readGithubDelivery, UnreadableDelivery } from '../../planning/githubWebhooks.js';
+import { StaleDelivery, UnreadableDelivery, type WebhookDelivery } from '../../planning/webhookPayload.js';
+import { webhookReaderOf, WEBHOOK_PROVIDERS, type WebhookReader } from '../../planning/webhookReaders.js';
 import { receiveDeliveryInTx, recordRejectedDelivery } from '../../planning/webhooks.js';
 import {
   createWebhookSecret,
@@ -38,11 +42,11 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The GitHub integration a path id names, or null (malformed id, none, another provider). */
-async function githubIntegration(ctx: EngineContext, id: unknown): Promise<IntegrationRow | null> {
+/** The `provider` integration a path id names, or null (malformed id, none, another provider). */
+async function integrationOf(ctx: EngineContext, provider: string, id: unknown): Promise<IntegrationRow | null> {
   if (typeof id !== 'string' || !UUID_RE.test(id)) return null;
   const row = await getIntegration(ctx.db, id.toLowerCase());
-  return row?.provider === GITHUB_WEBHOOK_PROVIDER ? row : null;
+  return row?.provider === provider ? row : null;
 }
 
 /** The integration's accepted secrets; one that cannot be decrypted is logged (never shown) and none is accepted. */
@@ -55,26 +59,53 @@ async function acceptedSecrets(ctx: EngineContext, integrationId: string, log: F
   }
 }
 
-async function receive(ctx: EngineContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const integration = await githubIntegration(ctx, (request.params as { id?: unknown } | undefined)?.id);
-  const secrets = integration ? await acceptedSecrets(ctx, integration.id, request.log) : [];
-  const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
-  if (!verifyWebhookSignature(body, headerOf(request, 'x-hub-signature-256'), secrets) || !integration) {
-    throw invalidSignature();
-  }
-  let delivery;
+/** The delivery read; an unreadable one is recorded rejected (400), a stale one refused (401). */
+async function readDelivery(
+  ctx: EngineContext,
+  reader: WebhookReader,
+  integration: IntegrationRow,
+  request: FastifyRequest,
+  body: Buffer,
+): Promise<WebhookDelivery> {
   try {
-    delivery = readGithubDelivery(request.headers, body);
+    return reader.read(request.headers, body, ctx.clock.now());
   } catch (err) {
+    if (err instanceof StaleDelivery) {
+      throw new ApiError(401, 'stale_delivery', err.message, { field: 'webhookTimestamp' });
+    }
     if (!(err instanceof UnreadableDelivery)) throw err;
     const partial = { ...err.partial, reason: err.message };
     await ctx.db.transaction((tx) => recordRejectedDelivery(tx, integration, partial, ctx.clock.now()));
     throw new ApiError(400, 'invalid_delivery', err.message, { field: err.field });
   }
-  const received = await ctx.db.transaction((tx) => receiveDeliveryInTx(tx, ctx, integration.id, delivery));
+}
+
+async function receive(
+  ctx: EngineContext,
+  reader: WebhookReader,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<unknown> {
+  const { provider } = reader;
+  const integration = await integrationOf(ctx, provider, (request.params as { id?: unknown } | undefined)?.id);
+  const secrets = integration ? await acceptedSecrets(ctx, integration.id, request.log) : [];
+  const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
+  const signature = headerOf(request, reader.signature.header);
+  if (!verifyWebhookSignature(body, signature, secrets, reader.signature.prefix) || !integration) {
+    throw invalidSignature();
+  }
+  const delivery = await readDelivery(ctx, reader, integration, request, body);
+  const target = { provider, integrationId: integration.id };
+  const received = await ctx.db.transaction((tx) => receiveDeliveryInTx(tx, ctx, target, delivery));
   if (!received) throw invalidSignature();
   request.log.info(
-    { integrationId: integration.id, event: delivery.event, outcome: received.outcome, duplicate: received.duplicate },
+    {
+      integrationId: integration.id,
+      provider,
+      event: delivery.event,
+      outcome: received.outcome,
+      duplicate: received.duplicate,
+    },
     'webhook delivery received',
   );
   reply.code(202);
@@ -87,20 +118,29 @@ async function receive(ctx: EngineContext, request: FastifyRequest, reply: Fasti
   };
 }
 
+/** Each provider's receiving endpoint. */
+const RECEIVERS = [
+  { endpoint: endpoints.receiveGithubWebhook, provider: 'github' },
+  { endpoint: endpoints.receiveLinearWebhook, provider: 'linear' },
+  { endpoint: endpoints.receiveJiraWebhook, provider: 'jira' },
+] as const;
+
 /** The receiving route, in its own scope: a raw, bounded body parser for JSON and nothing else. */
 async function receiveScope(app: FastifyInstance, { ctx }: RouteDeps): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_r, body, done) =>
     done(null, body),
   );
-  const e = endpoints.receiveGithubWebhook;
-  app.route({
-    method: e.method,
-    url: e.path,
-    config: { scope: e.scope },
-    bodyLimit: WEBHOOK_BODY_LIMIT,
-    handler: (request, reply) => receive(ctx, request, reply),
-  });
+  for (const { endpoint: e, provider } of RECEIVERS) {
+    const reader = webhookReaderOf(provider)!;
+    app.route({
+      method: e.method,
+      url: e.path,
+      config: { scope: e.scope },
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      handler: (request, reply) => receive(ctx, reader, request, reply),
+    });
+  }
 }
 
 export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -112,12 +152,17 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const created = await ctx.db.transaction(async (tx) => {
       const row = await getIntegration(tx, params.id, { orgId, lock: true });
       if (!row) throw new ApiError(404, 'not_found', 'integration not found', { entity: 'integration', id: params.id });
-      if (row.provider !== GITHUB_WEBHOOK_PROVIDER) {
-        throw new ApiError(422, 'webhooks_unsupported', `webhooks are received for GitHub integrations only`, {
+      if (!WEBHOOK_PROVIDERS.includes(row.provider)) {
+        const known = WEBHOOK_PROVIDERS.join(', ');
+        throw new ApiError(422, 'webhooks_unsupported', `webhooks are received for ${known} integrations only`, {
           provider: row.provider,
         });
       }
-      const opts = { rotate: body?.rotate ?? false, graceMs: ctx.settings.webhookSecretGraceMs };
+      const opts = {
+        rotate: body?.rotate ?? false,
+        graceMs: ctx.settings.webhookSecretGraceMs,
+        ...(body?.secret === undefined ? {} : { given: body.secret }),
+      };
       return createWebhookSecret(tx, ctx.secrets, { orgId, integrationId: row.id }, opts, ctx.clock.now());
     });
     if (!created) {

@@ -231,6 +231,8 @@ const BODIES: Record<string, Bodies | null> = {
     ),
   ),
   receiveGithubWebhook: both(fc.constant({ zen: 'Keep it simple.' }), anyJson),
+  receiveLinearWebhook: both(fc.constant({ action: 'update', type: 'Issue', data: {} }), anyJson),
+  receiveJiraWebhook: both(fc.constant({ webhookEvent: 'jira:issue_updated', timestamp: 1 }), anyJson),
 };
 
 export function bodyOf(name: string): Bodies | null {

@@ -11,7 +11,7 @@ import { bodyOf } from './bodies.js';
 import { as, authOf, extraHeaders, type Auth } from './headers.js';
 import { queryOf, validQueryOf } from './queries.js';
 import { idOf, recent, type FuzzState, type Ids, type StateValue } from './state.js';
-import { anyText, encode, junkSegment, rawBody, wrongValue } from './values.js';
+import { anyJson, anyText, encode, junkSegment, rawBody, wrongValue } from './values.js';
 
 export interface FuzzRequest {
   /** The route the request was generated for (an operationId, an extra route, or `unknown`). */
@@ -152,6 +152,7 @@ function webhookIds(ids: fc.Arbitrary<StateValue<string>>): fc.Arbitrary<StateVa
 /** Requests for one endpoint of the contract table. */
 function endpointRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
   if (name === 'receiveGithubWebhook') return webhookRequests(name, e);
+  if (name === 'receiveLinearWebhook' || name === 'receiveJiraWebhook') return unsignedWebhookRequests(name, e);
   const kind: keyof Ids = e.path.includes('/schedules')
     ? 'schedules'
     : e.path.includes('/sync-runs')
@@ -227,6 +228,37 @@ function webhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
 }
 
 const V1_WEBHOOKS = '/api/v1/webhooks/github/';
+
+/** Each provider's signature header and delivery id header, as the fuzz forges them. */
+const FORGED_HEADERS: Readonly<Record<string, readonly [string, string]>> = {
+  receiveLinearWebhook: ['linear-signature', 'linear-delivery'],
+  receiveJiraWebhook: ['x-hub-signature', 'x-atlassian-webhook-identifier'],
+};
+
+/**
+ * Deliveries to POST /webhooks/{linear,jira}/:id that no secret signed: the provider's headers with a
+ * digest of something else (401 whatever the integration), or any path, headers and body.
+ */
+function unsignedWebhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
+  const [signatureHeader, idHeader] = FORGED_HEADERS[name]!;
+  const forged = fc
+    .record({
+      payload: anyJson,
+      sig: fc.oneof(fc.stringMatching(/^(sha256=)?[0-9a-f]{64}$/), anyText(80)),
+      id: idOf('integrations'),
+    })
+    .map(({ payload, sig, id }) => (s: FuzzState): FuzzRequest => {
+      const headers = { 'content-type': 'application/json', [signatureHeader]: sig, [idHeader]: 'fuzz-forged' };
+      const url = e.path.replace(':id', id(s));
+      return { target: name, method: 'POST', url, headers, payload: JSON.stringify(payload), org: null };
+    });
+  const body = bodyOf(name);
+  const generic = requestOn(name, e.method, {
+    clean: { path: pathOf(e, idOf('integrations'), validQueryOf(e)), body: body?.valid ?? null },
+    hostile: { path: pathOf(e, idOf('integrations'), queryOf(e)), body: body?.any ?? null },
+  });
+  return fc.oneof({ weight: 1, arbitrary: forged }, { weight: 1, arbitrary: generic });
+}
 
 /** Routes outside the contract table, each with its method. */
 export const EXTRA_ROUTES: ReadonlyArray<readonly [string, string]> = [
