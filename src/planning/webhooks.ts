@@ -6,10 +6,14 @@
  * - joins the integration's planned webhook run covering that source and those datasets (its dispatch
  *   is due SYNC_WEBHOOK_DEBOUNCE_SECONDS after the delivery that armed it: deliveries that close
  *   together coalesce into one run, read after all of them);
- * - or, while the integration has any other live run, is remembered (webhook_pending_runs): the
- *   reconciler arms one run for what was remembered once no run of the integration is live
- *   (`armRememberedRuns`), in the transaction that takes the rows;
- * - or arms a run limited to that source and those datasets (taking whatever was remembered too).
+ * - or, while a live run of the integration reads that source (any of its datasets: a scheduled
+ *   poll, a backfill, a webhook run already dispatched) or the integration has
+ *   SYNC_INTEGRATION_MAX_LIVE_RUNS live runs, is remembered (webhook_pending_runs): the reconciler
+ *   arms one run for the remembered sources no longer read by a live run (`armRememberedRuns`),
+ *   in the transaction that takes their rows;
+ * - or arms a run limited to that source and those datasets (taking what was remembered for
+ *   sources no live run reads, too). Runs of disjoint sources run side by side: each source's
+ *   watermarks are its own.
  * A redelivered id is recorded `duplicate` and arms nothing. A delivery that deletes a work item
  * (GitHub `issues.deleted`, Linear `Issue` `remove`, `jira:issue_deleted`) also tombstones it in the
  * normalized store, in the same transaction. The source is the one the delivery names, or, when it
@@ -19,6 +23,7 @@
 import type { Logger } from 'pino';
 import type { ResolvedSettings } from '../config.js';
 import type { Db, Tx } from '../db/types.js';
+import type { TriggeredBy } from '../domain/statuses.js';
 import { describeError } from '../errors.js';
 import { markDeleted } from '../sinks/normalized/tombstones.js';
 import { getIntegration, listDatasets, listSources, type IntegrationRow } from '../store/integrations.js';
@@ -34,7 +39,9 @@ import {
 import {
   findJoinableRun,
   integrationsWithPendingRuns,
+  isSourceBusy,
   rememberPendingRun,
+  takeFreePendingRuns,
   takePendingRuns,
   type PendingRun,
 } from '../store/webhookRuns.js';
@@ -42,8 +49,8 @@ import { sourceKeyOf } from './sourceHints.js';
 import { triggerInTx, type TriggerDeps } from './triggers.js';
 import type { WebhookDelivery } from './webhookPayload.js';
 
-/** What a webhook-armed run records as its trigger (its JobRun: `api`). */
-export const WEBHOOK_TRIGGER = 'webhook';
+/** What a webhook-armed run (and its JobRun) records as its trigger. */
+export const WEBHOOK_TRIGGER = 'webhook' satisfies TriggeredBy;
 
 export interface WebhookDeps extends TriggerDeps {
   settings: TriggerDeps['settings'] & Pick<ResolvedSettings, 'webhookDebounceMs'>;
@@ -99,12 +106,13 @@ export async function receiveDeliveryInTx(
   const integration = await getIntegration(tx, target.integrationId, { lock: true });
   if (!integration || integration.provider !== target.provider) return null;
   const now = deps.clock.now();
-  const id = await insertReceivedDelivery(tx, rowOf(integration, d), now);
+  const resolved = { ...d, source: await sourceKeyOf(tx, integration, d) };
+  const id = await insertReceivedDelivery(tx, rowOf(integration, resolved), now);
   if (id === null) {
-    const dup = await insertInertDelivery(tx, rowOf(integration, d), 'duplicate', now);
+    const dup = await insertInertDelivery(tx, rowOf(integration, resolved), 'duplicate', now);
     return { id: dup, duplicate: true, outcome: null, syncRunId: null };
   }
-  const { outcome, runId } = await act(tx, deps, integration, d, now);
+  const { outcome, runId } = await act(tx, deps, integration, resolved, now);
   await setDeliveryOutcome(tx, id, outcome, runId);
   return { id, duplicate: false, outcome, syncRunId: runId };
 }
@@ -117,9 +125,8 @@ async function act(
   now: Date,
 ): Promise<{ outcome: WebhookOutcome; runId: string | null }> {
   const ignored = { outcome: 'ignored' as const, runId: null };
-  if (!integration.enabled) return ignored;
-  const key = await sourceKeyOf(tx, integration, d);
-  const wanted = key?.toLowerCase();
+  if (!integration.enabled || d.source === null) return ignored;
+  const wanted = d.source.toLowerCase();
   const source = (await listSources(tx, integration.id)).find(
     (s) => s.enabled && s.external_key.toLowerCase() === wanted,
   );
@@ -139,7 +146,8 @@ async function act(
   if (datasets.length === 0) return ignored;
   const joinable = await findJoinableRun(tx, integration.id, WEBHOOK_TRIGGER, source.id, datasets);
   if (joinable) return { outcome: 'coalesced', runId: joinable };
-  if ((await countLiveRuns(tx, integration.id)) > 0) {
+  const atCap = async () => (await countLiveRuns(tx, integration.id)) >= deps.settings.integrationMaxLiveRuns;
+  if ((await isSourceBusy(tx, integration.id, source.id)) || (await atCap())) {
     const pending = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
     await rememberPendingRun(tx, pending, now);
     return { outcome: 'pending', runId: null };
@@ -154,10 +162,11 @@ async function enabledDatasets(tx: Tx, integrationId: string): Promise<Set<strin
 }
 
 /**
- * Plans one incremental run over `wanted` and what the integration had remembered (taken now): the
- * enabled ones of those sources × the enabled ones of those datasets, dispatched at `dispatchAt`.
- * Marks the remembered deliveries armed with it. The caller holds the integration's lock and has
- * seen no live run. Returns the run's id, or null when nothing enabled is left to read.
+ * Plans one incremental run over `wanted` and what the integration had remembered for sources no
+ * live run reads (taken now): the enabled ones of those sources × the enabled ones of those
+ * datasets, dispatched at `dispatchAt`. Marks the remembered deliveries of those sources armed with
+ * it. The caller holds the integration's lock, has seen none of `wanted` busy and room under the
+ * live-run cap. Returns the run's id, or null when nothing enabled is left to read.
  */
 async function armWebhookRun(
   tx: Tx,
@@ -166,8 +175,9 @@ async function armWebhookRun(
   wanted: readonly PendingRun[],
   dispatchAt: Date,
 ): Promise<string | null> {
-  const all = [...(await takePendingRuns(tx, integration.id)), ...wanted];
-  const enabledSources = new Set((await listSources(tx, integration.id)).filter((s) => s.enabled).map((s) => s.id));
+  const all = [...(await takeFreePendingRuns(tx, integration.id)), ...wanted];
+  const sources = (await listSources(tx, integration.id)).filter((s) => s.enabled);
+  const enabledSources = new Set(sources.map((s) => s.id));
   const enabled = await enabledDatasets(tx, integration.id);
   const sourceIds = [...new Set(all.map((p) => p.source_id))].filter((id) => enabledSources.has(id)).sort();
   const datasets = [...new Set(all.flatMap((p) => p.datasets))].filter((k) => enabled.has(k)).sort();
@@ -176,21 +186,23 @@ async function armWebhookRun(
     orgId: integration.org_id,
     integrationId: integration.id,
     mode: 'incremental',
-    triggeredBy: 'api',
-    runTriggeredBy: WEBHOOK_TRIGGER,
+    triggeredBy: WEBHOOK_TRIGGER,
     datasets,
     sourceIds,
     dispatchAt,
+    // Runs of other sources may be live: the caller saw these sources free and room under the cap.
+    force: true,
   });
-  await armPendingDeliveries(tx, integration.id, t.syncRunId);
+  const keys = sources.filter((s) => sourceIds.includes(s.id)).map((s) => s.external_key);
+  await armPendingDeliveries(tx, integration.id, t.syncRunId, keys);
   return t.syncRunId;
 }
 
 /**
- * The reconciler's step: for each integration with remembered deliveries and no live run (at most
- * `limit`), one transaction that locks it, checks again that no run is live, takes what was
- * remembered and arms one run for it, due now. A failure is logged and the rows stay for the next
- * pass. Returns how many runs were armed.
+ * The reconciler's step: for each integration with remembered deliveries of a source no live run
+ * reads (at most `limit`), one transaction that locks it, checks the live-run cap, takes what was
+ * remembered for sources no live run reads and arms one run for it, due now. A failure is logged and
+ * the rows stay for the next pass. Returns how many runs were armed.
  */
 export async function armRememberedRuns(
   db: Db,
@@ -202,11 +214,12 @@ export async function armRememberedRuns(
     try {
       const runId = await db.transaction(async (tx) => {
         const integration = await getIntegration(tx, id, { lock: true });
-        if (!integration || (await countLiveRuns(tx, id)) > 0) return null;
+        if (!integration) return null;
         if (!integration.enabled) {
           await takePendingRuns(tx, id);
           return null;
         }
+        if ((await countLiveRuns(tx, id)) >= deps.settings.integrationMaxLiveRuns) return null;
         return armWebhookRun(tx, deps, integration, [], deps.clock.now());
       });
       if (runId !== null) armed++;

@@ -103,14 +103,46 @@ export async function setDeliveryOutcome(
 }
 
 /**
- * The integration's received deliveries remembered for a run (outcome `pending`) → armed with `runId`.
- * Locks those rows. Returns how many.
+ * The integration's received deliveries of `sources` (their keys, any case) remembered for a run
+ * (outcome `pending`) → armed with `runId`. Locks those rows. Returns how many.
  */
-export async function armPendingDeliveries(tx: Tx, integrationId: string, runId: string): Promise<number> {
+export async function armPendingDeliveries(
+  tx: Tx,
+  integrationId: string,
+  runId: string,
+  sources: readonly string[],
+): Promise<number> {
   const { rowCount } = await tx.query(
     `UPDATE ${tx.schema.webhook_deliveries} SET outcome = $3, sync_run_id = $4
-      WHERE integration_id = $1 AND status = ${RECEIVED} AND outcome = $2 AND sync_run_id IS NULL`,
-    [integrationId, 'pending' satisfies WebhookOutcome, 'armed' satisfies WebhookOutcome, runId],
+      WHERE integration_id = $1 AND status = ${RECEIVED} AND outcome = $2 AND sync_run_id IS NULL
+        AND lower(source) = ANY($5::text[])`,
+    [
+      integrationId,
+      'pending' satisfies WebhookOutcome,
+      'armed' satisfies WebhookOutcome,
+      runId,
+      sources.map((k) => k.toLowerCase()),
+    ],
+  );
+  return rowCount;
+}
+
+/**
+ * Retention: deletes up to `limit` deliveries received before `cutoff`, oldest first, except those
+ * still waiting to arm a run (outcome `pending`, no run yet): they stay until the reconciler arms it.
+ * Locks: the deleted rows (rows another transaction holds are skipped, left for a later batch).
+ * Returns how many it deleted.
+ */
+export async function pruneWebhookDeliveries(tx: Tx, cutoff: Date, limit: number): Promise<number> {
+  const t = tx.schema.webhook_deliveries;
+  const { rowCount } = await tx.query(
+    `DELETE FROM ${t} WHERE id IN (
+       SELECT id FROM ${t}
+        WHERE received_at < $1 AND (outcome IS DISTINCT FROM $3 OR sync_run_id IS NOT NULL)
+        ORDER BY received_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED)`,
+    [cutoff, limit, 'pending' satisfies WebhookOutcome],
   );
   return rowCount;
 }

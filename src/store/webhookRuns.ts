@@ -1,6 +1,8 @@
 /**
  * The runs webhook deliveries arm: the planned run a delivery may join (coalescing), and
- * webhook_pending_runs, the sources whose deliveries came while the integration had a live run.
+ * webhook_pending_runs, the sources whose deliveries came while a live run was reading that source
+ * (or the integration had its cap of live runs). A source is *busy* while a non-terminal run of the
+ * integration has a unit of it.
  */
 import type { Tx } from '../db/types.js';
 import type { SyncMode } from '../domain/statuses.js';
@@ -36,9 +38,23 @@ export interface PendingRun {
   datasets: string[];
 }
 
+/** A non-terminal run of the integration has a unit of source `p` (SQL over alias `p.source_id`). */
+const BUSY = (s: Tx['schema']) =>
+  `EXISTS (SELECT 1 FROM ${s.sync_runs} r JOIN ${s.sync_run_units} u ON u.sync_run_id = r.id
+            WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN} AND u.source_id = p.source_id)`;
+
+/** Whether a non-terminal run of the integration has a unit of the source. Locks nothing. */
+export async function isSourceBusy(tx: Tx, integrationId: string, sourceId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ busy: boolean }>(
+    `SELECT ${BUSY(tx.schema)} AS busy FROM (SELECT $1::uuid AS integration_id, $2::uuid AS source_id) p`,
+    [integrationId, sourceId],
+  );
+  return rows[0]!.busy;
+}
+
 /**
- * Remembers that the source's `datasets` are to be read once the integration has no live run: one
- * row per source, the datasets of every remembered delivery merged.
+ * Remembers that the source's `datasets` are to be read once it is no longer busy: one row per
+ * source, the datasets of every remembered delivery merged.
  * Locks: that row. Returns nothing.
  */
 export async function rememberPendingRun(
@@ -58,8 +74,8 @@ export async function rememberPendingRun(
 }
 
 /**
- * Integrations with remembered runs and no live run, oldest remembered first, at most `limit`.
- * Locks nothing. Returns their ids and orgs.
+ * Integrations with a remembered run of a source no longer busy, oldest remembered first, at most
+ * `limit`. Locks nothing. Returns their ids and orgs.
  */
 export async function integrationsWithPendingRuns(
   tx: Tx,
@@ -68,8 +84,7 @@ export async function integrationsWithPendingRuns(
   const s = tx.schema;
   const { rows } = await tx.query<{ integration_id: string; org_id: string }>(
     `SELECT p.integration_id, min(p.org_id) AS org_id FROM ${s.webhook_pending_runs} p
-      WHERE NOT EXISTS (SELECT 1 FROM ${s.sync_runs} r
-                         WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN})
+      WHERE NOT ${BUSY(s)}
       GROUP BY p.integration_id
       ORDER BY min(p.first_at), p.integration_id
       LIMIT $1`,
@@ -78,7 +93,20 @@ export async function integrationsWithPendingRuns(
   return rows;
 }
 
-/** Takes (deletes) the integration's remembered runs. Locks those rows. Returns each source and its datasets. */
+/**
+ * Takes (deletes) the integration's remembered runs of sources not busy. Locks those rows. Returns
+ * each source and its datasets.
+ */
+export async function takeFreePendingRuns(tx: Tx, integrationId: string): Promise<PendingRun[]> {
+  const { rows } = await tx.query<PendingRun>(
+    `DELETE FROM ${tx.schema.webhook_pending_runs} p WHERE p.integration_id = $1 AND NOT ${BUSY(tx.schema)}
+     RETURNING p.source_id, p.datasets`,
+    [integrationId],
+  );
+  return rows;
+}
+
+/** Takes (deletes) all the integration's remembered runs. Locks those rows. Returns each source and its datasets. */
 export async function takePendingRuns(tx: Tx, integrationId: string): Promise<PendingRun[]> {
   const { rows } = await tx.query<PendingRun>(
     `DELETE FROM ${tx.schema.webhook_pending_runs} WHERE integration_id = $1 RETURNING source_id, datasets`,

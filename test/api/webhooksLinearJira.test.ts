@@ -96,17 +96,18 @@ async function count(table: string, where = 'true', values: unknown[] = []): Pro
   return rows[0]!.n;
 }
 
-/** The sources (keys) and datasets of run `runId`'s units. */
+/** The sources (keys) of run `runId`'s units and the datasets it was planned for. */
 async function unitsOf(runId: unknown): Promise<{ sources: string[]; datasets: string[] }> {
-  const { rows } = await db.query<{ key: string; dataset_key: string }>(
-    `SELECT s.external_key AS key, u.dataset_key FROM ${db.schema.sync_run_units} u
+  const { rows } = await db.query<{ key: string; datasets: string[] }>(
+    `SELECT s.external_key AS key, r.result->'datasets' AS datasets FROM ${db.schema.sync_run_units} u
        JOIN ${db.schema.integration_sources} s ON s.id = u.source_id
+       JOIN ${db.schema.sync_runs} r ON r.id = u.sync_run_id
       WHERE u.sync_run_id = $1`,
     [runId],
   );
   return {
     sources: [...new Set(rows.map((r) => r.key))].sort(),
-    datasets: [...new Set(rows.map((r) => r.dataset_key))],
+    datasets: [...new Set(rows.flatMap((r) => r.datasets))].sort(),
   };
 }
 
@@ -239,10 +240,10 @@ describe('Linear', () => {
          VALUES ($1, $2, 'linear', 't-des', 'DES', now())`,
         [ORG_A, other],
       );
-      // The OPS run is live (planned): the others are remembered for after it.
+      // The OPS run is live (planned) and reads OPS only: another team gets a run of its own.
       const byTeamId = await send2(issue('update', { id: 'i-4', teamId: 't-des' }));
-      expect(byTeamId.body.outcome).toBe('pending');
-      expect(await coveredSources(other)).toEqual(['DES', 'OPS']);
+      expect(byTeamId.body.outcome).toBe('armed');
+      expect(await unitsOf(byTeamId.body.sync_run_id)).toEqual({ sources: ['DES'], datasets: ['work-items'] });
 
       await storeWorkItem('linear', other, 'i-5', 'ENG');
       const comment = await send2({
@@ -251,15 +252,28 @@ describe('Linear', () => {
         data: { id: 'c-1', body: 'hi', issueId: 'i-5', issue: { id: 'i-5', title: 't' } },
         webhookTimestamp: Date.now(),
       });
-      expect(comment.body.outcome).toBe('pending');
+      expect(comment.body.outcome).toBe('armed');
+      expect(await unitsOf(comment.body.sync_run_id)).toEqual({
+        sources: ['ENG'],
+        datasets: ['work-item-comments', 'work-items'],
+      });
       expect(await coveredSources(other)).toEqual(['DES', 'ENG', 'OPS']);
+      // A comment on an OPS issue: OPS is read by a planned run without comments: remembered.
+      await storeWorkItem('linear', other, 'i-9', 'OPS');
+      const onOps = await send2({
+        action: 'update',
+        type: 'Comment',
+        data: { id: 'c-3', body: 'edited', issueId: 'i-9' },
+        webhookTimestamp: Date.now(),
+      });
+      expect(onOps.body).toMatchObject({ outcome: 'pending', sync_run_id: null });
       const { rows } = await db.query<{ datasets: string[] }>(
         `SELECT p.datasets FROM ${db.schema.webhook_pending_runs} p
            JOIN ${db.schema.integration_sources} s ON s.id = p.source_id
-          WHERE s.external_key = 'ENG' AND p.integration_id = $1`,
+          WHERE s.external_key = 'OPS' AND p.integration_id = $1`,
         [other],
       );
-      expect(rows[0]!.datasets).toContain('work-item-comments');
+      expect([...rows[0]!.datasets].sort()).toEqual(['work-item-comments', 'work-items']);
 
       // A team never synced, or an issue the store does not have, names no source: recorded, nothing armed.
       for (const payload of [

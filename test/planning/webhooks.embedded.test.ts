@@ -97,11 +97,14 @@ it('records, arms, coalesces, remembers and tombstones on PGlite', async () => {
     recordRejectedDelivery(tx, integration, { deliveryId: null, event: 'issues', reason: 'bad' }, clock.now()),
   );
 
-  // Another source while that run is live: remembered; armed once when no run is live.
-  expect(await receive(delivery('d3', 'pull_request', { ...issue('acme/b', 4), issue: { number: 4 } }))).toMatchObject({
+  // The same source, datasets that run does not read, while it is live: remembered; armed once the
+  // source is free. Another source meanwhile has a run of its own.
+  expect(await receive(delivery('d3', 'pull_request', { ...issue('acme/a', 4), issue: { number: 4 } }))).toMatchObject({
     outcome: 'pending',
     syncRunId: null,
   });
+  const other = await receive(delivery('d5', 'issues', issue('acme/b', 5)));
+  expect(other).toMatchObject({ outcome: 'armed' });
   expect(await armRememberedRuns(db, e.ctx, 10)).toBe(0);
   await db.query(`UPDATE ${db.schema.sync_runs} SET status = 'success' WHERE id = $1`, [armed!.syncRunId]);
   expect(await armRememberedRuns(db, e.ctx, 10)).toBe(1);
@@ -125,11 +128,15 @@ it('records, arms, coalesces, remembers and tombstones on PGlite', async () => {
   );
   expect(rows).toEqual([
     { status: 'duplicate', n: 1 },
-    { status: 'received', n: 4 },
+    { status: 'received', n: 5 },
     { status: 'rejected', n: 1 },
   ]);
   const { rows: runs } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM ${db.schema.sync_runs} WHERE triggered_by = 'webhook'`,
   );
-  expect(runs[0]!.n).toBe(2);
+  expect(runs[0]!.n).toBe(3);
+  const { rows: jobRuns } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${db.schema.job_runs} WHERE triggered_by = 'webhook'`,
+  );
+  expect(jobRuns[0]!.n).toBe(3);
 });
