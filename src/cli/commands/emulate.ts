@@ -16,6 +16,7 @@ import {
   type FaultSpec,
   type RateLimitSpec,
 } from '../../emulators/github/index.js';
+import { webhookTargetFromFlags, type WebhookFlags, type WebhookTarget } from '../../emulators/core/webhooks.js';
 import { intInRange, isoTime } from '../args.js';
 import { registerEmulateJira } from './emulateJira.js';
 import { registerEmulateLinear } from './emulateLinear.js';
@@ -24,7 +25,7 @@ import { CliError, printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
 
-interface EmulateFlags {
+interface EmulateFlags extends WebhookFlags {
   port: number;
   host: string;
   seed: number;
@@ -97,7 +98,14 @@ runs with SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS=true (see docs/operations.md).`
       '--token-ttl <seconds>',
       "with --app: how long installation access tokens last (default: 3600, GitHub's one hour)",
       intInRange(1, 86_400),
-    );
+    )
+    .option('--webhook-url <url>', 'POST a signed webhook delivery of every edit to this URL')
+    .option(
+      '--webhook-secret-env <NAME>',
+      'with --webhook-url: the signing secret is read from environment variable NAME',
+    )
+    .option('--webhook-redeliver <p>', 'with --webhook-url: probability a delivery is sent a second time later')
+    .option('--webhook-reorder-ms <n>', 'with --webhook-url: deliveries are held this long and sent shuffled');
   tokenEnvOption(github, 'the full-access token')
     .addHelpText(
       'after',
@@ -115,7 +123,8 @@ with one installation on the organisation (all repositories): it prints the App 
 installation id and writes the App's private key (PKCS#1 PEM, made at every start) to
 --app-key-file, never to the terminal. Sign an RS256 JWT with it (iss: the App id) for the /app
 endpoints, exchange it at POST /app/installations/<id>/access_tokens for a ghs_ token, and read
-with that. See docs/emulators.md.`,
+with that. With --webhook-url every edit is also POSTed there as a signed webhook delivery
+(X-Hub-Signature-256, the secret read from --webhook-secret-env). See docs/emulators.md.`,
     )
     .action(async (flags: EmulateFlags) => serveGithub(flags));
   registerEmulateLinear(emulate);
@@ -136,6 +145,16 @@ function appFlags(flags: EmulateFlags): { appId?: number; tokenTtlSeconds?: numb
   return flags.tokenTtl === undefined ? {} : { tokenTtlSeconds: flags.tokenTtl };
 }
 
+/** The webhook target of the `--webhook-*` flags (undefined without `--webhook-url`); a bad one is a CliError. */
+function webhookTarget(flags: WebhookFlags): WebhookTarget | undefined {
+  try {
+    return webhookTargetFromFlags(flags);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new CliError(`webhooks: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Writes `pem` to `path` readable by its owner only (an existing file is narrowed to 0600 first). */
 function writeKeyFile(path: string, pem: string): void {
   const fd = openSync(path, 'w', 0o600);
@@ -150,6 +169,7 @@ function writeKeyFile(path: string, pem: string): void {
 async function serveGithub(flags: EmulateFlags): Promise<void> {
   const token = tokenFromEnv(flags.tokenEnv);
   const app = appFlags(flags);
+  const webhooks = webhookTarget(flags);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
   const emulator = await startGithubEmulator({
@@ -164,6 +184,7 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
     scale: flags.scale,
     churn: flags.churn,
     app,
+    webhooks,
   });
   try {
     if (app && flags.appKeyFile !== undefined) writeKeyFile(flags.appKeyFile, emulator.appPrivateKeyPem ?? '');
@@ -185,6 +206,7 @@ async function serveGithub(flags: EmulateFlags): Promise<void> {
       printLine(`GitHub App id: ${emulator.appId ?? ''}  ·  installation id: ${emulator.installationId ?? ''}`);
       printLine(`GitHub App private key (PKCS#1 PEM, new at every start): written to ${flags.appKeyFile ?? ''}`);
     }
+    if (webhooks) printLine(`webhooks: POSTed to ${webhooks.url}`);
     noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'github emulator started');
     await shutdown.wait();

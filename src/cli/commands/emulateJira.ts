@@ -12,12 +12,13 @@ import {
   startJiraEmulator,
   type JiraOAuthOptions,
 } from '../../emulators/jira/index.js';
+import { webhookTargetFromFlags, type WebhookFlags, type WebhookTarget } from '../../emulators/core/webhooks.js';
 import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
-import { printLine } from '../output.js';
+import { CliError, printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
 
-interface JiraFlags {
+interface JiraFlags extends WebhookFlags {
   port?: string;
   host?: string;
   seed?: string;
@@ -67,19 +68,39 @@ export function registerEmulateJira(emulate: Command): void {
       'cloud (REST v3) or datacenter (Jira Data Center REST v2, PAT or basic auth)',
     )
     .option('--oauth', 'serve OAuth 2.0 (3LO) too: a token endpoint with rotating refresh tokens and the API gateway')
-    .option('--token-ttl <seconds>', 'with --oauth: how long an access token lives (1–86400; default 3600)');
+    .option('--token-ttl <seconds>', 'with --oauth: how long an access token lives (1–86400; default 3600)')
+    .option('--webhook-url <url>', 'POST a signed webhook delivery of every edit to this URL')
+    .option(
+      '--webhook-secret-env <NAME>',
+      'with --webhook-url: the signing secret is read from environment variable NAME',
+    )
+    .option('--webhook-redeliver <p>', 'with --webhook-url: probability a delivery is sent a second time later')
+    .option('--webhook-reorder-ms <n>', 'with --webhook-url: deliveries are held this long and sent shuffled');
   tokenEnvOption(jira, 'the API token')
     .addHelpText(
       'after',
       `
 Prints the site URL (use it as the integration's config.siteUrl) and an email:api_token credential
 for basic auth; the API token is new at every start unless --token-env names a variable holding
-it. Listening on an address that is not loopback prints a warning on stderr. See docs/emulators.md.`,
+it. Listening on an address that is not loopback prints a warning on stderr. With --webhook-url
+every edit is also POSTed there as a signed admin-webhook delivery (X-Hub-Signature, the secret
+read from --webhook-secret-env). See docs/emulators.md.`,
     )
     .action(async (flags: JiraFlags) => serveJira(flags));
 }
 
+/** The webhook target of the `--webhook-*` flags (undefined without `--webhook-url`); a bad one is a CliError. */
+function webhookTarget(flags: WebhookFlags): WebhookTarget | undefined {
+  try {
+    return webhookTargetFromFlags(flags);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new CliError(`webhooks: ${err.message}`);
+    throw err;
+  }
+}
+
 async function serveJira(flags: JiraFlags): Promise<void> {
+  const webhooks = webhookTarget(flags);
   const argv = FLAGS.flatMap(([key, flag]) => (flags[key] === undefined ? [] : [`${flag}=${flags[key]}`]));
   let options;
   try {
@@ -93,7 +114,7 @@ async function serveJira(flags: JiraFlags): Promise<void> {
   const apiToken = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
-  const emulator = await startJiraEmulator({ ...options, apiToken });
+  const emulator = await startJiraEmulator({ ...options, apiToken, webhooks });
   try {
     printLine(describeJiraEmulator(emulator));
     printLine(
@@ -106,6 +127,7 @@ async function serveJira(flags: JiraFlags): Promise<void> {
       printLine(`OAuth 2.0 config: ${JSON.stringify(signIn.config)}`);
       printLine(`OAuth 2.0 credential (refresh tokens rotate: store it once): ${signIn.credential}`);
     }
+    if (webhooks) printLine(`webhooks: POSTed to ${webhooks.url}`);
     noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'jira emulator started');
     await shutdown.wait();

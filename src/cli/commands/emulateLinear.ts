@@ -11,8 +11,9 @@ import {
   startLinearEmulator,
   type LinearEmulatorFlags,
 } from '../../emulators/linear/index.js';
+import { webhookTargetFromFlags, type WebhookFlags, type WebhookTarget } from '../../emulators/core/webhooks.js';
 import { noteTokenOrigin, tokenEnvOption, tokenFromEnv } from '../emulatorToken.js';
-import { printLine } from '../output.js';
+import { CliError, printLine } from '../output.js';
 import { cliLogger } from '../session.js';
 import { Shutdown } from '../signals.js';
 
@@ -32,7 +33,14 @@ export function registerEmulateLinear(emulate: Command): void {
     .option('--faults <spec>', 'faults to inject, e.g. ratelimited:count=2:status=200,server-error:p=0.05')
     .option('--endpoint-limit <spec>', 'endpoint buckets by root field, e.g. issues=600/60s')
     .option('--partial-rate <p>', 'share of issue reads answered with partial data (data and errors)', '0.02')
-    .option('--churn <n>', 'issue edits per second while serving (moves them in orderBy: updatedAt)');
+    .option('--churn <n>', 'issue edits per second while serving (moves them in orderBy: updatedAt)')
+    .option('--webhook-url <url>', 'POST a signed webhook delivery of every edit to this URL')
+    .option(
+      '--webhook-secret-env <NAME>',
+      'with --webhook-url: the signing secret is read from environment variable NAME',
+    )
+    .option('--webhook-redeliver <p>', 'with --webhook-url: probability a delivery is sent a second time later')
+    .option('--webhook-reorder-ms <n>', 'with --webhook-url: deliveries are held this long and sent shuffled');
   tokenEnvOption(linear, 'the personal API key')
     .addHelpText(
       'after',
@@ -40,15 +48,31 @@ export function registerEmulateLinear(emulate: Command): void {
 Prints the GraphQL endpoint (use it as the integration's config.apiUrl), a personal API key (sent
 as "Authorization: <key>") and an OAuth token (sent as "Bearer <token>"), both new at every start
 unless --token-env names a variable holding the API key. Listening on an address that is not
-loopback prints a warning on stderr. See docs/emulators.md.`,
+loopback prints a warning on stderr. With --webhook-url every edit is also POSTed there as a
+signed webhook delivery (Linear-Signature, the secret read from --webhook-secret-env). See
+docs/emulators.md.`,
     )
-    .action(async (flags: LinearEmulatorFlags & { tokenEnv?: string }) => serveLinear(flags));
+    .action(async (flags: LinearCliFlags) => serveLinear(flags));
 }
 
-async function serveLinear(flags: LinearEmulatorFlags & { tokenEnv?: string }): Promise<void> {
+type LinearCliFlags = LinearEmulatorFlags & WebhookFlags & { tokenEnv?: string };
+
+/** The webhook target of the `--webhook-*` flags (undefined without `--webhook-url`); a bad one is a CliError. */
+function webhookTarget(flags: WebhookFlags): WebhookTarget | undefined {
+  try {
+    return webhookTargetFromFlags(flags);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new CliError(`webhooks: ${err.message}`);
+    throw err;
+  }
+}
+
+async function serveLinear(flags: LinearCliFlags): Promise<void> {
+  const { webhookUrl, webhookSecretEnv, webhookRedeliver, webhookReorderMs, ...rest } = flags;
+  const webhooks = webhookTarget({ webhookUrl, webhookSecretEnv, webhookRedeliver, webhookReorderMs });
   let options;
   try {
-    options = parseLinearEmulatorArgs(flags);
+    options = parseLinearEmulatorArgs(rest);
   } catch (err) {
     if (err instanceof ValidationError) throw new InvalidArgumentError(err.message);
     throw err;
@@ -56,7 +80,7 @@ async function serveLinear(flags: LinearEmulatorFlags & { tokenEnv?: string }): 
   const token = tokenFromEnv(flags.tokenEnv);
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
-  const emulator = await startLinearEmulator({ ...options, token });
+  const emulator = await startLinearEmulator({ ...options, token, webhooks });
   try {
     printLine(
       `Linear emulator: ${emulator.url}  ·  teams: ${emulator.data.teams.map((t) => t.key).join(', ')}  ·  ` +
@@ -64,6 +88,7 @@ async function serveLinear(flags: LinearEmulatorFlags & { tokenEnv?: string }): 
     );
     printLine(`API key: ${emulator.token}`);
     printLine(`OAuth token: ${emulator.oauthToken}`);
+    if (webhooks) printLine(`webhooks: POSTed to ${webhooks.url}`);
     noteTokenOrigin(flags.tokenEnv);
     logger.info({ url: emulator.url, pid: process.pid }, 'linear emulator started');
     await shutdown.wait();

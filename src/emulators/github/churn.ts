@@ -22,7 +22,7 @@
  */
 import { ValidationError } from '../../errors.js';
 import { Rng } from '../core/random.js';
-import { commentOn, closeIssue, deleteIssue, editComment } from './edits.js';
+import { editHelpers, type EditHelpers } from './edits.js';
 import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 
 /** Edits made at once at most, however long the emulator sat idle. */
@@ -51,6 +51,7 @@ export class Churn {
   constructor(
     private readonly data: OrgData,
     private rate: number,
+    private readonly edits: EditHelpers = editHelpers(data),
   ) {
     checkRate(rate);
   }
@@ -110,8 +111,8 @@ export class Churn {
     const behind = page > 1 ? inWindow.slice(0, (page - 1) * perPage) : list.filter((x) => x.updatedAt < since);
     if (behind.length === 0) return;
     const target = rng.pick(behind);
-    if (comments) editComment(repo, target as CommentRecord, now);
-    else commentOn(this.data, repo, target as ItemRecord, now, this.drawn++);
+    if (comments) this.edits.editComment(repo, target as CommentRecord, now);
+    else this.edits.comment(repo, target as ItemRecord, now, this.drawn++);
     this.made.edits++;
   }
 
@@ -124,11 +125,11 @@ export class Churn {
     const item = rng.pick(items);
     const issues = items.filter((i) => !i.pull);
     const comments = repo.comments.filter((c) => present(c.item));
-    if (roll < 0.5 || (roll < 0.75 && comments.length === 0)) commentOn(this.data, repo, item, now, this.drawn);
-    else if (roll < 0.75) editComment(repo, rng.pick(comments), now);
-    else if (roll < 0.9 || issues.length === 0) closeIssue(this.data, repo, item, now);
+    if (roll < 0.5 || (roll < 0.75 && comments.length === 0)) this.edits.comment(repo, item, now, this.drawn);
+    else if (roll < 0.75) this.edits.editComment(repo, rng.pick(comments), now);
+    else if (roll < 0.9 || issues.length === 0) this.edits.close(repo, item, now);
     else {
-      deleteIssue(repo, rng.pick(issues), now);
+      this.edits.remove(repo, rng.pick(issues), now);
       this.made.deletions++;
     }
   }

@@ -3,11 +3,14 @@
  * list: an issue commented on or edited (its `updated_at` moves to that time, so it moves to the
  * end of every list sorted by `updated` ascending), a comment edited, an issue closed, an issue
  * deleted (gone from every list; reading it answers 410). Each bumps the repository's version so
- * cached orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`).
+ * cached orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`), both
+ * through `editHelpers`, which announces every edit (the webhook it sends: webhooks.ts).
  */
 import { Rng } from '../core/random.js';
+import type { Announce } from '../core/webhooks.js';
 import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 import { closeItem, nextId } from './mutate.js';
+import type { GithubChange } from './webhooks.js';
 import { COMMENT_BODIES } from './words.js';
 
 /** What `emulator.edit` offers; every edit happens at the clock's now (whole seconds). */
@@ -35,13 +38,13 @@ function itemOf(repo: RepoRecord, number: number): ItemRecord {
   return item;
 }
 
-export function touchItem(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+function touchItem(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
   item.updatedAt = Math.max(item.updatedAt, second(at));
   repo.version++;
   return item;
 }
 
-export function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number, n = 0): CommentRecord {
+function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number, n = 0): CommentRecord {
   const rng = new Rng(data.seed, `comment:${repo.index}:${repo.comments.length}:${n}`);
   const when = Math.max(item.updatedAt, second(at));
   const comment: CommentRecord = {
@@ -58,13 +61,13 @@ export function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at:
   return comment;
 }
 
-export function editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord {
+function editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord {
   comment.updatedAt = Math.max(comment.updatedAt, second(at));
   repo.version++;
   return comment;
 }
 
-export function closeIssue(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+function closeIssue(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
   if (item.closedAt !== null) return touchItem(repo, item, at);
   const when = Math.max(item.updatedAt, second(at));
   closeItem(repo, item, when, new Rng(data.seed, `close:${repo.index}:${item.number}`), { closed: [] });
@@ -73,25 +76,71 @@ export function closeIssue(data: OrgData, repo: RepoRecord, item: ItemRecord, at
   return item;
 }
 
-export function deleteIssue(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
+function deleteIssue(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
   if (item.pull) throw new Error(`#${item.number} is a pull request: it cannot be deleted`);
   item.deletedAt = second(at);
   repo.version++;
   return item;
 }
 
+/** The edits every other part makes (tests' and the churn's), each announced once it is made. */
+export interface EditHelpers {
+  touch(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
+  comment(repo: RepoRecord, item: ItemRecord, at: number, n?: number): CommentRecord;
+  editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord;
+  close(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
+  remove(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
+}
+
+/** An edit of an issue or a pull request, as its webhook names it. */
+export function itemChange(item: ItemRecord, action: 'opened' | 'edited' | 'closed'): GithubChange {
+  return item.pull ? { event: 'pull_request', action, item } : { event: 'issues', action, item };
+}
+
+/** The edits of `data`, each followed by `announce` of what it changed. */
+export function editHelpers(data: OrgData, announce: Announce<GithubChange> = () => undefined): EditHelpers {
+  return {
+    touch: (repo, item, at) => {
+      touchItem(repo, item, at);
+      announce(itemChange(item, 'edited'));
+      return item;
+    },
+    comment: (repo, item, at, n) => {
+      const comment = commentOn(data, repo, item, at, n);
+      announce({ event: 'issue_comment', action: 'created', comment });
+      return comment;
+    },
+    editComment: (repo, comment, at) => {
+      editComment(repo, comment, at);
+      announce({ event: 'issue_comment', action: 'edited', comment });
+      return comment;
+    },
+    close: (repo, item, at) => {
+      const open = item.closedAt === null;
+      closeIssue(data, repo, item, at);
+      announce(itemChange(item, open ? 'closed' : 'edited'));
+      return item;
+    },
+    remove: (repo, item, at) => {
+      deleteIssue(repo, item, at);
+      announce({ event: 'issues', action: 'deleted', item });
+      return item;
+    },
+  };
+}
+
 /** The edits at the clock's now (`now()`), on `data`'s first repository unless one is given. */
-export function editsOf(data: OrgData, now: () => number): Edits {
+export function editsOf(data: OrgData, now: () => number, helpers: EditHelpers = editHelpers(data)): Edits {
   const pick = (repo?: RepoRecord) => repo ?? data.repos[0]!;
   return {
-    touch: (n, repo) => touchItem(pick(repo), itemOf(pick(repo), n), now()),
-    comment: (n, repo) => commentOn(data, pick(repo), itemOf(pick(repo), n), now()),
+    touch: (n, repo) => helpers.touch(pick(repo), itemOf(pick(repo), n), now()),
+    comment: (n, repo) => helpers.comment(pick(repo), itemOf(pick(repo), n), now()),
     editComment: (id, repo) => {
       const c = pick(repo).comments.find((x) => x.id === id && present(x.item));
       if (!c) throw new Error(`no comment ${id}`);
-      return editComment(pick(repo), c, now());
+      return helpers.editComment(pick(repo), c, now());
     },
-    close: (n, repo) => closeIssue(data, pick(repo), itemOf(pick(repo), n), now()),
-    remove: (n, repo) => deleteIssue(pick(repo), itemOf(pick(repo), n), now()),
+    close: (n, repo) => helpers.close(pick(repo), itemOf(pick(repo), n), now()),
+    remove: (n, repo) => helpers.remove(pick(repo), itemOf(pick(repo), n), now()),
   };
 }

@@ -14,7 +14,7 @@ import {
 } from '../core/index.js';
 import { checkSelection, GithubApp, resolveAppOptions, type AppStats } from './appAuth.js';
 import { checkRate, Churn } from './churn.js';
-import { editsOf, type Edits } from './edits.js';
+import { editHelpers, editsOf, type Edits } from './edits.js';
 import { GITHUB_FAULTS, type FaultSpec } from './faults.js';
 import { defaultEmptyRepos, generateOrg } from './generate.js';
 import type { OrgData } from './model.js';
@@ -30,11 +30,15 @@ import {
 } from './options.js';
 import { RateLimiter } from './ratelimit.js';
 import { createHandler, type RequestLogEntry, type RequestTotals } from './server.js';
+import { WebhookOutlet, type WebhookSender, type WebhookTarget } from '../core/webhooks.js';
+import { githubDelivery, type GithubChange } from './webhooks.js';
 
 export { countsPerDay, type DayCounts } from './stats.js';
 export { DEMO_GITHUB_DATASETS, GITHUB_TABLES } from './demo.js';
 export type { MutationSummary } from './mutate.js';
 export type { Edits } from './edits.js';
+export { githubPayload, type GithubChange } from './webhooks.js';
+export type { OutgoingDelivery, WebhookFaults, WebhookSender, WebhookStats, WebhookTarget } from '../core/webhooks.js';
 export { MAX_BURST } from './churn.js';
 export type { RequestLogEntry, RequestTotals } from './server.js';
 export {
@@ -110,6 +114,14 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   appStats(): AppStats;
   /** The App JWTs accepted and installation tokens issued so far (the latest 1000): what a leak test looks for. */
   appSecretsSeen(): readonly string[];
+  /** The sender of the webhook target the emulator is pointed at now; null when none. */
+  readonly webhooks: WebhookSender | null;
+  /**
+   * Points every edit's webhook delivery at `target` from now on (null: none); a replaced sender
+   * still sends what it holds. A test starts the emulator, makes the receiver and its secret, then
+   * calls this.
+   */
+  setWebhookTarget(target: WebhookTarget | null): void;
 }
 
 let instances = 0;
@@ -134,9 +146,6 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
   const tokens = validateTokens(opts.tokens ?? defaultTokens(opts.token));
   const empty = new Set(opts.emptyRepos ?? defaultEmptyRepos(scale.repos));
   const data = generateOrg(seed, opts.org ?? 'emulated-org', scale, nowMs, empty);
-  const churn = new Churn(data, checkRate(opts.churn ?? 0));
-  const log: RequestLogEntry[] = [];
-  const totals: RequestTotals = { requests: 0, faults: 0, slow: 0, notModified: 0 };
   const render = { api: '', html: '', data };
   const appOptions = resolveAppOptions(opts.app);
   checkSelection(
@@ -144,6 +153,13 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     data.repos.map((r) => r.name),
   );
   const app = appOptions ? new GithubApp(appOptions, clock) : null;
+  const hook = { render, installationId: app?.installationId ?? null };
+  const outlet = new WebhookOutlet<GithubChange>((change, secret) => githubDelivery(hook, change, secret), { seed });
+  outlet.setTarget(opts.webhooks ?? null);
+  const edits = editHelpers(data, outlet.announce);
+  const churn = new Churn(data, checkRate(opts.churn ?? 0), edits);
+  const log: RequestLogEntry[] = [];
+  const totals: RequestTotals = { requests: 0, faults: 0, slow: 0, notModified: 0 };
   const names = () => data.repos.map((r) => r.name);
   /** The App (throws without one) and the organisation's repository `name` (throws when there is none). */
   const installed = (what: string, name: string): GithubApp => {
@@ -170,7 +186,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     }),
     opts,
     { name: 'GitHub', faults, clock },
-    (round, at) => mutateOrg(data, scale, round, at),
+    (round, at) => mutateOrg(data, scale, round, at, outlet.announce),
   );
   render.api = origin;
   render.html = `${origin}/_web`;
@@ -183,7 +199,7 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     scale,
     rateLimit,
     setRateLimit: (spec) => void Object.assign(rateLimit, resolveRateLimit({ status: rateLimit.status, ...spec })),
-    edit: editsOf(data, () => clock.now().getTime()),
+    edit: editsOf(data, () => clock.now().getTime(), edits),
     onPage: (listing, page, fn) => churn.onPage(listing, page, fn),
     setChurn: (rate) => churn.setRate(rate),
     setListEdits: (p) => churn.setListEdits(p),
@@ -210,6 +226,14 @@ export async function startGithubEmulator(opts: GithubEmulatorOptions = {}): Pro
     installationRepositories: () => names().filter((n) => app?.reaches(n) ?? false),
     appSecretsSeen: () => [...(app?.secretsSeen ?? [])],
     appStats: () => ({ ...(app?.stats ?? { tokensIssued: 0, jwtsAccepted: 0, jwtsRefused: 0, tokensRefused: 0 }) }),
+    get webhooks() {
+      return outlet.sender;
+    },
+    setWebhookTarget: (target) => outlet.setTarget(target),
     ...controls,
+    close: async () => {
+      await outlet.close();
+      await controls.close();
+    },
   };
 }

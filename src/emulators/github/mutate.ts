@@ -1,7 +1,10 @@
 /**
  * Data changing between runs: `mutate(at)` comments on, closes and edits some existing issues and
- * pull requests and opens new ones, all at `at` — deterministic from the seed and the round.
+ * pull requests and opens new ones, all at `at` — deterministic from the seed and the round. Each
+ * change is announced (the webhook it sends: webhooks.ts).
  */
+import type { Announce } from '../core/webhooks.js';
+import type { GithubChange } from './webhooks.js';
 import type { EmulatorScale } from './options.js';
 import { ID_BASE, present, REPO_ID_SPAN, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 import { buildItem, touch } from './items.js';
@@ -20,7 +23,13 @@ export interface MutationSummary {
   editedComments: number[];
 }
 
-export function mutateOrg(data: OrgData, scale: EmulatorScale, round: number, at: number): MutationSummary {
+export function mutateOrg(
+  data: OrgData,
+  scale: EmulatorScale,
+  round: number,
+  at: number,
+  announce: Announce<GithubChange> = () => undefined,
+): MutationSummary {
   const when = Math.max(Math.floor(at / 1000) * 1000, data.now);
   data.now = when;
   const summary: MutationSummary = {
@@ -33,7 +42,8 @@ export function mutateOrg(data: OrgData, scale: EmulatorScale, round: number, at
     editedComments: [],
   };
   for (const repo of data.repos) {
-    mutateRepo(data, scale, repo, new Rng(data.seed, `mutate:${round}:${repo.index}`), when, summary);
+    const rng = new Rng(data.seed, `mutate:${round}:${repo.index}`);
+    mutateRepo(data, scale, repo, rng, when, summary, announce);
     repo.version++;
   }
   return summary;
@@ -46,6 +56,7 @@ function mutateRepo(
   rng: Rng,
   at: number,
   out: MutationSummary,
+  announce: Announce<GithubChange>,
 ): void {
   const ref = (item: ItemRecord): string => `${repo.name}#${item.number}`;
   const live = repo.items.filter(present);
@@ -62,13 +73,18 @@ function mutateRepo(
     item.comments.push(comment);
     repo.comments.push(comment);
     out.newComments.push(comment.id);
-    if (item.closedAt === null && !item.pull && rng.chance(0.3)) closeItem(repo, item, at, rng, out);
+    announce({ event: 'issue_comment', action: 'created', comment });
+    if (item.closedAt === null && !item.pull && rng.chance(0.3)) {
+      closeItem(repo, item, at, rng, out);
+      announce({ event: 'issues', action: 'closed', item });
+    }
     item.updatedAt = at;
     out.updated.push(ref(item));
   }
   for (const c of rng.sample(repo.comments.slice(0, -touched.length || undefined), Math.ceil(touched.length / 2))) {
     c.updatedAt = at;
     out.editedComments.push(c.id);
+    announce({ event: 'issue_comment', action: 'edited', comment: c });
   }
   const fresh = Math.max(1, Math.ceil(repo.items.length * 0.01));
   for (let i = 0; i < fresh; i++) {
@@ -89,7 +105,16 @@ function mutateRepo(
     repo.items.push(item);
     out.created.push(ref(item));
     out.updated.push(ref(item));
+    announceNew(item, announce);
   }
+}
+
+/** A new issue or pull request: opened, then its comments and reviews. */
+function announceNew(item: ItemRecord, announce: Announce<GithubChange>): void {
+  announce(item.pull ? { event: 'pull_request', action: 'opened', item } : { event: 'issues', action: 'opened', item });
+  for (const comment of item.comments) announce({ event: 'issue_comment', action: 'created', comment });
+  for (const review of item.pull?.reviews ?? [])
+    announce({ event: 'pull_request_review', action: 'submitted', review });
 }
 
 /** Closes an open issue at `at` (a `closed` event), noting it in `out`. */

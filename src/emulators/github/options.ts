@@ -6,6 +6,7 @@ import { ValidationError } from '../../errors.js';
 import type { CommonEmulatorOptions } from '../core/options.js';
 import { type CommonScale, parseScaleText, scaleTable } from '../core/scale.js';
 import { parseWindow, validateWindow, type WindowSpec } from '../core/window.js';
+import type { WebhookTarget } from '../core/webhooks.js';
 import type { FaultSpec } from './faults.js';
 
 /** How much data the organisation holds; issues and pulls are org-wide totals split over the repos. */
@@ -83,6 +84,11 @@ export interface GithubEmulatorOptions extends CommonEmulatorOptions {
    * at start. @default none (no App endpoints; JWTs and `ghs_` tokens are not accepted)
    */
   app?: GithubAppOptions;
+  /**
+   * Where every edit's webhook delivery is POSTed, signed with its secret (webhooks.ts); the
+   * emulator's `setWebhookTarget` sets or replaces it later. @default none
+   */
+  webhooks?: WebhookTarget;
 }
 
 /** The edits per second `syncrelay emulate github` makes unless `--churn` says otherwise. */

@@ -18,7 +18,7 @@ import {
   type EmulatorControls,
 } from '../core/index.js';
 import { JiraChurn, type JiraChurnStats } from './churn.js';
-import { deleteIssue } from './deletions.js';
+import { deleteIssue, watchDeletions } from './deletions.js';
 import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
 import { EndpointLimiter, RateLimiter, routeName } from './limits.js';
@@ -41,8 +41,11 @@ import { OAuthGrant } from './oauth.js';
 import { SearchIndex } from './searchIndex.js';
 import { createHandler, type RequestLogEntry } from './server.js';
 import { SPRINT_FIELD } from './time.js';
+import { WebhookOutlet, type WebhookSender, type WebhookTarget } from '../core/webhooks.js';
+import { announceChurn, jiraDelivery, jiraRetryHeaders, type JiraChange } from './webhooks.js';
 
 export type { MutationSummary } from './mutate.js';
+export { jiraPayload, type JiraChange } from './webhooks.js';
 export { CHURN_KINDS, MAX_CHURN_BURST, type ChurnKind, type JiraChurnStats } from './churn.js';
 export type { RequestLogEntry } from './server.js';
 export { OAuthGrant, type JiraOAuthOptions, type JiraOAuthStats } from './oauth.js';
@@ -110,6 +113,13 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   quotaWindowEnd(): number | null;
   /** The OAuth 2.0 grant (option `oauth`), null without it. */
   oauth: OAuthGrant | null;
+  /** The sender of the webhook target the emulator is pointed at now; null when none. */
+  readonly webhooks: WebhookSender | null;
+  /**
+   * Points every edit's webhook delivery at `target` from now on (null: none); a replaced sender
+   * still sends what it holds.
+   */
+  setWebhookTarget(target: WebhookTarget | null): void;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
@@ -142,6 +152,16 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
   const site = { url: '', data };
   const index = new SearchIndex(searchLagMs, data.projects);
   const churn = new JiraChurn(data, scale, seed, opts.churn ?? 0);
+  const outlet = new WebhookOutlet<JiraChange>((change, secret) => jiraDelivery(site, change, secret), {
+    seed,
+    retryHeaders: jiraRetryHeaders,
+  });
+  outlet.setTarget(opts.webhooks ?? null);
+  const announce = outlet.announce;
+  announceChurn(churn, data, announce);
+  watchDeletions(data, (issue) =>
+    announce({ event: 'jira:issue_deleted', issue, user: viewer.accountId, at: clock.now().getTime() }),
+  );
   const limiter = new RateLimiter(rateLimit, clock);
   const oauth = opts.oauth ? new OAuthGrant(opts.oauth === true ? {} : opts.oauth) : null;
   const { origin, controls } = await serveEmulator(
@@ -164,7 +184,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     }),
     opts,
     { name: 'Jira', faults, clock },
-    (round, at) => mutateSite(data, scale, round, at),
+    (round, at) => mutateSite(data, scale, round, at, announce),
   );
   site.url = origin;
   return {
@@ -190,11 +210,19 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
     churnDeleted: () => [...churn.deleted],
     churnEdit: () => churn.edit(clock.now().getTime()),
     churnStats: () => ({ edits: churn.stats.edits, byKind: { ...churn.stats.byKind } }),
-    deleteIssue: (idOrKey) => deleteIssue(data, idOrKey),
+    deleteIssue: (idOrKey) => void deleteIssue(data, idOrKey),
     setRateLimit: (spec) => void Object.assign(rateLimit, resolveRateLimit(spec)),
     quotaWindowEnd: () => limiter.windowEnd('credential'),
     oauth,
+    get webhooks() {
+      return outlet.sender;
+    },
+    setWebhookTarget: (target) => outlet.setTarget(target),
     ...controls,
+    close: async () => {
+      await outlet.close();
+      await controls.close();
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import { parseWindow, validateWindow, type WindowSpec } from '../core/window.js'
 import { parseFaults, type FaultSpec } from './faults.js';
 import { DEFAULT_ENDPOINT_LIMITS, type EndpointLimitSpec } from './limits.js';
 import type { JiraOAuthOptions } from './oauth.js';
+import type { WebhookTarget } from '../core/webhooks.js';
 
 /** How much data the site holds; issues are a site-wide total split over the projects. */
 export interface JiraScale extends CommonScale {
@@ -87,6 +88,11 @@ export interface JiraEmulatorOptions extends CommonEmulatorOptions {
    * accessible-resources and the API gateway path. `true` for fresh client and tokens. @default off
    */
   oauth?: JiraOAuthOptions | boolean;
+  /**
+   * Where every edit's webhook delivery is POSTed, signed with its secret (webhooks.ts); the
+   * emulator's `setWebhookTarget` sets or replaces it later. @default none
+   */
+  webhooks?: WebhookTarget;
 }
 
 /** Search sees a change this long after it was made, unless told otherwise. */

@@ -44,11 +44,14 @@ import { Views } from './resolvers.js';
 import { rootValue } from './root.js';
 import { linearSchema } from './schema.js';
 import { createHandler, type EmulatorKey, type LinearRequestLogEntry } from './server.js';
+import { WebhookOutlet, type Announce, type WebhookSender, type WebhookTarget } from '../core/webhooks.js';
+import { linearDelivery, type LinearChange } from './webhooks.js';
 
 export { LINEAR_SDL, linearSchema } from './schema.js';
 export { queryComplexity } from './complexity.js';
 export type { Workspace } from './generate.js';
 export type { LinearMutationSummary } from './mutate.js';
+export { linearPayload, type LinearChange } from './webhooks.js';
 export type { EmulatorKey, LinearRequestLogEntry } from './server.js';
 export * from './faults.js';
 export * from './options.js';
@@ -92,6 +95,13 @@ export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, Linear
   setChurn(churn: LinearChurn): void;
   /** Issues edited by churn so far (ids, in order). */
   churned: string[];
+  /** The sender of the webhook target the emulator is pointed at now; null when none. */
+  readonly webhooks: WebhookSender | null;
+  /**
+   * Points every edit's webhook delivery at `target` from now on (null: none); a replaced sender
+   * still sends what it holds.
+   */
+  setWebhookTarget(target: WebhookTarget | null): void;
 }
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -114,7 +124,12 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
   const log: LinearRequestLogEntry[] = [];
   let base = '';
   const views = new Views(data, () => base);
-  const churn = churner(data, seed, () => clock.now().getTime(), opts.churn ?? {});
+  const now = () => clock.now().getTime();
+  const hook = { ws: data, baseUrl: () => base, now };
+  const outlet = new WebhookOutlet<LinearChange>((change, secret) => linearDelivery(hook, change, secret), { seed });
+  outlet.setTarget(opts.webhooks ?? null);
+  const announce = outlet.announce;
+  const churn = churner(data, seed, now, opts.churn ?? {}, announce);
   const endpoints = new Map(
     Object.entries(rateLimit.endpoints).map(([name, spec]) => [name, new LeakyBucket(spec, clock)] as const),
   );
@@ -136,7 +151,7 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     }),
     opts,
     { name: 'Linear', faults, clock },
-    (round, at) => mutateWorkspace(data, scale, round, at),
+    (round, at) => mutateWorkspace(data, scale, round, at, announce),
   );
   base = `${origin}/_web/${data.urlKey}`;
   return {
@@ -150,12 +165,20 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     scale,
     rateLimit,
     setRequestLimit: (spec) => void Object.assign(rateLimit.requests, validateWindow(spec, 'rateLimit.requests')),
-    editIssue: (id) => editIssue(data, churn.rng, issueOf(data, id), clock.now().getTime()),
-    archiveIssue: (id) => archiveIssue(data, issueOf(data, id), clock.now().getTime()),
-    deleteIssue: (id) => deleteIssue(data, issueOf(data, id)),
+    editIssue: (id) => editIssue(data, churn.rng, issueOf(data, id), now(), announce),
+    archiveIssue: (id) => archiveIssue(data, issueOf(data, id), now(), announce),
+    deleteIssue: (id) => deleteIssue(data, issueOf(data, id), now(), announce),
     setChurn: (c) => churn.set(c),
     churned: churn.edited,
+    get webhooks() {
+      return outlet.sender;
+    },
+    setWebhookTarget: (target) => outlet.setTarget(target),
     ...controls,
+    close: async () => {
+      await outlet.close();
+      await controls.close();
+    },
   };
 }
 
@@ -166,7 +189,13 @@ function issueOf(ws: Workspace, id: string) {
 }
 
 /** Edits due by the clock at `editsPerSecond`, counted from the first request after they are set. */
-function churner(ws: Workspace, seed: number, now: () => number, initial: LinearChurn) {
+function churner(
+  ws: Workspace,
+  seed: number,
+  now: () => number,
+  initial: LinearChurn,
+  announce: Announce<LinearChange>,
+) {
   const rng = new Rng(seed, 'churn');
   const edited: string[] = [];
   let settings = initial;
@@ -191,7 +220,7 @@ function churner(ws: Workspace, seed: number, now: () => number, initial: Linear
       const owed = Math.floor(((t - from) / 1000) * rate) - done;
       if (owed <= 0) return;
       done += owed;
-      edited.push(...churnIssues(ws, rng, owed, t));
+      edited.push(...churnIssues(ws, rng, owed, t, announce));
     },
   };
 }

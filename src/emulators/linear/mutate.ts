@@ -1,8 +1,10 @@
 /**
  * Data changing between runs: each round edits some issues (a state move, a comment, a relabel)
- * and creates a few, all at the clock's now, so an incremental sync has something to find.
+ * and creates a few, all at the clock's now, so an incremental sync has something to find. Every
+ * change here is announced (the webhook it sends: webhooks.ts).
  */
 import { Rng } from '../core/random.js';
+import type { Announce } from '../core/webhooks.js';
 import {
   addComment,
   addHistory,
@@ -14,6 +16,9 @@ import {
   type Workspace,
 } from './generate.js';
 import type { LinearScale } from './options.js';
+import { issueFields, updatedFrom, type LinearChange } from './webhooks.js';
+
+const SILENT: Announce<LinearChange> = () => undefined;
 
 export interface LinearMutationSummary {
   round: number;
@@ -28,6 +33,7 @@ export function mutateWorkspace(
   scale: LinearScale,
   round: number,
   nowMs: number,
+  announce: Announce<LinearChange> = SILENT,
 ): LinearMutationSummary {
   const rng = new Rng(ws.seed, `mutate:${round}`);
   const count = Math.max(1, Math.ceil(ws.issues.length * 0.02));
@@ -36,6 +42,7 @@ export function mutateWorkspace(
   picked.forEach((issue, n) => {
     const at = nowMs - picked.length + n;
     const kind = n % 3;
+    const before = issueFields(issue);
     if (kind === 0) {
       const type = stateType(ws, issue);
       moveTo(ws, issue, type === 'started' ? 'completed' : type === 'completed' ? 'unstarted' : 'started', at);
@@ -52,6 +59,8 @@ export function mutateWorkspace(
     }
     issue.updatedAt = at;
     updated.push(issue.id);
+    if (kind === 1) announce({ type: 'Comment', action: 'create', issue, comment: issue.comments.at(-1)!, at });
+    else announce({ type: 'Issue', action: 'update', issue, at, updatedFrom: updatedFrom(before, issue) });
   });
   const created: string[] = [];
   for (let k = 0; k < Math.max(1, Math.ceil(count / 4)); k++) {
@@ -70,6 +79,9 @@ export function mutateWorkspace(
     ws.issues.push(issue);
     ws.issueById.set(issue.id, issue);
     created.push(issue.id);
+    announce({ type: 'Issue', action: 'create', issue, at: issue.createdAt });
+    for (const comment of issue.comments)
+      announce({ type: 'Comment', action: 'create', issue, comment, at: comment.createdAt });
   }
   sortIssues(ws);
   return { round, updated, created };
@@ -84,10 +96,19 @@ export interface ChurnSummary {
 
 /**
  * One edit of `issue` at `at` (a state move or a comment, drawn from `rng`): its `updatedAt` moves to
- * `at`, so it moves to the front of `orderBy: updatedAt`.
+ * `at`, so it moves to the front of `orderBy: updatedAt`. A state move is an Issue update, a comment
+ * a Comment create.
  */
-export function editIssue(ws: Workspace, rng: Rng, issue: IssueRec, at: number): void {
-  if (rng.chance(0.5)) {
+export function editIssue(
+  ws: Workspace,
+  rng: Rng,
+  issue: IssueRec,
+  at: number,
+  announce: Announce<LinearChange> = SILENT,
+): void {
+  const before = issueFields(issue);
+  const moves = rng.chance(0.5);
+  if (moves) {
     const type = stateType(ws, issue);
     moveTo(ws, issue, type === 'started' ? 'completed' : 'started', at);
   } else {
@@ -95,25 +116,49 @@ export function editIssue(ws: Workspace, rng: Rng, issue: IssueRec, at: number):
   }
   issue.updatedAt = Math.max(issue.updatedAt, at);
   sortIssues(ws);
+  if (moves) announce({ type: 'Issue', action: 'update', issue, at, updatedFrom: updatedFrom(before, issue) });
+  else announce({ type: 'Comment', action: 'create', issue, comment: issue.comments.at(-1)!, at });
 }
 
-/** Archives `issue` at `at` (Linear: archived and trashed issues leave the default listings). */
-export function archiveIssue(ws: Workspace, issue: IssueRec, at: number): void {
+/**
+ * Archives `issue` at `at` (Linear: archived and trashed issues leave the default listings): an
+ * Issue update with `archivedAt`.
+ */
+export function archiveIssue(
+  ws: Workspace,
+  issue: IssueRec,
+  at: number,
+  announce: Announce<LinearChange> = SILENT,
+): void {
+  const before = issueFields(issue);
   issue.archivedAt = at;
   issue.updatedAt = Math.max(issue.updatedAt, at);
   sortIssues(ws);
+  announce({ type: 'Issue', action: 'update', issue, at, updatedFrom: updatedFrom(before, issue) });
 }
 
-/** Deletes `issue` from the workspace. */
-export function deleteIssue(ws: Workspace, issue: IssueRec): void {
+/** Deletes `issue` from the workspace at `at`: an Issue remove. */
+export function deleteIssue(
+  ws: Workspace,
+  issue: IssueRec,
+  at: number = issue.updatedAt,
+  announce: Announce<LinearChange> = SILENT,
+): void {
   ws.issues = ws.issues.filter((i) => i !== issue);
   ws.issueById.delete(issue.id);
+  announce({ type: 'Issue', action: 'remove', issue, at });
 }
 
 /** Edits `count` issues still listed, drawn from `rng`, at `at`. */
-export function churnIssues(ws: Workspace, rng: Rng, count: number, at: number): string[] {
+export function churnIssues(
+  ws: Workspace,
+  rng: Rng,
+  count: number,
+  at: number,
+  announce: Announce<LinearChange> = SILENT,
+): string[] {
   const listed = ws.issues.filter((i) => !i.archivedAt);
   const picked = rng.sample(listed, Math.min(count, listed.length));
-  for (const issue of picked) editIssue(ws, rng, issue, at);
+  for (const issue of picked) editIssue(ws, rng, issue, at, announce);
   return picked.map((i) => i.id);
 }

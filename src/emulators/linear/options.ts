@@ -7,6 +7,7 @@ import { ValidationError } from '../../errors.js';
 import { commonFlags, intFlag, type CommonEmulatorFlags, type CommonEmulatorOptions } from '../core/options.js';
 import { type CommonScale, parseScaleText, scaleTable } from '../core/scale.js';
 import { parseWindow, validateWindow, type WindowSpec } from '../core/window.js';
+import type { WebhookTarget } from '../core/webhooks.js';
 import { parseLinearFaults, type LinearFaultSpec } from './faults.js';
 
 /** How much data the workspace holds; issues are workspace totals spread over the teams. */
@@ -92,6 +93,11 @@ export interface LinearEmulatorOptions extends CommonEmulatorOptions {
   rateLimit?: Partial<LinearRateLimit> | BudgetSpec;
   faults?: LinearFaultSpec[];
   churn?: LinearChurn;
+  /**
+   * Where every edit's webhook delivery is POSTed, signed with its secret (webhooks.ts); the
+   * emulator's `setWebhookTarget` sets or replaces it later. @default none
+   */
+  webhooks?: WebhookTarget;
 }
 
 /** `1500/3600s`, `100/10s`, `5000/1h` → a BudgetSpec (`field` names the option in errors). */
