@@ -38,6 +38,7 @@ export const CORE_OBJECTS = [
   'webhook_secrets',
   'webhook_deliveries',
   'webhook_pending_runs',
+  'webhook_named_items',
   'syncrelay_migrations',
   'provider_migrations',
   'syncrelay_uuid7',
@@ -93,6 +94,7 @@ export class DbSchema implements QualifiedNames {
   declare readonly webhook_secrets: string;
   declare readonly webhook_deliveries: string;
   declare readonly webhook_pending_runs: string;
+  declare readonly webhook_named_items: string;
   declare readonly syncrelay_migrations: string;
   declare readonly provider_migrations: string;
   declare readonly syncrelay_uuid7: string;

@@ -68,6 +68,7 @@ export function readGithubDelivery(headers: DeliveryHeaders, body: Buffer): Webh
     sourceHint: null,
     datasets: datasetsOfEvent(event),
     deletesWorkItem: deletes ? itemKey(source, number) : null,
+    namesWorkItem: null,
     summary,
   };
 }

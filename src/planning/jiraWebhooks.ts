@@ -7,7 +7,8 @@
  * of what a retry repeats unchanged: event, issue id, comment id and timestamp.
  *
  * The source is the issue's project (`issue.fields.project.key`, else the key's prefix); a
- * `jira:issue_deleted` deletes the issue (its id is the work item's external id).
+ * `jira:issue_deleted` deletes the issue (its id is the work item's external id). Every other
+ * delivery names its issue for the run to read directly: Jira's search may not show the edit yet.
  */
 import {
   bounded,
@@ -85,6 +86,8 @@ export function readJiraDelivery(headers: DeliveryHeaders, body: Buffer): Webhoo
     sourceHint: issueId === null ? null : { kind: 'work-item', id: issueId },
     datasets: datasetsIn(EVENT_DATASETS, event),
     deletesWorkItem: event === 'jira:issue_deleted' ? issueId : null,
+    // Search lags behind edits: the run reads the issue itself too.
+    namesWorkItem: event === 'jira:issue_deleted' ? null : issueId,
     summary,
   };
 }

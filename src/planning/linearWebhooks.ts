@@ -84,6 +84,7 @@ export function readLinearDelivery(headers: DeliveryHeaders, body: Buffer, now: 
     sourceHint: hint,
     datasets: datasetsIn(EVENT_DATASETS, event),
     deletesWorkItem: event === 'Issue' && action === 'remove' ? id : null,
+    namesWorkItem: null,
     summary,
   };
 }

@@ -28,6 +28,11 @@ export interface WebhookDelivery {
   datasets: readonly string[];
   /** The work item the delivery deletes (its external id in the normalized store), if it deletes one. */
   deletesWorkItem: string | null;
+  /**
+   * The work item the run should read directly (its external id), for a provider whose listing lags
+   * behind its edits (Jira's search); null when the listing will show it.
+   */
+  namesWorkItem: string | null;
   /** What is kept of the payload: a few bounded fields. */
   summary: Record<string, unknown>;
 }

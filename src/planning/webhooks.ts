@@ -16,9 +16,16 @@
  *   watermarks are its own.
  * A redelivered id is recorded `duplicate` and arms nothing. A delivery that deletes a work item
  * (GitHub `issues.deleted`, Linear `Issue` `remove`, `jira:issue_deleted`) also tombstones it in the
- * normalized store, in the same transaction. The source is the one the delivery names, or, when it
- * names only a Linear team's id or a work item's id, the one the store has for that (./sourceHints.ts).
- * Every path takes the integration's row lock first, so deliveries and the reconciler take turns.
+ * normalized store, in the same transaction; one that names a work item a lagging listing may not
+ * show yet (Jira) records it for the run to read directly (webhook_named_items). The source is the
+ * one the delivery names, or, when it names only a Linear team's id or a work item's id, the one the
+ * store has for that (./sourceHints.ts).
+ *
+ * Locks: joining locks the planned run's row FOR SHARE (it cannot be dispatched before the delivery
+ * commits); remembering locks the source's webhook_pending_runs row (a run that ends meanwhile
+ * leaves it to the reconciler's next pass). Only arming takes the integration's row lock — then
+ * looks again, as another delivery may have armed meanwhile — so deliveries that join or are
+ * remembered, the common case under load, do not queue behind one another.
  */
 import type { Logger } from 'pino';
 import type { ResolvedSettings } from '../config.js';
@@ -26,8 +33,15 @@ import type { Db, Tx } from '../db/types.js';
 import type { TriggeredBy } from '../domain/statuses.js';
 import { describeError } from '../errors.js';
 import { markDeleted } from '../sinks/normalized/tombstones.js';
-import { getIntegration, listDatasets, listSources, type IntegrationRow } from '../store/integrations.js';
+import {
+  findEnabledSource,
+  getIntegration,
+  listDatasets,
+  listSources,
+  type IntegrationRow,
+} from '../store/integrations.js';
 import { countLiveRuns } from '../store/runs.js';
+import { nameItem } from '../store/webhookNamedItems.js';
 import {
   armPendingDeliveries,
   insertInertDelivery,
@@ -103,7 +117,7 @@ export async function receiveDeliveryInTx(
   target: { provider: string; integrationId: string },
   d: WebhookDelivery,
 ): Promise<ReceivedDelivery | null> {
-  const integration = await getIntegration(tx, target.integrationId, { lock: true });
+  const integration = await getIntegration(tx, target.integrationId);
   if (!integration || integration.provider !== target.provider) return null;
   const now = deps.clock.now();
   const resolved = { ...d, source: await sourceKeyOf(tx, integration, d) };
@@ -117,20 +131,22 @@ export async function receiveDeliveryInTx(
   return { id, duplicate: false, outcome, syncRunId: runId };
 }
 
+type Acted = { outcome: WebhookOutcome; runId: string | null };
+/** A delivery's source and datasets, to read. */
+type Wanted = { orgId: string; integrationId: string; sourceId: string; datasets: string[] };
+const IGNORED: Acted = { outcome: 'ignored', runId: null };
+
+/** What the delivery asks of the store (tombstone, named item), then the run it joins, waits for or arms. */
 async function act(
   tx: Tx,
   deps: WebhookDeps,
   integration: IntegrationRow,
   d: WebhookDelivery,
   now: Date,
-): Promise<{ outcome: WebhookOutcome; runId: string | null }> {
-  const ignored = { outcome: 'ignored' as const, runId: null };
-  if (!integration.enabled || d.source === null) return ignored;
-  const wanted = d.source.toLowerCase();
-  const source = (await listSources(tx, integration.id)).find(
-    (s) => s.enabled && s.external_key.toLowerCase() === wanted,
-  );
-  if (!source) return ignored;
+): Promise<Acted> {
+  if (!integration.enabled || d.source === null) return IGNORED;
+  const source = await findEnabledSource(tx, integration.id, d.source);
+  if (!source) return IGNORED;
   if (d.deletesWorkItem !== null) {
     const scope = {
       orgId: integration.org_id,
@@ -143,18 +159,44 @@ async function act(
   }
   const enabled = await enabledDatasets(tx, integration.id);
   const datasets = d.datasets.filter((k) => enabled.has(k));
-  if (datasets.length === 0) return ignored;
-  const joinable = await findJoinableRun(tx, integration.id, WEBHOOK_TRIGGER, source.id, datasets);
+  if (datasets.length === 0) return IGNORED;
+  const wanted: Wanted = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
+  if (d.namesWorkItem !== null) await nameItem(tx, { ...wanted, externalId: d.namesWorkItem }, now);
+  return (await joinOrRemember(tx, deps, wanted, now, false)) ?? armUnderLock(tx, deps, wanted, now);
+}
+
+/**
+ * Joins the planned webhook run covering the source and datasets, or remembers them while a live run
+ * reads the source (or, `capped` checked, the integration is at its cap). Null: neither — arm one.
+ */
+async function joinOrRemember(
+  tx: Tx,
+  deps: WebhookDeps,
+  wanted: Wanted,
+  now: Date,
+  capped: boolean,
+): Promise<Acted | null> {
+  const joinable = await findJoinableRun(tx, wanted.integrationId, WEBHOOK_TRIGGER, wanted.sourceId, wanted.datasets);
   if (joinable) return { outcome: 'coalesced', runId: joinable };
-  const atCap = async () => (await countLiveRuns(tx, integration.id)) >= deps.settings.integrationMaxLiveRuns;
-  if ((await isSourceBusy(tx, integration.id, source.id)) || (await atCap())) {
-    const pending = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
-    await rememberPendingRun(tx, pending, now);
+  const atCap = async () =>
+    capped && (await countLiveRuns(tx, wanted.integrationId)) >= deps.settings.integrationMaxLiveRuns;
+  if ((await isSourceBusy(tx, wanted.integrationId, wanted.sourceId)) || (await atCap())) {
+    await rememberPendingRun(tx, wanted, now);
     return { outcome: 'pending', runId: null };
   }
+  return null;
+}
+
+/** Takes the integration's lock, looks again (another delivery may have armed), then arms a debounced run. */
+async function armUnderLock(tx: Tx, deps: WebhookDeps, wanted: Wanted, now: Date): Promise<Acted> {
+  const integration = await getIntegration(tx, wanted.integrationId, { lock: true });
+  if (!integration?.enabled) return IGNORED;
+  const again = await joinOrRemember(tx, deps, wanted, now, true);
+  if (again) return again;
   const dispatchAt = new Date(now.getTime() + deps.settings.webhookDebounceMs);
-  const runId = await armWebhookRun(tx, deps, integration, [{ source_id: source.id, datasets }], dispatchAt);
-  return runId === null ? ignored : { outcome: 'armed', runId };
+  const sourceRun = { source_id: wanted.sourceId, datasets: wanted.datasets };
+  const runId = await armWebhookRun(tx, deps, integration, [sourceRun], dispatchAt);
+  return runId === null ? IGNORED : { outcome: 'armed', runId };
 }
 
 async function enabledDatasets(tx: Tx, integrationId: string): Promise<Set<string>> {

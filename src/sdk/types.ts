@@ -104,6 +104,20 @@ export interface UnitContext {
    * one starts the next attempt over. Rules: src/domain/checkpoint.ts.
    */
   checkpoint: UnitCheckpoint | null;
+  /**
+   * The work items of the unit's source that webhook deliveries named since they were last read
+   * (absent for a unit without a source): a provider whose listing lags behind its edits (Jira's
+   * search) reads them directly.
+   */
+  namedItems?: NamedItems;
+}
+
+/** Work items webhook deliveries named (their external ids), as a unit's attempt sees them. */
+export interface NamedItems {
+  /** Up to `limit` of them named before this attempt began, oldest naming first. */
+  list(limit: number): Promise<string[]>;
+  /** Forgets `ids` once read; any of them named again after this attempt began stays. */
+  forget(ids: readonly string[]): Promise<void>;
 }
 
 /** A stored credential as a unit sees it: a stable non-secret id and the secret, revealed on demand. */

@@ -13,8 +13,9 @@ const PLANNED = sqlLit('planned');
 
 /**
  * The integration's planned incremental run, triggered as `triggeredBy`, whose plan covers the source and every
- * one of `datasets` (its `result.sources` and `result.datasets`), oldest first. Locks nothing.
- * Returns its id, or null.
+ * one of `datasets` (its `result.sources` and `result.datasets`), oldest first. Locks its row FOR SHARE, so it
+ * stays planned (not dispatched: nothing read yet) until the caller's transaction ends; a run dispatched
+ * meanwhile is not returned. Returns its id, or null.
  */
 export async function findJoinableRun(
   tx: Tx,
@@ -27,7 +28,8 @@ export async function findJoinableRun(
     `SELECT id FROM ${tx.schema.sync_runs}
       WHERE integration_id = $1 AND status = ${PLANNED} AND triggered_by = $2 AND mode = $5
         AND result->'sources' @> jsonb_build_array($3::text) AND result->'datasets' @> $4::jsonb
-      ORDER BY created_at LIMIT 1`,
+      ORDER BY created_at LIMIT 1
+      FOR SHARE`,
     [integrationId, triggeredBy, sourceId, JSON.stringify(datasets), 'incremental' satisfies SyncMode],
   );
   return rows[0]?.id ?? null;

@@ -20,6 +20,7 @@ import type { UnitRow } from '../store/rows.js';
 import type { ClaimedUnit } from '../store/units.js';
 import type { EngineContext } from '../context.js';
 import { UnitLease } from './lease.js';
+import { namedItemsOf } from './namedItems.js';
 import { storableCheckpoint } from './checkpoint.js';
 import { claimForRun } from './unitClaims.js';
 import { deferUnit, endUnit, failure, softTimeoutUnit, type EndOutcome } from './unitEnd.js';
@@ -113,6 +114,7 @@ async function runClaimed(
   const lease = new UnitLease(ctx, unit.id, owner, unit.lease_expires_at!, opts.shutdown, unit.sync_run_id);
   lease.preemptible = retrySafe(plugin);
   opts.onLease?.(lease);
+  const namedItems = namedItemsOf(ctx.db, unit, clock.now());
   let result: UnitResult | undefined;
   let error: unknown;
   try {
@@ -127,6 +129,7 @@ async function runClaimed(
       db: ctx.db,
       credential,
       checkpoint: unit.resume_checkpoint,
+      ...(namedItems ? { namedItems } : {}),
     });
   } catch (err) {
     error = err;

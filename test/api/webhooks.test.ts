@@ -9,12 +9,13 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.js';
+import { keptSigners } from '../../src/api/webhookSigners.js';
 import { createApiToken } from '../../src/api/tokens.js';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { systemClock } from '../../src/clock.js';
 import type { Db } from '../../src/db/types.js';
 import { Engine } from '../../src/engine.js';
-import { signWebhookBody } from '../../src/secrets/webhookSecrets.js';
+import { createWebhookSecret, signWebhookBody } from '../../src/secrets/webhookSecrets.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { testSettings } from '../helpers/engine.js';
 import { findLeaks, memoryLogger } from '../helpers/leakScan.js';
@@ -404,6 +405,9 @@ describe('webhook secret', () => {
         WHERE integration_id = $1`,
       [id],
     );
+    // The grace was ended behind the process's back: what it keeps of the secrets goes too (a grace
+    // that ends with time is honoured within SIGNERS_TTL_MS).
+    keptSigners.forget(id);
     expect((await deliver(id, { secret: old })).status).toBe(401);
     expect((await deliver(id, { secret: fresh })).status).toBe(202);
     // A second rotation drops the first secret for good.
@@ -411,6 +415,23 @@ describe('webhook secret', () => {
     expect((await deliver(id, { secret: fresh })).status).toBe(202);
     expect((await deliver(id, { secret: third })).status).toBe(202);
     expect((await deliver(id, { secret: old })).status).toBe(401);
+  });
+
+  it('a secret rotated outside this server (the CLI) is accepted at once, though the old one was kept', async () => {
+    const id = await githubIntegration('rotated elsewhere');
+    const old = await newSecret(id);
+    expect((await deliver(id, { secret: old })).status).toBe(202);
+    const made = await db.transaction((tx) =>
+      createWebhookSecret(
+        tx,
+        engine.ctx.secrets,
+        { orgId: ORG_A, integrationId: id },
+        { rotate: true, graceMs: 0 },
+        new Date(),
+      ),
+    );
+    shown.push(made!.secret);
+    expect((await deliver(id, { secret: made!.secret })).status).toBe(202);
   });
 
   it('no secret appears in the logs, in the database in the clear, or in another answer', async () => {

@@ -26,10 +26,14 @@ import { principalOf } from '../auth.js';
 import { endpoints } from '../contracts/endpoints.js';
 import { WEBHOOK_BODY_LIMIT } from '../contracts/webhooks.js';
 import { ApiError } from '../errors.js';
+import { keptSigners } from '../webhookSigners.js';
 import { mount } from '../mount.js';
 import type { RouteDeps } from './deps.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The signers kept by this process (../webhookSigners.ts). */
+const SIGNERS = keptSigners;
 const EMPTY = Buffer.alloc(0);
 
 /** The one answer to every delivery that does not prove it was signed with the integration's secret. */
@@ -43,10 +47,44 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** The `provider` integration a path id names, or null (malformed id, none, another provider). */
-async function integrationOf(ctx: EngineContext, provider: string, id: unknown): Promise<IntegrationRow | null> {
-  if (typeof id !== 'string' || !UUID_RE.test(id)) return null;
-  const row = await getIntegration(ctx.db, id.toLowerCase());
+async function integrationOf(ctx: EngineContext, provider: string, id: string): Promise<IntegrationRow | null> {
+  const row = await getIntegration(ctx.db, id);
   return row?.provider === provider ? row : null;
+}
+
+/** Signers as stored now (no integration: none, and no secret). */
+async function readSigners(
+  ctx: EngineContext,
+  provider: string,
+  id: string | null,
+  log: FastifyBaseLogger,
+): Promise<{ integration: IntegrationRow | null; secrets: string[] }> {
+  const integration = id === null ? null : await integrationOf(ctx, provider, id);
+  const secrets = integration ? await acceptedSecrets(ctx, integration.id, log) : [];
+  return { integration, secrets };
+}
+
+/**
+ * The integration whose secret signed `body`, or null: the kept signers first, then (none kept, or
+ * none matched) as stored now, kept again when they have a secret.
+ */
+async function signedBy(
+  ctx: EngineContext,
+  reader: WebhookReader,
+  request: FastifyRequest,
+  body: Buffer,
+): Promise<IntegrationRow | null> {
+  const raw = (request.params as { id?: unknown } | undefined)?.id;
+  const id = typeof raw === 'string' && UUID_RE.test(raw) ? raw.toLowerCase() : null;
+  const signature = headerOf(request, reader.signature.header);
+  const matches = (secrets: string[]) => verifyWebhookSignature(body, signature, secrets, reader.signature.prefix);
+  const now = ctx.clock.now().getTime();
+  const kept = id === null ? null : SIGNERS.get(id, now);
+  if (kept && kept.integration.provider === reader.provider && matches(kept.secrets)) return kept.integration;
+  const stored = await readSigners(ctx, reader.provider, id, request.log);
+  if (!matches(stored.secrets) || !stored.integration) return null;
+  SIGNERS.set(stored.integration.id, { integration: stored.integration, secrets: stored.secrets }, now);
+  return stored.integration;
 }
 
 /** The integration's accepted secrets; one that cannot be decrypted is logged (never shown) and none is accepted. */
@@ -87,13 +125,9 @@ async function receive(
   reply: FastifyReply,
 ): Promise<unknown> {
   const { provider } = reader;
-  const integration = await integrationOf(ctx, provider, (request.params as { id?: unknown } | undefined)?.id);
-  const secrets = integration ? await acceptedSecrets(ctx, integration.id, request.log) : [];
   const body = Buffer.isBuffer(request.body) ? request.body : EMPTY;
-  const signature = headerOf(request, reader.signature.header);
-  if (!verifyWebhookSignature(body, signature, secrets, reader.signature.prefix) || !integration) {
-    throw invalidSignature();
-  }
+  const integration = await signedBy(ctx, reader, request, body);
+  if (!integration) throw invalidSignature();
   const delivery = await readDelivery(ctx, reader, integration, request, body);
   const target = { provider, integrationId: integration.id };
   const received = await ctx.db.transaction((tx) => receiveDeliveryInTx(tx, ctx, target, delivery));
@@ -165,6 +199,7 @@ export function webhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
       };
       return createWebhookSecret(tx, ctx.secrets, { orgId, integrationId: row.id }, opts, ctx.clock.now());
     });
+    SIGNERS.forget(params.id.toLowerCase());
     if (!created) {
       throw new ApiError(
         409,

@@ -21,7 +21,7 @@ import { parseJiraConfig, projectOf, validateSource, type JiraConfig } from './c
 import { checkJiraCredential, jiraClientFor } from './signIn.js';
 import * as units from './units.js';
 import { verifyFamily } from './verify.js';
-import { workItemFamily } from './workItems.js';
+import { workItemFamily } from './namedIssues.js';
 
 export const JIRA_PROVIDER = 'jira';
 

@@ -103,16 +103,24 @@ const FAMILY_RESUME: KeysetFormat = {
 };
 
 /**
- * The family's issues of the unit's project in its window, a search page at a time. A unit
- * deferred for a rate limit hands its deferral where it stands (FAMILY_RESUME); its next attempt
- * searches from the latest `updated` it wrote, skipping the issues it already wrote.
+ * The family's issues of the unit's project in its window, a search page at a time, then what
+ * `after` adds (the issues webhook deliveries named: ./namedIssues.ts). A unit deferred for a rate
+ * limit hands its deferral where it stands (FAMILY_RESUME); its next attempt searches from the
+ * latest `updated` it wrote, skipping the issues it already wrote.
  */
-export function workItemFamily(job: Job): Promise<UnitResult> {
-  return resumableRead(job.ctx, FAMILY_RESUME, (p, resumed) => readFamily(job, p, resumed));
+export function familyRead(
+  job: Job,
+  after: (written: ReadonlySet<string>, counts: Record<string, number>) => Promise<number>,
+): Promise<UnitResult> {
+  return resumableRead(job.ctx, FAMILY_RESUME, async (p, resumed) => {
+    const written = new Set<string>();
+    const searched = await readFamily(job, p, resumed, written);
+    return (await after(written, p.counts)) > 0 ? { ...searched, ...result(job, p.counts) } : searched;
+  });
 }
 
-/** Reads search pages, recording each issue in `p` once its page's rows are all written. */
-async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promise<UnitResult> {
+/** Reads search pages, recording each issue in `p` (and `written`) once its page's rows are all written. */
+async function readFamily(job: Job, p: KeysetProgress, resumed: boolean, written: Set<string>): Promise<UnitResult> {
   const wants = wantsOf(job);
   const timeZone = await callerTimeZone(job);
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
@@ -128,7 +136,10 @@ async function readFamily(job: Job, p: KeysetProgress, resumed: boolean): Promis
       );
     });
     await writePage(job, issues, wants, categories, p.counts);
-    for (const i of issues) wrote(FAMILY_RESUME, p, i.id, parseJiraTime(i.fields.updated));
+    for (const i of issues) {
+      wrote(FAMILY_RESUME, p, i.id, parseJiraTime(i.fields.updated));
+      written.add(i.id);
+    }
     p.pages++;
     if (page.last) return result(job, p.counts);
     if (!job.backfill && p.pages >= job.maxPages) {
@@ -201,6 +212,18 @@ export async function fetchFamily(job: Job, ids: readonly string[], counts: Reco
   const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
   const pages = idPages(job, idsJql(job.project, ids), searchAsk(job, wants), ' (by id)');
   for await (const page of pages) await writePage(job, page.issues, wants, categories, counts);
+}
+
+/** Writes the family of `issues` read some other way than a search page (as the unit's datasets ask). */
+export async function writeIssues(job: Job, issues: JiraIssue[], counts: Record<string, number>): Promise<void> {
+  const wants = wantsOf(job);
+  const categories = wants.items ? await statusCategories(job) : new Map<string, string>();
+  await writePage(job, issues, wants, categories, counts);
+}
+
+/** The fields (and changelog) a read of the family asks for, as the unit's datasets need. */
+export function familyAsk(job: Job): SearchAsk {
+  return searchAsk(job, wantsOf(job));
 }
 
 export function result(job: Job, counts: Record<string, number>): UnitResult {
