@@ -67,6 +67,11 @@ export interface ResolvedSettings {
   webhookDebounceMs: number;
   /** How long a rotated-out webhook secret is still accepted (SYNC_WEBHOOK_SECRET_GRACE_SECONDS). @default 3600 s */
   webhookSecretGraceMs: number;
+  /**
+   * Webhook deliveries older than this are pruned by the reconciler (SYNC_WEBHOOK_DELIVERY_RETENTION_HOURS);
+   * a delivery still waiting to arm a run stays until it does. @default 168 h
+   */
+  webhookDeliveryRetentionMs: number;
   /** Rate-limit deferrals one unit may take before it fails `rate_limit`. @default 10 */
   rateLimitMaxDeferrals: number;
   /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
@@ -244,6 +249,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     idempotencyRetentionMs: hours(env, 'SYNC_IDEMPOTENCY_RETENTION_HOURS', 24),
     webhookDebounceMs: seconds(env, 'SYNC_WEBHOOK_DEBOUNCE_SECONDS', 5, 0),
     webhookSecretGraceMs: seconds(env, 'SYNC_WEBHOOK_SECRET_GRACE_SECONDS', 3600, 0),
+    webhookDeliveryRetentionMs: hours(env, 'SYNC_WEBHOOK_DELIVERY_RETENTION_HOURS', 168),
     rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
     incrementalOverlapMs: optionalSeconds(env, 'SYNC_INCREMENTAL_OVERLAP_SECONDS', 0),

@@ -31,6 +31,7 @@ import { runRoutes } from './routes/runs.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { triggerRoutes } from './routes/triggers.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { webhookDeliveryRoutes } from './routes/webhookDeliveries.js';
 
 export type { ApiPlugin } from './plugin.js';
 
@@ -144,6 +145,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   operationsRoutes(app, deps);
   scheduleRoutes(app, deps);
   webhookRoutes(app, deps);
+  webhookDeliveryRoutes(app, deps);
   openApiRoutes(app);
 
   const metricsToken = opts.metricsToken === undefined ? ctx.settings.metricsToken : (opts.metricsToken ?? undefined);

@@ -67,6 +67,11 @@ export interface ChaosOptions {
    * @default PROVIDER_MODES
    */
   providerModes: ProviderRunMode[];
+  /**
+   * Post signed webhook deliveries (with redeliveries) at an API server of the run while the faults
+   * happen, and check the webhook invariant (needs `provider` github). @default false
+   */
+  webhooks?: boolean;
 }
 
 /**

@@ -37,6 +37,14 @@ import {
 import { planFaults } from './schedule.js';
 import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
 import type { ChaosTally } from './tally.js';
+import { checkWebhooks } from './checkWebhooks.js';
+import {
+  CHAOS_WEBHOOK_DEBOUNCE_MS,
+  settleWebhooks,
+  startWebhookChaos,
+  type ApiServerStarter,
+  type WebhookChaos,
+} from './webhooks.js';
 
 export interface ChaosEnvironment {
   /** DATABASE_URL: the server the chaos database is created on (unless a private cluster is started). */
@@ -45,6 +53,8 @@ export interface ChaosEnvironment {
   redisUrl: string | undefined;
   /** How to start `syncrelay` again: node, its flags and the CLI entry. */
   entry: { command: string; args: string[] };
+  /** Starts the HTTP API over an engine (`--webhooks` posts its deliveries to it). */
+  startApiServer?: ApiServerStarter;
 }
 
 export interface ChaosIo {
@@ -103,6 +113,7 @@ export class ChaosRun implements ChaosTally {
   private cluster: Cluster | null = null;
   private readonly outage = new PgOutage();
   private readonly ledger = new CommitLedger();
+  private hooks: WebhookChaos | null = null;
 
   constructor(
     private readonly opts: ChaosOptions,
@@ -117,6 +128,12 @@ export class ChaosRun implements ChaosTally {
     if (!this.env.databaseUrl && !this.opts.pgBin) throw new Error('DATABASE_URL or --pg-bin is required');
     if (this.opts.pgBin && this.opts.keep) {
       throw new ValidationError('--keep', 'keeps a database on DATABASE_URL; a private cluster (--pg-bin) is removed');
+    }
+    if (this.opts.webhooks && this.opts.provider !== 'github') {
+      throw new ValidationError(
+        '--webhooks',
+        'needs --provider github (webhooks are received for GitHub integrations)',
+      );
     }
     if (this.opts.pgBin) await checkPgBin(this.opts.pgBin);
     const r: Resources = {
@@ -153,6 +170,13 @@ export class ChaosRun implements ChaosTally {
       this.io.signal.addEventListener('abort', () => cluster.beginClosing(), { once: true });
       await cluster.start(r.net !== null);
       this.io.note(`chaos: ${cluster.live().length} engine processes ready`);
+      if (this.opts.webhooks) {
+        const i = integrations[0]!;
+        const sources = r.target!.integration.sources;
+        // A generator of its own: the schedule of runs and faults stays what the seed gives without --webhooks.
+        const hookRng = new Rng(this.opts.seed ^ 0x5eb1);
+        this.hooks = await startWebhookChaos(r, { id: i.id, sources }, names.orgId, hookRng, this.env.startApiServer!);
+      }
       progress = new ChaosProgress(engine.db, names.orgId, () => this.progressState(), this.io.out);
       progress.start();
       const durationMs = this.opts.durationS * 1000;
@@ -174,19 +198,27 @@ export class ChaosRun implements ChaosTally {
       this.phase = 'faults';
       r.target?.hostile(true);
       const t0 = Date.now();
+      this.hooks?.producer.start();
       await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
       await this.faultsWhileBacklogged(kinds, durationMs / Math.max(1, faultPlan.length), ctx, names.orgId);
       r.target?.hostile(false);
+      // GitHub sends an unacknowledged delivery again: so does the producer, until each has its 202.
+      await this.hooks?.finish(this.io.signal);
       // Every fault has ended (processes resumed, link up, Redis up, publishes healthy) and every run is triggered.
       const faultsStoppedAt = Date.now();
       this.phase = 'settling';
       const boundMs = terminalBoundMs(this.opts);
+      if (this.hooks) {
+        const deadline = faultsStoppedAt + boundMs + 30_000;
+        await settleWebhooks(engine.db, names.orgId, this.hooks.integrationId, deadline, this.io.signal);
+      }
       await this.settle(engine.db, names.orgId, faultsStoppedAt, boundMs);
       const final = r.target ? await this.finalRuns(engine, names.orgId, integrations[0]!, r) : null;
       this.phase = 'stopping';
       if (this.io.signal.aborted) throw new Error('interrupted'); // the finally SIGKILLs the processes
       await cluster.stopAll();
       this.cluster = null;
+      await this.hooks?.close();
       this.phase = 'checking';
       const invariants = await checkInvariants(engine.db, {
         orgId: names.orgId,
@@ -197,6 +229,7 @@ export class ChaosRun implements ChaosTally {
         unbounded: final ? new Set([final.incremental.id, final.verify.id]) : undefined,
       });
       if (final) invariants.push(...final.truth);
+      if (this.hooks) invariants.push(await this.webhookInvariant(engine.db, this.hooks));
       // With PostgreSQL faults: what was committed before each crash or stop is still there.
       if (this.ledger.snapshots.length > 0) invariants.push(await this.ledger.check(engine.db, names.orgId, this.runs));
       progress.stop();
@@ -229,8 +262,22 @@ export class ChaosRun implements ChaosTally {
     } finally {
       progress?.stop();
       await this.cluster?.killAll();
+      await this.hooks?.close();
       await tearDown(r, this.opts.keep);
     }
+  }
+
+  private webhookInvariant(db: Db, hooks: WebhookChaos): Promise<InvariantResult> {
+    const s = hooks.producer.stats();
+    const non202 = Object.entries(s.non202).map(([k, n]) => `${n}×${k === '0' ? 'failed' : k}`);
+    return checkWebhooks(db, {
+      integrationId: hooks.integrationId,
+      debounceMs: CHAOS_WEBHOOK_DEBOUNCE_MS,
+      accepted: hooks.producer.acceptedCounts(),
+      summary:
+        `${s.deliveries} deliveries, ${s.posts} posts (${s.redeliveries} redeliveries), ${s.accepted} answered 202` +
+        `${non202.length > 0 ? `, other answers ${non202.join(' ')}` : ''}, ${s.unacknowledged} never acknowledged`,
+    });
   }
 
   private startCluster(r: Resources): Cluster {
@@ -307,6 +354,7 @@ export class ChaosRun implements ChaosTally {
   private async unknownRun(db: Db, orgId: string): Promise<string | null> {
     const { rows } = await db.query<{ id: string }>(
       `SELECT id FROM ${db.schema.sync_runs} WHERE org_id = $1 AND NOT (id = ANY($2::uuid[]))
+          AND triggered_by <> 'webhook'
         ORDER BY created_at DESC LIMIT 1`,
       [orgId, [...this.runs.keys()]],
     );

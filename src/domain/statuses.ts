@@ -42,8 +42,8 @@ export const INITIAL_STATUS = { run: 'planned', unit: 'planned', jobRun: 'pendin
   jobRun: JobRunStatus;
 };
 
-/** What started a JobRun. */
-export const TRIGGERS = ['manual', 'schedule', 'backfill', 'api'] as const;
+/** What started a JobRun (`webhook`: a signed provider delivery armed the run). */
+export const TRIGGERS = ['manual', 'schedule', 'backfill', 'api', 'webhook'] as const;
 export type TriggeredBy = (typeof TRIGGERS)[number];
 export const SYNC_MODES = ['incremental', 'backfill', 'full_resync', 'verify'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];

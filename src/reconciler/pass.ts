@@ -3,6 +3,8 @@ import { describeError } from '../errors.js';
 import { pruneIdempotencyRecords } from '../store/idempotency.js';
 import { repairJobRuns } from '../store/jobRuns.js';
 import { pruneDispatchedOutbox } from '../store/outbox.js';
+import { pruneWebhookDeliveries } from '../store/webhookDeliveries.js';
+import { pruneNamedItems } from '../store/webhookNamedItems.js';
 import { recordPass } from '../store/reconcile.js';
 import { armRememberedRuns } from '../planning/webhooks.js';
 import type { EngineContext } from '../context.js';
@@ -17,6 +19,8 @@ export type PassCounters = ExpireCounters &
     observer_repairs: number;
     pruned: number;
     pruned_idempotency: number;
+    /** Webhook deliveries older than SYNC_WEBHOOK_DELIVERY_RETENTION_HOURS (never one still to arm a run). */
+    pruned_webhook_deliveries: number;
     relay_skipped: number;
     /** Runs armed for webhook deliveries remembered while their integration had a live run. */
     webhook_runs_armed: number;
@@ -42,6 +46,7 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
     relayed.parked_woken += probed;
     const pruned = await prune(ctx);
     const pruned_idempotency = await pruneIdempotency(ctx);
+    const pruned_webhook_deliveries = await pruneDeliveries(ctx);
     counters = {
       ...expired,
       observer_repairs,
@@ -50,6 +55,7 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
       relay_skipped: skipped,
       pruned,
       pruned_idempotency,
+      pruned_webhook_deliveries,
       webhook_runs_armed,
     };
     return counters;
@@ -78,6 +84,19 @@ function prune(ctx: EngineContext): Promise<number> {
 function pruneIdempotency(ctx: EngineContext): Promise<number> {
   const cutoff = after(ctx.clock.now(), -ctx.settings.idempotencyRetentionMs);
   return inBatches(ctx, (batch) => pruneIdempotencyRecords(ctx.db, cutoff, batch));
+}
+
+/**
+ * Retention: webhook deliveries older than SYNC_WEBHOOK_DELIVERY_RETENTION_HOURS, in bounded batches;
+ * one still waiting to arm a run (pending, no run yet) stays.
+ */
+function pruneDeliveries(ctx: EngineContext): Promise<number> {
+  const cutoff = after(ctx.clock.now(), -ctx.settings.webhookDeliveryRetentionMs);
+  return inBatches(ctx, async (batch) => {
+    // Items deliveries named that no run read since (a source no longer synced) go with them.
+    await pruneNamedItems(ctx.db, cutoff, batch);
+    return pruneWebhookDeliveries(ctx.db, cutoff, batch);
+  });
 }
 
 /** Deletes in batches of ten scan batches, each its own statement, at most ten per pass. Returns how many. */

@@ -21,6 +21,10 @@ import type { Keyring } from './keyring.js';
 /** What GitHub's and Jira's signature headers put before the digest. */
 export const SHA256_PREFIX = 'sha256=';
 
+/** A secret the provider generated, as syncrelay stores it: 16 to 256 printable ASCII characters, no space. */
+export const PROVIDED_WEBHOOK_SECRET_RE = /^[\x21-\x7e]{16,256}$/;
+export const PROVIDED_WEBHOOK_SECRET_RULE = 'must be 16 to 256 printable ASCII characters without spaces';
+
 /** Random bytes of a generated secret. */
 export const WEBHOOK_SECRET_BYTES = 32;
 

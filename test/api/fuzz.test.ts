@@ -38,6 +38,8 @@ beforeAll(async () => {
     cursors: [],
     tokens: server.tokens,
     github: server.github,
+    linear: server.linear,
+    jira: server.jira,
     webhookSecrets: {},
   };
   writes = await server.writes();
@@ -94,6 +96,8 @@ const WRITES_ON_SUCCESS = new Set([
   'deleteSchedule',
   'createWebhookSecret',
   'receiveGithubWebhook',
+  'receiveLinearWebhook',
+  'receiveJiraWebhook',
 ]);
 
 /** Requests between reconciler passes. */

@@ -71,6 +71,7 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       idempotencyRetentionMs: 24 * 3_600_000,
       webhookDebounceMs: 5_000,
       webhookSecretGraceMs: 3_600_000,
+      webhookDeliveryRetentionMs: 168 * 3_600_000,
       rateLimitMaxDeferrals: 10,
       rateLimitMaxWaitMs: 7200 * S,
       schema: 'syncrelay',

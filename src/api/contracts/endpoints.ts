@@ -19,6 +19,7 @@ import {
 import * as R from './resources.js';
 import { scheduleEndpoints } from './schedules.js';
 import { webhookEndpoints } from './webhooks.js';
+import { webhookDeliveryEndpoints } from './webhookDeliveries.js';
 
 export type { Endpoint, RouteScope } from './endpoint.js';
 
@@ -252,6 +253,7 @@ export const endpoints = {
   }),
   ...scheduleEndpoints,
   ...webhookEndpoints,
+  ...webhookDeliveryEndpoints,
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

@@ -1,5 +1,6 @@
 /** Contracts of the webhook endpoints: a provider's signed deliveries, and the secret they are signed with. */
 import { z } from 'zod';
+import { PROVIDED_WEBHOOK_SECRET_RE, PROVIDED_WEBHOOK_SECRET_RULE } from '../../secrets/webhookSecrets.js';
 import { IdParams, NoQuery, TimeOut } from './common.js';
 import { AUTH_ERRORS, endpoint, V1 } from './endpoint.js';
 
@@ -23,9 +24,6 @@ export const JiraDeliveryBody = deliveryBody(
   'JiraWebhookDelivery',
   "Jira's payload: {webhookEvent, timestamp, issue, …}",
 );
-
-/** A provided secret's shape: printable ASCII without spaces. */
-const PROVIDED_SECRET = /^[\x21-\x7e]{16,256}$/;
 
 export const WebhookAccepted = z
   .strictObject({
@@ -53,7 +51,7 @@ export const WebhookSecretBody = z
     }),
     secret: z
       .string()
-      .regex(PROVIDED_SECRET, 'must be 16 to 256 printable ASCII characters without spaces')
+      .regex(PROVIDED_WEBHOOK_SECRET_RE, PROVIDED_WEBHOOK_SECRET_RULE)
       .optional()
       .meta({
         description:

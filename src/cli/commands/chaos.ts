@@ -5,6 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { startApiServer } from '../../api/server.js';
 import {
   FAULT_KINDS,
   PROVIDER_MODES,
@@ -42,6 +43,7 @@ interface ChaosFlags {
   provider?: ChaosProvider;
   editsPerSecond: number;
   modes?: ProviderRunMode[];
+  webhooks?: boolean;
 }
 
 function modeList(raw: string): ProviderRunMode[] {
@@ -136,6 +138,11 @@ export function registerChaos(program: Command): void {
       `with --provider: the modes runs are drawn from, each entry equally likely (default ${PROVIDER_MODES.join(',')})`,
       modeList,
     )
+    .option(
+      '--webhooks',
+      'with --provider github: post signed webhook deliveries (and redeliveries) at an API server of the run ' +
+        'while the faults happen, and check that none is lost',
+    )
     .option('--keep', 'keep the chaos database instead of dropping it')
     .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
     .option('--json', 'print the report as one JSON object')
@@ -180,6 +187,13 @@ invariant is checked: the normalized store equals the emulator's records (every 
 its latest version). net-partition is skipped with --provider (the namespace cannot reach the
 emulator).
 
+With --provider github --webhooks, an API server of the run (its connections cut by pg-terminate
+like the engine's) receives signed issues deliveries for the integration, a tenth of them
+redeliveries, while the faults happen; one not answered 202 is sent again until it is. One more
+invariant: every acknowledged delivery is recorded once and covered by a run that read its
+repository after it was received and ended, no delivery names two runs, runs coalesce within the
+debounce interval, and nothing remembered is left.
+
 Then it waits for every run to be terminal, checks the invariants of a durable run and prints
 the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
     )
@@ -216,12 +230,18 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         provider: flags.provider,
         editsPerSecond: flags.editsPerSecond,
         providerModes: flags.modes ?? [...PROVIDER_MODES],
+        webhooks: flags.webhooks ?? false,
       };
       if (flags.modes && !flags.provider) throw new CliError('--modes applies to a --provider run only');
       const shutdown = new Shutdown(cliLogger(false));
       const run = new ChaosRun(
         opts,
-        { databaseUrl: settings.databaseUrl, redisUrl: settings.redisUrl, entry: selfEntry() },
+        {
+          databaseUrl: settings.databaseUrl,
+          redisUrl: settings.redisUrl,
+          entry: selfEntry(),
+          startApiServer: (engine) => startApiServer({ engine, host: '127.0.0.1', port: 0 }),
+        },
         { note, signal: shutdown.signal },
       );
       let report;

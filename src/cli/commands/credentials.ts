@@ -59,13 +59,13 @@ async function fromFile(path: string): Promise<string> {
   }
 }
 
-async function fromStream(stream: NodeJS.ReadableStream): Promise<string> {
+export async function fromStream(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function dropNewline(text: string): string {
+export function dropNewline(text: string): string {
   return text.replace(/\r?\n$/, '');
 }
 

@@ -18,6 +18,7 @@ const TOKEN_KEY = 'syncrelay.token';
 const REFRESH_MS = 3000;
 const HISTORY_PAGE = 25;
 const UNITS_PAGE = 100;
+const DELIVERIES_PAGE = 25;
 const INTEGRATIONS_TTL_MS = 30_000;
 
 const TERMINAL_RUN = new Set(TERMINAL_RUN_STATUSES);
@@ -682,7 +683,13 @@ function integrationCard(i) {
       h('dt', null, 'Datasets'),
       h('dd', null, i.datasets.join(', ') || '—'),
     ),
-    h('p', null, h('a', { href: `#/runs${query({ integration_id: i.id })}` }, 'Runs of this integration →')),
+    h(
+      'p',
+      { class: 'links' },
+      h('a', { href: `#/runs${query({ integration_id: i.id })}` }, 'Runs of this integration →'),
+      ' ',
+      h('a', { href: `#/integrations/${i.id}/webhooks` }, 'Webhook deliveries →'),
+    ),
     h('div', { class: 'grid two' }, syncForm(i, key), backfillForm(i, key)),
   );
 }
@@ -780,6 +787,140 @@ async function trigger(button, path, body, what) {
   } finally {
     button.disabled = false;
   }
+}
+
+// ---------------------------------------------------------------- webhook deliveries
+
+/** `a 3 · b 0` from a counts object, in the order the API gives its keys. */
+function countChips(id, label, counts) {
+  return h(
+    'ul',
+    { class: 'chips', id, 'aria-label': label },
+    Object.entries(counts).map(([k, n]) =>
+      h('li', { 'data-key': k }, badge(k), h('span', { class: 'count' }, String(n))),
+    ),
+  );
+}
+
+/** An integration's webhook deliveries: the last 24 h summed up (counts, delivery-to-data times), then a page. */
+function deliveriesView(id) {
+  let status = '';
+  const cursors = [null];
+  let next = null;
+  let statusKeys = '';
+
+  const total = statCard('Deliveries (24 h)', 'stat-deliveries');
+  const runs = statCard('Runs armed', 'stat-runs-armed');
+  const p50 = statCard('Delivery → data p50', 'stat-p50');
+  const p95 = statCard('Delivery → data p95', 'stat-p95');
+  const timing = h('p', { class: 'muted small', id: 'delivery-timing' });
+  const statuses = h('div', { id: 'delivery-statuses' });
+  const outcomes = h('div', { id: 'delivery-outcomes' });
+  const title = h('span', { id: 'deliveries-integration' }, shortId(id));
+  const statusFilter = select('d-status', [['', 'Any status']], '');
+  statusFilter.addEventListener('change', () => {
+    status = statusFilter.value;
+    cursors.splice(1);
+    void refreshNow();
+  });
+  const list = table('Webhook deliveries, newest first', [
+    'Received',
+    'Status',
+    'Outcome',
+    'Event',
+    'Source',
+    'Delivery id',
+    'Run',
+  ]);
+  list.body.id = 'delivery-rows';
+  const pageLabel = h('span', { class: 'muted' });
+  const newer = h('button', { type: 'button', onclick: () => (cursors.pop(), refreshNow()) }, '← Newer');
+  const older = h('button', { type: 'button', onclick: () => (cursors.push(next), refreshNow()) }, 'Older →');
+
+  const el = h(
+    'section',
+    { 'aria-labelledby': 'page-title' },
+    h('p', { class: 'crumbs' }, h('a', { href: '#/integrations' }, '← Integrations')),
+    h('div', { class: 'page-head' }, h('h1', { id: 'page-title', tabindex: '-1' }, 'Webhook deliveries of ', title)),
+    h('div', { class: 'grid four' }, total.el, runs.el, p50.el, p95.el),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'delivery-counts-h' },
+      h('h2', { id: 'delivery-counts-h' }, 'Last 24 hours'),
+      timing,
+      h('h3', null, 'By status'),
+      statuses,
+      h('h3', null, 'Received, by outcome'),
+      outcomes,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'deliveries-h' },
+      h(
+        'div',
+        { class: 'card-head' },
+        h('h2', { id: 'deliveries-h' }, 'Deliveries'),
+        h('div', { class: 'filters inline' }, field('Delivery status', statusFilter)),
+      ),
+      list.el,
+      h('nav', { class: 'pager', 'aria-label': 'Delivery pages' }, newer, pageLabel, older),
+    ),
+  );
+
+  /** The filter offers the statuses the summary counts (the server's list, never spelled here). */
+  function offerStatuses(keys) {
+    if (keys.join(',') === statusKeys) return;
+    statusKeys = keys.join(',');
+    fill(
+      statusFilter,
+      [['', 'Any status'], ...keys.map((k) => [k, k])].map(([value, text]) =>
+        h('option', { value, selected: value === status }, text),
+      ),
+    );
+  }
+
+  async function refresh() {
+    await loadIntegrations();
+    const base = `/api/v1/integrations/${id}/webhook-deliveries`;
+    const [summary, page] = await Promise.all([
+      api('GET', `${base}/summary`),
+      api('GET', `${base}${query({ status, cursor: cursors.at(-1), limit: DELIVERIES_PAGE })}`),
+    ]);
+    title.textContent = integrationName(id);
+    total.value.textContent = String(sum(Object.values(summary.statuses)));
+    runs.value.textContent = String(summary.runs_armed);
+    const t = summary.delivery_to_data;
+    p50.value.textContent = t.samples ? duration(t.p50_ms) : '—';
+    p95.value.textContent = t.samples ? duration(t.p95_ms) : '—';
+    timing.textContent = t.samples
+      ? `Delivery → data over ${t.samples} deliveries whose run succeeded: p50 ${duration(t.p50_ms)}, ` +
+        `p95 ${duration(t.p95_ms)}, max ${duration(t.max_ms)}.`
+      : 'No delivery of the last 24 hours has a successful run yet.';
+    fill(statuses, countChips('delivery-status-counts', 'Deliveries by status', summary.statuses));
+    fill(outcomes, countChips('delivery-outcome-counts', 'Received deliveries by outcome', summary.outcomes));
+    offerStatuses(Object.keys(summary.statuses));
+    next = page.next_cursor;
+    fill(list.body, page.items.length ? page.items.map(deliveryRow) : emptyRow(list.columns, 'No deliveries match.'));
+    newer.disabled = cursors.length === 1;
+    older.disabled = !next;
+    pageLabel.textContent = `Page ${cursors.length}`;
+  }
+  return { name: 'integrations', title: 'Webhook deliveries', el, refresh };
+}
+
+function deliveryRow(d) {
+  const event = d.event ? `${d.event}${d.action ? `.${d.action}` : ''}` : null;
+  return h(
+    'tr',
+    { 'data-delivery': d.id, 'data-status': d.status },
+    h('td', null, time(d.received_at)),
+    h('td', { class: 'status' }, badge(d.status)),
+    h('td', null, badge(d.outcome)),
+    h('td', { class: 'nowrap' }, dash(event)),
+    h('td', null, dash(d.source)),
+    h('td', { class: 'mono small' }, dash(d.delivery_id)),
+    h('td', null, d.sync_run_id ? runLink(d.sync_run_id) : dash(null)),
+  );
 }
 
 // ---------------------------------------------------------------- outbox
@@ -971,6 +1112,7 @@ const ROUTES = [
   [/^#\/runs\/([0-9a-fA-F-]{36})$/, (m) => runView(m[1].toLowerCase())],
   [/^#\/runs(?:\?(.*))?$/, (m) => historyView(new URLSearchParams(m[1] ?? ''))],
   [/^#\/integrations$/, () => integrationsView()],
+  [/^#\/integrations\/([0-9a-fA-F-]{36})\/webhooks$/, (m) => deliveriesView(m[1].toLowerCase())],
   [/^#\/outbox$/, () => outboxView()],
   [/^#\/reconciler$/, () => reconcilerView()],
 ];

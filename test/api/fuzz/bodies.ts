@@ -221,6 +221,8 @@ const BODIES: Record<string, Bodies | null> = {
   deleteIntegration: null,
   putIntegrationCredential: both(validCredential, credential),
   deleteIntegrationCredential: null,
+  listWebhookDeliveries: null,
+  summarizeWebhookDeliveries: null,
   createWebhookSecret: both(
     fc.constantFrom({ rotate: true }, { rotate: true }, { rotate: false }, {}),
     fc.oneof(

@@ -49,6 +49,7 @@ function queryValue(key: string): fc.Arbitrary<StateValue<string>> {
       return fixed(
         fc.oneof(
           fc.constantFrom('pending', 'running', 'success', 'failed', 'cancelled', 'planned', 'retrying', 'dispatching'),
+          fc.constantFrom('received', 'duplicate', 'rejected', 'armed'),
           fc.constantFrom('PENDING', 'done', '', 'success,failed'),
           anyText(),
         ),
@@ -64,6 +65,10 @@ function queryValue(key: string): fc.Arbitrary<StateValue<string>> {
       return cursor;
     case 'purge_data':
       return fixed(fc.oneof(fc.constantFrom('true', 'false'), fc.constantFrom('TRUE', '1', 'yes', ''), anyText()));
+    case 'hours':
+      return fixed(
+        fc.oneof(fc.integer({ min: -5, max: 800 }).map(String), fc.constantFrom('1.5', '24h', ''), anyText()),
+      );
     case 'limit':
       return fixed(
         fc.oneof(
@@ -131,6 +136,8 @@ function validQueryValue(key: string): fc.Arbitrary<StateValue<string>> {
       return fc.nat().map((n) => (s: FuzzState) => recent(s.cursors, n));
     case 'limit':
       return fixed(fc.integer({ min: 1, max: 100 }).map(String));
+    case 'hours':
+      return fixed(fc.integer({ min: 1, max: 720 }).map(String));
     default:
       return fixed(fc.constant(''));
   }

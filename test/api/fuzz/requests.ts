@@ -144,15 +144,21 @@ function pathOf(
   );
 }
 
-/** The ids webhook routes are called with: mostly the GitHub integration's, else those of any integration. */
+/** The ids webhook routes are called with: mostly the GitHub, Linear or Jira integration's, else any integration's. */
 function webhookIds(ids: fc.Arbitrary<StateValue<string>>): fc.Arbitrary<StateValue<string>> {
-  return fc.oneof({ weight: 3, arbitrary: fc.constant((s: FuzzState) => s.github) }, { weight: 1, arbitrary: ids });
+  const of = (pick: (s: FuzzState) => string) => fc.constant(pick);
+  return fc.oneof(
+    { weight: 3, arbitrary: of((s) => s.github) },
+    { weight: 1, arbitrary: of((s) => s.linear) },
+    { weight: 1, arbitrary: of((s) => s.jira) },
+    { weight: 1, arbitrary: ids },
+  );
 }
 
 /** Requests for one endpoint of the contract table. */
 function endpointRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
   if (name === 'receiveGithubWebhook') return webhookRequests(name, e);
-  if (name === 'receiveLinearWebhook' || name === 'receiveJiraWebhook') return unsignedWebhookRequests(name, e);
+  if (name === 'receiveLinearWebhook' || name === 'receiveJiraWebhook') return providerWebhookRequests(name, e);
   const kind: keyof Ids = e.path.includes('/schedules')
     ? 'schedules'
     : e.path.includes('/sync-runs')
@@ -229,18 +235,53 @@ function webhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
 
 const V1_WEBHOOKS = '/api/v1/webhooks/github/';
 
-/** Each provider's signature header and delivery id header, as the fuzz forges them. */
-const FORGED_HEADERS: Readonly<Record<string, readonly [string, string]>> = {
-  receiveLinearWebhook: ['linear-signature', 'linear-delivery'],
-  receiveJiraWebhook: ['x-hub-signature', 'x-atlassian-webhook-identifier'],
+/** Linear's and Jira's signature header, its prefix and the delivery id header. */
+const PROVIDER_HEADERS: Readonly<Record<string, { signature: string; prefix: string; id: string }>> = {
+  receiveLinearWebhook: { signature: 'linear-signature', prefix: '', id: 'linear-delivery' },
+  receiveJiraWebhook: { signature: 'x-hub-signature', prefix: 'sha256=', id: 'x-atlassian-webhook-identifier' },
 };
 
+/** A Linear or Jira payload: ones that arm a run of the integration's source, and others. */
+function providerPayload(name: string): fc.Arbitrary<Record<string, unknown>> {
+  if (name === 'receiveLinearWebhook') {
+    return fc.record({
+      action: fc.constantFrom('create', 'update', 'remove'),
+      type: fc.constantFrom('Issue', 'Comment', 'Cycle'),
+      data: fc.record({ id: fc.uuid(), team: fc.record({ key: fc.constantFrom('ENG', 'OTHER') }) }),
+    });
+  }
+  return fc.record({
+    webhookEvent: fc.constantFrom('jira:issue_updated', 'jira:issue_deleted', 'comment_created', 'sprint_started'),
+    timestamp: fc.nat(),
+    issue: fc.record({
+      id: fc.integer({ min: 1, max: 99_999 }).map(String),
+      key: fc.constantFrom('PROJ-1', 'OTHER-2'),
+    }),
+  });
+}
+
 /**
- * Deliveries to POST /webhooks/{linear,jira}/:id that no secret signed: the provider's headers with a
- * digest of something else (401 whatever the integration), or any path, headers and body.
+ * Deliveries to POST /webhooks/{linear,jira}/:id: signed with the secret the fuzz was last shown for
+ * that integration (Linear's stamped with the time it is sent), or forged: the provider's headers
+ * with a digest of something else, or any path, headers and body.
  */
-function unsignedWebhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
-  const [signatureHeader, idHeader] = FORGED_HEADERS[name]!;
+function providerWebhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
+  const h = PROVIDER_HEADERS[name]!;
+  const target = (s: FuzzState) => (name === 'receiveLinearWebhook' ? s.linear : s.jira);
+  const signed = fc
+    .record({ payload: providerPayload(name), id: fc.oneof(fc.uuid(), fc.constant('fuzz-redelivery')) })
+    .map(({ payload, id }) => (s: FuzzState): FuzzRequest => {
+      const stamped = name === 'receiveLinearWebhook' ? { ...payload, webhookTimestamp: Date.now() } : payload;
+      const body = JSON.stringify(stamped);
+      const secret = s.webhookSecrets[target(s)] ?? 'no secret shown yet';
+      const headers = {
+        'content-type': 'application/json',
+        [h.signature]: signWebhookBody(body, secret, h.prefix),
+        [h.id]: id,
+      };
+      const url = e.path.replace(':id', target(s));
+      return { target: name, method: 'POST', url, headers, payload: body, org: null };
+    });
   const forged = fc
     .record({
       payload: anyJson,
@@ -248,7 +289,7 @@ function unsignedWebhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> 
       id: idOf('integrations'),
     })
     .map(({ payload, sig, id }) => (s: FuzzState): FuzzRequest => {
-      const headers = { 'content-type': 'application/json', [signatureHeader]: sig, [idHeader]: 'fuzz-forged' };
+      const headers = { 'content-type': 'application/json', [h.signature]: sig, [h.id]: 'fuzz-forged' };
       const url = e.path.replace(':id', id(s));
       return { target: name, method: 'POST', url, headers, payload: JSON.stringify(payload), org: null };
     });
@@ -257,7 +298,11 @@ function unsignedWebhookRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> 
     clean: { path: pathOf(e, idOf('integrations'), validQueryOf(e)), body: body?.valid ?? null },
     hostile: { path: pathOf(e, idOf('integrations'), queryOf(e)), body: body?.any ?? null },
   });
-  return fc.oneof({ weight: 1, arbitrary: forged }, { weight: 1, arbitrary: generic });
+  return fc.oneof(
+    { weight: 3, arbitrary: signed },
+    { weight: 1, arbitrary: forged },
+    { weight: 2, arbitrary: generic },
+  );
 }
 
 /** Routes outside the contract table, each with its method. */

@@ -33,6 +33,9 @@ export interface FuzzServer {
   tokens: FuzzTokens;
   /** A GitHub integration of org A (one repository, work items) for the webhook routes. */
   github: string;
+  /** Org A's Linear (team ENG) and Jira (project PROJ) integrations, for theirs. */
+  linear: string;
+  jira: string;
   /** Rows changed so far (inserted, updated, deleted, truncated) in any table, by committed writes. */
   writes(): Promise<number>;
   /** One reconciler pass (outbox relayed, passes recorded): what the answers report changes. */
@@ -107,25 +110,38 @@ export async function openFuzzServer(): Promise<FuzzServer> {
       revoked: revoked.token,
       metrics: metricsToken,
     };
-    const created = await app.inject({
-      method: 'POST',
-      url: '/api/v1/integrations',
-      headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        provider: 'github',
-        name: 'webhooks',
-        sources: ['acme/widgets'],
-        datasets: ['work-items', 'pull-requests'],
-        config: {},
-      }),
+    const create = async (spec: Record<string, unknown> & { provider: string }): Promise<string> => {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/v1/integrations',
+        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'webhooks', ...spec }),
+      });
+      if (created.statusCode !== 201)
+        throw new Error(`could not create the ${spec.provider} integration: ${created.body}`);
+      return created.json<{ id: string }>().id;
+    };
+    const workItems = ['work-items', 'work-item-comments'];
+    const github = await create({
+      provider: 'github',
+      sources: ['acme/widgets'],
+      datasets: ['work-items', 'pull-requests'],
+      config: {},
     });
-    if (created.statusCode !== 201) throw new Error(`could not create the GitHub integration: ${created.body}`);
-    const github = created.json<{ id: string }>().id;
+    const linear = await create({ provider: 'linear', sources: ['ENG'], datasets: workItems, config: {} });
+    const jira = await create({
+      provider: 'jira',
+      sources: ['PROJ'],
+      datasets: workItems,
+      config: { siteUrl: 'https://example.atlassian.net' },
+    });
     return {
       app,
       db,
       tokens,
       github,
+      linear,
+      jira,
       async writes() {
         const { rows } = await db.query<{ n: string }>(`SELECT n FROM ${AUDIT}.writes`);
         return Number(rows[0]!.n);

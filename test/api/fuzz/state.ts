@@ -20,6 +20,9 @@ export interface FuzzState {
   tokens: FuzzTokens;
   /** The GitHub integration of org A that webhook deliveries go to. */
   github: string;
+  /** Org A's Linear and Jira integrations, for their webhook routes. */
+  linear: string;
+  jira: string;
   /** The webhook secret last shown for each integration. */
   webhookSecrets: Record<string, string>;
 }
