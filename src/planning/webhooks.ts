@@ -25,7 +25,9 @@
  * commits); remembering locks the source's webhook_pending_runs row (a run that ends meanwhile
  * leaves it to the reconciler's next pass). Only arming takes the integration's row lock — then
  * looks again, as another delivery may have armed meanwhile — so deliveries that join or are
- * remembered, the common case under load, do not queue behind one another.
+ * remembered, the common case under load, do not queue behind one another. Where a delivery goes
+ * is decided before it writes anything: every row it writes references the integration (a
+ * key-share lock on its row), and a transaction holding one must not wait for the row lock.
  */
 import type { Logger } from 'pino';
 import type { ResolvedSettings } from '../config.js';
@@ -39,6 +41,7 @@ import {
   listDatasets,
   listSources,
   type IntegrationRow,
+  type SourceRow,
 } from '../store/integrations.js';
 import { countLiveRuns } from '../store/runs.js';
 import { nameItem } from '../store/webhookNamedItems.js';
@@ -121,32 +124,84 @@ export async function receiveDeliveryInTx(
   if (!integration || integration.provider !== target.provider) return null;
   const now = deps.clock.now();
   const resolved = { ...d, source: await sourceKeyOf(tx, integration, d) };
+  const source = await sourceOf(tx, integration, resolved);
+  // Decided before anything is written: a row referencing the integration takes a key-share lock on
+  // it, and a transaction holding one must not then wait for the integration's row lock (two
+  // arming deliveries would each wait for the other).
+  const route = source === null ? null : await routeOf(tx, deps, integration, source, resolved);
   const id = await insertReceivedDelivery(tx, rowOf(integration, resolved), now);
   if (id === null) {
     const dup = await insertInertDelivery(tx, rowOf(integration, resolved), 'duplicate', now);
     return { id: dup, duplicate: true, outcome: null, syncRunId: null };
   }
-  const { outcome, runId } = await act(tx, deps, integration, resolved, now);
+  const { outcome, runId } = source === null ? IGNORED : await act(tx, deps, integration, source, resolved, route, now);
   await setDeliveryOutcome(tx, id, outcome, runId);
   return { id, duplicate: false, outcome, syncRunId: runId };
 }
 
 type Acted = { outcome: WebhookOutcome; runId: string | null };
+const IGNORED: Acted = { outcome: 'ignored', runId: null };
+
 /** A delivery's source and datasets, to read. */
 type Wanted = { orgId: string; integrationId: string; sourceId: string; datasets: string[] };
-const IGNORED: Acted = { outcome: 'ignored', runId: null };
+
+/** What a delivery will do: join a planned run, be remembered, or arm one (the integration then locked). */
+type Route = { join: string } | { remember: Wanted } | { arm: Wanted; integration: IntegrationRow };
+
+/** The enabled source the delivery names, or null (disabled integration, none named, not synced). */
+async function sourceOf(tx: Tx, integration: IntegrationRow, d: WebhookDelivery): Promise<SourceRow | null> {
+  if (!integration.enabled || d.source === null) return null;
+  return findEnabledSource(tx, integration.id, d.source);
+}
+
+/**
+ * Where the delivery goes: the planned webhook run covering its source and datasets (its row then
+ * locked FOR SHARE), remembered while a live run reads the source, or a run to arm — decided again
+ * under the integration's row lock (another delivery may have armed meanwhile; the live-run cap is
+ * checked then). Null when none of its datasets is enabled. Writes nothing.
+ */
+async function routeOf(
+  tx: Tx,
+  deps: WebhookDeps,
+  integration: IntegrationRow,
+  source: SourceRow,
+  d: WebhookDelivery,
+): Promise<Route | null> {
+  const enabled = await enabledDatasets(tx, integration.id);
+  const datasets = d.datasets.filter((k) => enabled.has(k));
+  if (datasets.length === 0) return null;
+  const wanted: Wanted = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
+  const first = await joinOrRemember(tx, deps, wanted, false);
+  if (first) return first;
+  const locked = await getIntegration(tx, integration.id, { lock: true });
+  if (!locked?.enabled) return null;
+  return (await joinOrRemember(tx, deps, wanted, true)) ?? { arm: wanted, integration: locked };
+}
+
+/**
+ * The planned webhook run covering the source and datasets (locked FOR SHARE), or remembering them
+ * while a live run reads the source (or, `capped` checked, the integration is at its cap). Null:
+ * neither — arm one.
+ */
+async function joinOrRemember(tx: Tx, deps: WebhookDeps, wanted: Wanted, capped: boolean): Promise<Route | null> {
+  const joinable = await findJoinableRun(tx, wanted.integrationId, WEBHOOK_TRIGGER, wanted.sourceId, wanted.datasets);
+  if (joinable) return { join: joinable };
+  const atCap = async () =>
+    capped && (await countLiveRuns(tx, wanted.integrationId)) >= deps.settings.integrationMaxLiveRuns;
+  if ((await isSourceBusy(tx, wanted.integrationId, wanted.sourceId)) || (await atCap())) return { remember: wanted };
+  return null;
+}
 
 /** What the delivery asks of the store (tombstone, named item), then the run it joins, waits for or arms. */
 async function act(
   tx: Tx,
   deps: WebhookDeps,
   integration: IntegrationRow,
+  source: SourceRow,
   d: WebhookDelivery,
+  route: Route | null,
   now: Date,
 ): Promise<Acted> {
-  if (!integration.enabled || d.source === null) return IGNORED;
-  const source = await findEnabledSource(tx, integration.id, d.source);
-  if (!source) return IGNORED;
   if (d.deletesWorkItem !== null) {
     const scope = {
       orgId: integration.org_id,
@@ -157,45 +212,19 @@ async function act(
     };
     await markDeleted(tx, scope, [d.deletesWorkItem], now);
   }
-  const enabled = await enabledDatasets(tx, integration.id);
-  const datasets = d.datasets.filter((k) => enabled.has(k));
-  if (datasets.length === 0) return IGNORED;
-  const wanted: Wanted = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
-  if (d.namesWorkItem !== null) await nameItem(tx, { ...wanted, externalId: d.namesWorkItem }, now);
-  return (await joinOrRemember(tx, deps, wanted, now, false)) ?? armUnderLock(tx, deps, wanted, now);
-}
-
-/**
- * Joins the planned webhook run covering the source and datasets, or remembers them while a live run
- * reads the source (or, `capped` checked, the integration is at its cap). Null: neither — arm one.
- */
-async function joinOrRemember(
-  tx: Tx,
-  deps: WebhookDeps,
-  wanted: Wanted,
-  now: Date,
-  capped: boolean,
-): Promise<Acted | null> {
-  const joinable = await findJoinableRun(tx, wanted.integrationId, WEBHOOK_TRIGGER, wanted.sourceId, wanted.datasets);
-  if (joinable) return { outcome: 'coalesced', runId: joinable };
-  const atCap = async () =>
-    capped && (await countLiveRuns(tx, wanted.integrationId)) >= deps.settings.integrationMaxLiveRuns;
-  if ((await isSourceBusy(tx, wanted.integrationId, wanted.sourceId)) || (await atCap())) {
-    await rememberPendingRun(tx, wanted, now);
+  if (route === null) return IGNORED;
+  if (d.namesWorkItem !== null) {
+    const named = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id };
+    await nameItem(tx, { ...named, externalId: d.namesWorkItem }, now);
+  }
+  if ('join' in route) return { outcome: 'coalesced', runId: route.join };
+  if ('remember' in route) {
+    await rememberPendingRun(tx, route.remember, now);
     return { outcome: 'pending', runId: null };
   }
-  return null;
-}
-
-/** Takes the integration's lock, looks again (another delivery may have armed), then arms a debounced run. */
-async function armUnderLock(tx: Tx, deps: WebhookDeps, wanted: Wanted, now: Date): Promise<Acted> {
-  const integration = await getIntegration(tx, wanted.integrationId, { lock: true });
-  if (!integration?.enabled) return IGNORED;
-  const again = await joinOrRemember(tx, deps, wanted, now, true);
-  if (again) return again;
   const dispatchAt = new Date(now.getTime() + deps.settings.webhookDebounceMs);
-  const sourceRun = { source_id: wanted.sourceId, datasets: wanted.datasets };
-  const runId = await armWebhookRun(tx, deps, integration, [sourceRun], dispatchAt);
+  const sourceRun = { source_id: route.arm.sourceId, datasets: route.arm.datasets };
+  const runId = await armWebhookRun(tx, deps, route.integration, [sourceRun], dispatchAt);
   return runId === null ? IGNORED : { outcome: 'armed', runId };
 }
 

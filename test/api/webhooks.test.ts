@@ -314,6 +314,43 @@ describe('triggers', () => {
     expect(await webhookRuns(id)).toHaveLength(1);
   });
 
+  it('many deliveries at once over several repositories: every one 202, one run armed per repository', async () => {
+    const repos = Array.from({ length: 8 }, (_, i) => `acme/many-${i}`);
+    const res = await api('POST', '/api/v1/integrations', {
+      provider: 'github',
+      name: 'concurrent',
+      sources: repos,
+      datasets: DATASETS,
+      config: {},
+    });
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.id as string;
+    const secret = await newSecret(id);
+    const answers = await Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        deliver(id, { secret, body: JSON.stringify(issuesPayload(repos[i % repos.length]!, 1 + i)) }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202));
+    const outcomes = answers.map((a) => a.body.outcome as string);
+    expect(outcomes.filter((o) => !['armed', 'coalesced', 'pending'].includes(o))).toEqual([]);
+    // Each repository: one run armed (the cap of live runs leaves the rest remembered).
+    const armed = answers.filter((a) => a.body.outcome === 'armed').map((a) => a.body.sync_run_id);
+    expect(new Set(armed).size).toBe(armed.length);
+    expect(armed.length).toBeGreaterThan(0);
+    expect(armed.length).toBeLessThanOrEqual(engine.ctx.settings.integrationMaxLiveRuns);
+    expect(await count('webhook_deliveries', 'integration_id = $1 AND status = $2', [id, 'received'])).toBe(80);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(DISTINCT s.external_key)::int AS n FROM ${db.schema.sync_run_units} u
+         JOIN ${db.schema.integration_sources} s ON s.id = u.source_id
+         JOIN ${db.schema.sync_runs} r ON r.id = u.sync_run_id
+        WHERE r.integration_id = $1`,
+      [id],
+    );
+    const remembered = await count('webhook_pending_runs', 'integration_id = $1', [id]);
+    expect(rows[0]!.n + remembered).toBe(repos.length);
+  });
+
   it('a delivery during a live run is remembered and arms exactly one run once that run ends', async () => {
     const id = await githubIntegration('live run');
     const secret = await newSecret(id);
