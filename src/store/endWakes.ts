@@ -20,7 +20,16 @@ import { armConflictSql, type Wake } from './outbox.js';
 import { DISPATCH, RUN_OPEN, RUN_TERMINAL, sqlLit, UNIT_IN_FLIGHT, UNIT_OPEN } from './sql.js';
 
 const ARM_TO = sqlLit(OUTBOX_TRANSITIONS.arm.to);
-const WAITING = DISPATCH.planned;
+
+/**
+ * The probes' status tests, written as the predicates of the indexes made for them (migration
+ * 0023): only those indexes can prove them, and no index on `status` can use them as an index
+ * condition. Written plainly, the (run, status) index serves them too and looks at least as cheap
+ * whatever the statistics (none, stale or fresh: none counts the entries moved units leave behind),
+ * and a probe through it reads every unit that has passed through the status.
+ */
+const IS_PLANNED = `COLLATE "C" = ${DISPATCH.planned}`;
+const IS_IN_FLIGHT = `COLLATE "C" IN ${UNIT_IN_FLIGHT}`;
 /** The tier whose end may let its run's work items go. */
 const REFERENCE = `'reference'`;
 
@@ -35,13 +44,19 @@ export const MAX_RUNS_WOKEN = 1;
  * Whether a run has a planned unit in the bucket (SQL texts of the run's id, provider and cost
  * class), read from the run's newest planned unit backwards: dispatch takes the oldest first, so
  * the newest is the last to go, where a forward probe walked the index entries every unit
- * dispatched so far left behind (migration 0013).
+ * dispatched so far left behind (migration 0013). The key is bounded by row comparisons (not
+ * equalities) and the rows ordered by the whole key, so the primary key cannot return them in order
+ * (with statistics from when the run was all planned it looked cheap, and read every newer unit),
+ * and the planner expects several rows in the range: reading the range whole and sorting it costs
+ * more than reading its top, also with no statistics (with equalities it expects one row and the
+ * two tie).
  */
 function hasPlannedInBucketSql(s: DbSchema, run: string, provider: string, costClass: string): string {
+  const key = `(p.sync_run_id, p.provider, p.cost_class)`;
+  const bucket = `(${run}, ${provider}, ${costClass})`;
   return `((SELECT p.id FROM ${s.sync_run_units} p
-             WHERE p.sync_run_id = ${run} AND p.status = ${WAITING} AND p.provider = ${provider}
-               AND p.cost_class = ${costClass}
-             ORDER BY p.id DESC LIMIT 1) IS NOT NULL)`;
+             WHERE p.status ${IS_PLANNED} AND ${key} >= ${bucket} AND ${key} <= ${bucket}
+             ORDER BY p.sync_run_id DESC, p.provider DESC, p.cost_class DESC, p.id DESC LIMIT 1) IS NOT NULL)`;
 }
 
 /**
@@ -50,7 +65,7 @@ function hasPlannedInBucketSql(s: DbSchema, run: string, provider: string, costC
  */
 function hasPlannedSql(s: DbSchema, run: string): string {
   return `COALESCE((SELECT pr.planned_units > 0 FROM ${s.sync_runs} pr WHERE pr.id = ${run}),
-                   (SELECT pp.id FROM ${s.sync_run_units} pp WHERE pp.sync_run_id = ${run} AND pp.status = ${WAITING}
+                   (SELECT pp.id FROM ${s.sync_run_units} pp WHERE pp.sync_run_id = ${run} AND pp.status ${IS_PLANNED}
                      ORDER BY pp.provider DESC, pp.cost_class DESC, pp.id DESC LIMIT 1) IS NOT NULL)`;
 }
 
@@ -60,7 +75,7 @@ function hasPlannedSql(s: DbSchema, run: string): string {
  */
 function hasInFlightSql(s: DbSchema, run: string, others: string): string {
   return `((SELECT o.id FROM ${s.sync_run_units} o
-             WHERE o.sync_run_id = ${run} AND o.status IN ${UNIT_IN_FLIGHT} AND ${others}
+             WHERE o.sync_run_id = ${run} AND o.status ${IS_IN_FLIGHT} AND ${others}
              ORDER BY o.id DESC LIMIT 1) IS NOT NULL)`;
 }
 
