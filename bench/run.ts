@@ -5,7 +5,7 @@
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
  *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github, linear, jira,
- *                      verify
+ *                      verify, webhooks, webhookFreshness
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,8 @@ import { linearScenario } from './scenarios/linear.js';
 import { recoveryScenario } from './scenarios/recovery.js';
 import { relayScenario } from './scenarios/relay.js';
 import { verifyScenario } from './scenarios/verify.js';
+import { webhookFreshnessScenario } from './scenarios/webhookFreshness.js';
+import { webhooksScenario } from './scenarios/webhooks.js';
 
 const SCENARIOS: Record<string, Scenario> = {
   relay: relayScenario,
@@ -39,6 +41,8 @@ const SCENARIOS: Record<string, Scenario> = {
   linear: linearScenario,
   jira: jiraScenario,
   verify: verifyScenario,
+  webhooks: webhooksScenario,
+  webhookFreshness: webhookFreshnessScenario,
 };
 
 function parse(argv: string[]) {

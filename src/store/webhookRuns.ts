@@ -2,11 +2,11 @@
  * The runs webhook deliveries arm: the planned run a delivery may join (coalescing), and
  * webhook_pending_runs, the sources whose deliveries came while a live run was reading that source
  * (or the integration had its cap of live runs). A source is *busy* while a non-terminal run of the
- * integration has a unit of it.
+ * integration has a unit of it that has not ended.
  */
 import type { Tx } from '../db/types.js';
 import type { SyncMode } from '../domain/statuses.js';
-import { RUN_OPEN, sqlLit } from './sql.js';
+import { RUN_OPEN, sqlLit, UNIT_OPEN } from './sql.js';
 
 /** The status of a run not dispatched yet: its units have read nothing. */
 const PLANNED = sqlLit('planned');
@@ -40,12 +40,17 @@ export interface PendingRun {
   datasets: string[];
 }
 
-/** A non-terminal run of the integration has a unit of source `p` (SQL over alias `p.source_id`). */
+/**
+ * A non-terminal run of the integration has a unit of source `p` not ended yet (SQL over alias
+ * `p.source_id`): the source is being read. Once its units have ended, the run's other sources do
+ * not hold it.
+ */
 const BUSY = (s: Tx['schema']) =>
   `EXISTS (SELECT 1 FROM ${s.sync_runs} r JOIN ${s.sync_run_units} u ON u.sync_run_id = r.id
-            WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN} AND u.source_id = p.source_id)`;
+            WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN} AND u.source_id = p.source_id
+              AND u.status IN ${UNIT_OPEN})`;
 
-/** Whether a non-terminal run of the integration has a unit of the source. Locks nothing. */
+/** Whether a non-terminal run of the integration has a unit of the source not ended yet. Locks nothing. */
 export async function isSourceBusy(tx: Tx, integrationId: string, sourceId: string): Promise<boolean> {
   const { rows } = await tx.query<{ busy: boolean }>(
     `SELECT ${BUSY(tx.schema)} AS busy FROM (SELECT $1::uuid AS integration_id, $2::uuid AS source_id) p`,

@@ -26,6 +26,8 @@ const SCENARIOS = [
   'verify_jira',
   'verify_linear',
   'verify_github',
+  'webhooks_ingestion',
+  'webhooks_quota',
 ];
 
 interface Run {
@@ -63,7 +65,7 @@ describe('npm run bench -- --quick', () => {
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'syncrelay-bench-'));
     result = await run(['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], env);
-  }, 480_000); // the e2e sweep restarts processes per shape, the provider scenarios run five backfills each
+  }, 540_000); // the e2e sweep restarts processes per shape, the provider scenarios run five backfills each
 
   afterAll(async () => {
     await rm(out, { recursive: true, force: true });
@@ -172,6 +174,30 @@ describe('npm run bench -- --quick', () => {
       expect(clean.requests_per_item, name).toBeLessThan(0.05);
       expect(typeof clean.minimum_s, name).toBe('number');
     }
+  });
+
+  it('webhooks: no delivery lost in any shape; the unchanged incremental answers 304s and costs no point', () => {
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ingest = lines.find((l) => l.scenario === 'webhooks_ingestion')!;
+    type Shape = { shape: string; sent: number; rows: number; received: number; duplicate: number; non_202: number };
+    const shapes = ingest.shapes as Shape[];
+    expect(shapes.map((s) => s.shape)).toEqual(['c8', 'c32']);
+    for (const s of shapes) {
+      expect(s.non_202, s.shape).toBe(0);
+      expect(s.rows, s.shape).toBe(s.sent);
+      expect(s.received + s.duplicate, s.shape).toBe(s.sent);
+      expect(s.duplicate, s.shape).toBeGreaterThan(0);
+    }
+    expect(ingest.none_lost).toBe(true);
+    expect(shapes.map((s) => s.shape)).toContain(ingest.best_shape);
+    const quota = lines.find((l) => l.scenario === 'webhooks_quota')!;
+    const second = quota.second_incremental as { status: string; not_modified_304: number; rate_limit_points: number };
+    expect(second.status).toBe('success');
+    expect(second.not_modified_304).toBeGreaterThan(0);
+    expect(second.rate_limit_points).toBe(0);
   });
 
   it('writes the results file and the chart of the ratios', async () => {

@@ -7,6 +7,7 @@ import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
 import { createApiToken } from '../../src/api/tokens.js';
 import { BullMqBroker } from '../../src/broker/bullmq.js';
 import { systemClock } from '../../src/clock.js';
+import type { ResolvedSettings } from '../../src/config.js';
 import type { Db } from '../../src/db/types.js';
 import { Engine } from '../../src/engine.js';
 import type { ProviderRegistry } from '../../src/providers/registry.js';
@@ -26,6 +27,8 @@ export interface ApiStackOptions {
   poolSize?: number;
   /** Worker concurrency. @default the engine's */
   concurrency?: number;
+  /** Settings over `testSettings` (e.g. a short `webhookDebounceMs`). @default none */
+  settings?: Partial<ResolvedSettings>;
 }
 
 export type ApiAnswer = Awaited<ReturnType<ResponseLog['call']>>;
@@ -59,7 +62,12 @@ export async function openApiStack(o: ApiStackOptions): Promise<ApiStack> {
   };
   try {
     engine = await Engine.open({
-      settings: testSettings({ secretKey: SecretKey.generate(), queuePrefix: prefix, redisUrl: REDIS_URL }),
+      settings: testSettings({
+        ...o.settings,
+        secretKey: SecretKey.generate(),
+        queuePrefix: prefix,
+        redisUrl: REDIS_URL,
+      }),
       db: t.db,
       broker,
       logger: log.logger,
