@@ -8,59 +8,27 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../src/api/server.js';
-import { createApiToken } from '../../src/api/tokens.js';
-import { InProcessBroker } from '../../src/broker/inprocess.js';
-import { systemClock } from '../../src/clock.js';
 import type { Db } from '../../src/db/types.js';
-import { Engine } from '../../src/engine.js';
-import { SecretKey } from '../../src/secrets/key.js';
 import { signWebhookBody } from '../../src/secrets/webhookSecrets.js';
-import { testSettings } from '../helpers/engine.js';
-import { findLeaks, memoryLogger } from '../helpers/leakScan.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { findLeaks } from '../helpers/leakScan.js';
 import { ORG_A } from './helpers.js';
+import { openWebhookApp, type WebhookApp } from './webhookApp.js';
 
-let t: TestDatabase;
+let w: WebhookApp;
 let db: Db;
-let engine: Engine;
 let app: FastifyInstance;
-let admin: string;
-const log = memoryLogger('trace');
+let log: WebhookApp['log'];
 const shown: string[] = [];
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  db = t.db;
-  engine = await Engine.open({
-    settings: testSettings({ secretKey: SecretKey.generate(), webhookDebounceMs: 5000 }),
-    db,
-    broker: new InProcessBroker(),
-    logger: log.logger,
-    migrate: false,
-  });
-  app = await buildServer({ engine, rateLimit: false });
-  await app.ready();
-  admin = (await createApiToken(db, systemClock, { orgId: ORG_A, scopes: ['admin'], name: 'admin' })).token;
+  w = await openWebhookApp();
+  ({ db, app, log } = w);
 });
 afterAll(async () => {
-  await app?.close();
-  await engine?.close();
-  await t?.drop();
+  await w?.close();
 });
 
-async function api(method: 'GET' | 'POST', url: string, body?: unknown) {
-  const res = await app.inject({
-    method,
-    url,
-    headers: {
-      authorization: `Bearer ${admin}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-  });
-  return { status: res.statusCode, body: res.json<Record<string, unknown>>(), text: res.body };
-}
+const api: WebhookApp['api'] = (method, url, body) => w.api(method, url, body);
 
 async function integration(provider: 'linear' | 'jira', name: string, sources: string[]): Promise<string> {
   const datasets = ['work-items', 'work-item-comments'];
