@@ -52,7 +52,8 @@ const DONE_STATUS: WorkItemStatus = 'done';
  * from the integration's work_items and pull_requests that are not deleted (see
  * docs/normalized-store.md for each figure). An item's end is its completed_at when done or
  * cancelled (updated_at, then created_at, when completed_at is missing); todo / in_progress items
- * have not ended. Takes no row locks; returns rows inserted.
+ * have not ended. A generation another handler wrote at the same instant (two runs of the
+ * integration ending side by side) takes these figures: locks those rows. Returns rows written.
  */
 export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Promise<number> {
   const s = tx.schema;
@@ -106,7 +107,11 @@ export async function insertMetricsGeneration(tx: Tx, g: MetricsGeneration): Pro
        FROM days d
        LEFT JOIN completed c ON c.day = d.day
        LEFT JOIN merged m ON m.day = d.day
-      ORDER BY d.day`,
+      ORDER BY d.day
+     ON CONFLICT (org_id, integration_id, day, computed_at) DO UPDATE SET
+       items_created = EXCLUDED.items_created, items_completed = EXCLUDED.items_completed, wip = EXCLUDED.wip,
+       cycle_time_p50_hours = EXCLUDED.cycle_time_p50_hours, cycle_time_p90_hours = EXCLUDED.cycle_time_p90_hours,
+       prs_merged = EXCLUDED.prs_merged, pr_time_to_merge_p50_hours = EXCLUDED.pr_time_to_merge_p50_hours`,
     [g.orgId, g.integrationId, g.firstDay, g.lastDay, g.computedAt, ENDED_STATUSES, DONE_STATUS],
   );
   return res.rowCount;

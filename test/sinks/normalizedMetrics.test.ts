@@ -367,6 +367,54 @@ describe('work-item-metrics and a concurrent purge (PostgreSQL)', () => {
   });
 });
 
+describe('work-item-metrics of two runs ending side by side (PostgreSQL)', () => {
+  it('two handlers computing at the same instant both succeed: one generation, the later figures', async () => {
+    const t = await createTestDatabase({ poolSize: 4 });
+    let release = () => {};
+    try {
+      const id = await insertIntegration(t.db, ORG);
+      await t.db.query(
+        `INSERT INTO ${t.db.schema.table('work_items')} (org_id, integration_id, provider, external_id, last_synced_at,
+                                                         created_at)
+         VALUES ($1, $2, 'github', '1', now(), '2026-03-02T10:00:00Z')`,
+        [ORG, id],
+      );
+      const clock = new ManualClock(NOW);
+      const logger = pino({ level: 'silent' });
+      const payload = { ...basePayload(id), window: { from: at('03-02T00:00'), to: at('03-03T00:00') } };
+      const gate = new Promise<void>((r) => (release = r));
+      let first = 0;
+      // The first handler's generation is written and not committed when the second computes its own.
+      const held = t.db.transaction(async (tx) => {
+        first = await computeWorkItemMetrics(payload, { tx, idempotencyKey: 'a', clock, logger });
+        await gate;
+      });
+      await waitFor(async () => first > 0);
+      await t.db.query(
+        `INSERT INTO ${t.db.schema.table('work_items')} (org_id, integration_id, provider, external_id, last_synced_at,
+                                                         created_at)
+         VALUES ($1, $2, 'github', '2', now(), '2026-03-02T11:00:00Z')`,
+        [ORG, id],
+      );
+      const second = t.db.transaction((tx) =>
+        computeWorkItemMetrics(payload, { tx, idempotencyKey: 'b', clock, logger }),
+      );
+      release();
+      await held;
+      expect(await second).toBe(first);
+      const { rows } = await t.db.query<{ day: string; items_created: number }>(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, items_created
+           FROM ${t.db.schema.table('work_item_metrics_daily')} WHERE integration_id = $1 ORDER BY day`,
+        [id],
+      );
+      expect(rows.find((r) => r.day === '2026-03-02')?.items_created).toBe(2);
+    } finally {
+      release();
+      await t.drop();
+    }
+  });
+});
+
 function basePayload(integrationId: string): PostSyncPayload {
   return {
     orgId: ORG,
