@@ -28,6 +28,7 @@ const SCENARIOS = [
   'verify_github',
   'webhooks_ingestion',
   'webhooks_quota',
+  'webhook_freshness',
 ];
 
 interface Run {
@@ -198,6 +199,22 @@ describe('npm run bench -- --quick', () => {
     expect(second.status).toBe('success');
     expect(second.not_modified_304).toBeGreaterThan(0);
     expect(second.rate_limit_points).toBe(0);
+  });
+
+  it('webhook freshness: every edit landed and every delivery received, in every shape', () => {
+    const line = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.scenario === 'webhook_freshness')!;
+    expect(line.every_edit_landed).toBe(true);
+    const shapes = line.shapes as { edits_made: number; edits_landed: number; deliveries_accounted: boolean }[];
+    expect(shapes.length).toBeGreaterThan(0);
+    for (const s of shapes) {
+      expect(s.edits_made).toBeGreaterThan(0);
+      expect(s.edits_landed).toBe(s.edits_made);
+      expect(s.deliveries_accounted).toBe(true);
+    }
   });
 
   it('writes the results file and the chart of the ratios', async () => {
