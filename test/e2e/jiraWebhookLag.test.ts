@@ -61,6 +61,7 @@ describe('Jira webhooks while search lags', () => {
 
   it('an edit search does not show yet lands through the run its delivery armed', async () => {
     const edited: { id: string; updated: number }[] = [];
+    const logFrom = emu.requestLog.length;
     for (let i = 0; i < 3; i++) {
       const key = emu.churnEdit();
       expect(key).not.toBeNull();
@@ -91,5 +92,16 @@ describe('Jira webhooks while search lags', () => {
       [integrationId],
     );
     expect(deliveries).toEqual([{ status: 'received', n: 3 }]);
+    // Statuses are read once per work-item unit, however many reads (search, direct) it made.
+    const { rows: units } = await stack.t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${stack.t.db.schema.sync_run_units} u
+         JOIN ${stack.t.db.schema.sync_runs} r ON r.id = u.sync_run_id
+        WHERE r.integration_id = $1 AND r.triggered_by = 'webhook'
+          AND u.dataset_key = 'work-items' AND u.started_at IS NOT NULL`,
+      [integrationId],
+    );
+    const statusReads = emu.requestLog.slice(logFrom).filter((l) => l.path === '/rest/api/3/status').length;
+    expect(units[0]!.n).toBeGreaterThan(0);
+    expect(statusReads).toBe(units[0]!.n);
   }, 90_000);
 });

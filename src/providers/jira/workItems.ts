@@ -241,8 +241,21 @@ export async function callerTimeZone(job: Job): Promise<string> {
   return typeof me.timeZone === 'string' && isTimeZone(me.timeZone) ? me.timeZone : 'UTC';
 }
 
-/** Status id → category key, for the changelog's transitions. */
-async function statusCategories(job: Job): Promise<StatusCategories> {
+/** Each unit's status categories, read at most once however many reads of its family it makes. */
+const categoriesOf = new WeakMap<Job, Promise<StatusCategories>>();
+
+/** Status id → category key, for the changelog's transitions (one GET per unit; a failed read is not kept). */
+function statusCategories(job: Job): Promise<StatusCategories> {
+  let read = categoriesOf.get(job);
+  if (!read) {
+    read = readStatusCategories(job);
+    categoriesOf.set(job, read);
+    read.catch(() => categoriesOf.delete(job));
+  }
+  return read;
+}
+
+async function readStatusCategories(job: Job): Promise<StatusCategories> {
   const statuses = await job.jira.get<JiraStatus[]>(jiraApi(job.config).status);
   const map = new Map<string, string>();
   for (const s of statuses) if (s.statusCategory?.key) map.set(String(s.id), s.statusCategory.key);
