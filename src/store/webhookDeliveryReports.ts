@@ -10,6 +10,7 @@ import { sqlLit } from './sql.js';
 import {
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_OUTCOMES,
+  type WebhookDeliveryRow,
   type WebhookDeliveryStatus,
   type WebhookOutcome,
 } from './webhookDeliveries.js';
@@ -44,19 +45,7 @@ export interface DeliveryListFilter {
 }
 
 /** A delivery as listed: every column but the org, with received_at in µs for the next page's cursor. */
-export interface DeliveryListRow {
-  id: string;
-  integration_id: string;
-  provider: string;
-  delivery_id: string | null;
-  event: string | null;
-  action: string | null;
-  source: string | null;
-  status: WebhookDeliveryStatus;
-  outcome: WebhookOutcome | null;
-  summary: Record<string, unknown>;
-  sync_run_id: string | null;
-  received_at: Date;
+export interface DeliveryListRow extends Omit<WebhookDeliveryRow, 'org_id'> {
   cursor_us: string;
 }
 
