@@ -36,7 +36,6 @@ import type { TriggeredBy } from '../domain/statuses.js';
 import { describeError } from '../errors.js';
 import { markDeleted } from '../sinks/normalized/tombstones.js';
 import {
-  findEnabledSource,
   getIntegration,
   listDatasets,
   listSources,
@@ -47,20 +46,21 @@ import { countLiveRuns } from '../store/runs.js';
 import { nameItem } from '../store/webhookNamedItems.js';
 import {
   armPendingDeliveries,
+  insertDecidedDelivery,
   insertInertDelivery,
   insertReceivedDelivery,
   setDeliveryOutcome,
   type NewDelivery,
+  type RememberedRead,
   type WebhookOutcome,
 } from '../store/webhookDeliveries.js';
 import {
-  findJoinableRun,
   integrationsWithPendingRuns,
-  isSourceBusy,
-  rememberPendingRun,
+  readRoutingFacts,
   takeFreePendingRuns,
   takePendingRuns,
   type PendingRun,
+  type RoutingFacts,
 } from '../store/webhookRuns.js';
 import { sourceKeyOf } from './sourceHints.js';
 import { triggerInTx, type TriggerDeps } from './triggers.js';
@@ -86,7 +86,7 @@ export interface ReceivedDelivery {
 /** What a delivery row records of it. */
 type DeliveryFields = Pick<NewDelivery, 'deliveryId' | 'event' | 'action' | 'source' | 'summary'>;
 
-function rowOf(integration: IntegrationRow, d: DeliveryFields): NewDelivery {
+function rowOf(integration: Pick<IntegrationRow, 'id' | 'org_id' | 'provider'>, d: DeliveryFields): NewDelivery {
   return {
     orgId: integration.org_id,
     integrationId: integration.id,
@@ -113,6 +113,8 @@ export function recordRejectedDelivery(
 /**
  * Records a readable signed delivery to the `provider` integration `integrationId` and does what it
  * asks (see the module's comment), in `tx`. Null when there is no such integration of that provider.
+ * A delivery that joins a run, is remembered or is ignored takes two statements (what its route
+ * depends on; its row with the outcome, and what it remembers); only arming takes more.
  */
 export async function receiveDeliveryInTx(
   tx: Tx,
@@ -120,27 +122,86 @@ export async function receiveDeliveryInTx(
   target: { provider: string; integrationId: string },
   d: WebhookDelivery,
 ): Promise<ReceivedDelivery | null> {
-  const integration = await getIntegration(tx, target.integrationId);
+  const key = await deliverySourceKey(tx, target, d);
+  if (key === undefined) return null;
+  const ask = { integrationId: target.integrationId, sourceKey: key ?? '', datasets: d.datasets };
+  const facts = await readRoutingFacts(tx, { ...ask, triggeredBy: WEBHOOK_TRIGGER });
+  const integration = facts.integration;
   if (!integration || integration.provider !== target.provider) return null;
   const now = deps.clock.now();
-  const resolved = { ...d, source: await sourceKeyOf(tx, integration, d) };
-  const source = await sourceOf(tx, integration, resolved);
+  const resolved = { ...d, source: key };
+  const source = integration.enabled ? facts.source : null;
   // Decided before anything is written: a row referencing the integration takes a key-share lock on
   // it, and a transaction holding one must not then wait for the integration's row lock (two
   // arming deliveries would each wait for the other).
-  const route = source === null ? null : await routeOf(tx, deps, integration, source, resolved);
-  const id = await insertReceivedDelivery(tx, rowOf(integration, resolved), now);
-  if (id === null) {
-    const dup = await insertInertDelivery(tx, rowOf(integration, resolved), 'duplicate', now);
-    return { id: dup, duplicate: true, outcome: null, syncRunId: null };
-  }
-  const { outcome, runId } = source === null ? IGNORED : await act(tx, deps, integration, source, resolved, route, now);
-  await setDeliveryOutcome(tx, id, outcome, runId);
-  return { id, duplicate: false, outcome, syncRunId: runId };
+  const route = source === null ? null : await routeOf(tx, deps, facts, source, ask);
+  const row = rowOf(integration, resolved);
+  if (route !== null && 'arm' in route) return receiveArming(tx, deps, route, source!, resolved, now);
+  const decided = decidedOf(route);
+  const id = await insertDecidedDelivery(tx, row, decided, now);
+  if (id === null) return duplicateOf(tx, row, now);
+  if (source !== null) await applyToStore(tx, integration, source, resolved, route !== null, now);
+  return { id, duplicate: false, outcome: decided.outcome, syncRunId: decided.runId };
+}
+
+/**
+ * The source key the delivery names, or the stored one its hint leads to (null: none); undefined
+ * when a hint must be followed and there is no such integration of that provider.
+ */
+async function deliverySourceKey(
+  tx: Tx,
+  target: { provider: string; integrationId: string },
+  d: WebhookDelivery,
+): Promise<string | null | undefined> {
+  if (d.source !== null || d.sourceHint === null) return d.source;
+  const integration = await getIntegration(tx, target.integrationId);
+  if (!integration || integration.provider !== target.provider) return undefined;
+  return sourceKeyOf(tx, integration, d);
+}
+
+/** The outcome written with a delivery that does not arm: its run joined, or its read remembered. */
+function decidedOf(route: Exclude<Route, { arm: Wanted }> | null): {
+  outcome: WebhookOutcome;
+  runId: string | null;
+  remember: RememberedRead | null;
+} {
+  if (route === null) return { outcome: 'ignored', runId: null, remember: null };
+  if ('join' in route) return { outcome: 'coalesced', runId: route.join, remember: null };
+  const { sourceId, datasets } = route.remember;
+  return { outcome: 'pending', runId: null, remember: { sourceId, datasets } };
+}
+
+async function duplicateOf(tx: Tx, row: NewDelivery, now: Date): Promise<ReceivedDelivery> {
+  const dup = await insertInertDelivery(tx, row, 'duplicate', now);
+  return { id: dup, duplicate: true, outcome: null, syncRunId: null };
+}
+
+/** A delivery that arms a run (the integration locked): its row, what it asks of the store, the run. */
+async function receiveArming(
+  tx: Tx,
+  deps: WebhookDeps,
+  route: { arm: Wanted; integration: IntegrationRow },
+  source: SourceRef,
+  d: WebhookDelivery,
+  now: Date,
+): Promise<ReceivedDelivery> {
+  const row = rowOf(route.integration, d);
+  const id = await insertReceivedDelivery(tx, row, now);
+  if (id === null) return duplicateOf(tx, row, now);
+  await applyToStore(tx, route.integration, source, d, true, now);
+  const dispatchAt = new Date(now.getTime() + deps.settings.webhookDebounceMs);
+  const sourceRun = { source_id: route.arm.sourceId, datasets: route.arm.datasets };
+  const runId = await armWebhookRun(tx, deps, route.integration, [sourceRun], dispatchAt);
+  const { outcome, runId: armed } = runId === null ? IGNORED : { outcome: 'armed' as const, runId };
+  await setDeliveryOutcome(tx, id, outcome, armed);
+  return { id, duplicate: false, outcome, syncRunId: armed };
 }
 
 type Acted = { outcome: WebhookOutcome; runId: string | null };
 const IGNORED: Acted = { outcome: 'ignored', runId: null };
+
+/** The source a delivery is about: its id and key. */
+type SourceRef = Pick<SourceRow, 'id' | 'external_key'>;
 
 /** A delivery's source and datasets, to read. */
 type Wanted = { orgId: string; integrationId: string; sourceId: string; datasets: string[] };
@@ -148,60 +209,57 @@ type Wanted = { orgId: string; integrationId: string; sourceId: string; datasets
 /** What a delivery will do: join a planned run, be remembered, or arm one (the integration then locked). */
 type Route = { join: string } | { remember: Wanted } | { arm: Wanted; integration: IntegrationRow };
 
-/** The enabled source the delivery names, or null (disabled integration, none named, not synced). */
-async function sourceOf(tx: Tx, integration: IntegrationRow, d: WebhookDelivery): Promise<SourceRow | null> {
-  if (!integration.enabled || d.source === null) return null;
-  return findEnabledSource(tx, integration.id, d.source);
-}
+/** What the routing facts are read for. */
+type RoutingAsk = { integrationId: string; sourceKey: string; datasets: readonly string[] };
 
 /**
- * Where the delivery goes: the planned webhook run covering its source and datasets (its row then
- * locked FOR SHARE), remembered while a live run reads the source, or a run to arm — decided again
- * under the integration's row lock (another delivery may have armed meanwhile; the live-run cap is
- * checked then). Null when none of its datasets is enabled. Writes nothing.
+ * Where the delivery goes: the planned webhook run covering its source and datasets (its row locked
+ * FOR SHARE by `facts`), remembered while a unit of the source is open, or a run to arm — decided
+ * again under the integration's row lock (another delivery may have armed meanwhile; the live-run
+ * cap is checked then). Null when none of its datasets is enabled. Writes nothing.
  */
 async function routeOf(
   tx: Tx,
   deps: WebhookDeps,
-  integration: IntegrationRow,
-  source: SourceRow,
-  d: WebhookDelivery,
+  facts: RoutingFacts,
+  source: SourceRef,
+  ask: RoutingAsk,
 ): Promise<Route | null> {
-  const enabled = await enabledDatasets(tx, integration.id);
-  const datasets = d.datasets.filter((k) => enabled.has(k));
-  if (datasets.length === 0) return null;
-  const wanted: Wanted = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id, datasets };
-  const first = await joinOrRemember(tx, deps, wanted, false);
+  if (facts.datasets.length === 0) return null;
+  const integration = facts.integration!;
+  const wanted: Wanted = {
+    orgId: integration.org_id,
+    integrationId: integration.id,
+    sourceId: source.id,
+    datasets: facts.datasets,
+  };
+  const first = joinOrRemember(facts, wanted, false);
   if (first) return first;
   const locked = await getIntegration(tx, integration.id, { lock: true });
   if (!locked?.enabled) return null;
-  return (await joinOrRemember(tx, deps, wanted, true)) ?? { arm: wanted, integration: locked };
+  const again = await readRoutingFacts(tx, { ...ask, triggeredBy: WEBHOOK_TRIGGER });
+  const atCap = async () => (await countLiveRuns(tx, locked.id)) >= deps.settings.integrationMaxLiveRuns;
+  return joinOrRemember(again, wanted, await atCap()) ?? { arm: wanted, integration: locked };
+}
+
+/** The run to join, or remembering while the source is busy (or `capped`); null: neither — arm one. */
+function joinOrRemember(facts: RoutingFacts, wanted: Wanted, capped: boolean): Route | null {
+  if (facts.joinable !== null) return { join: facts.joinable };
+  return facts.busy || capped ? { remember: wanted } : null;
 }
 
 /**
- * The planned webhook run covering the source and datasets (locked FOR SHARE), or remembering them
- * while a live run reads the source (or, `capped` checked, the integration is at its cap). Null:
- * neither — arm one.
+ * What the delivery asks of the store besides its run: a deleted work item tombstoned; one a lagging
+ * listing may not show yet named for the run to read directly (only when it goes to a run: `routed`).
  */
-async function joinOrRemember(tx: Tx, deps: WebhookDeps, wanted: Wanted, capped: boolean): Promise<Route | null> {
-  const joinable = await findJoinableRun(tx, wanted.integrationId, WEBHOOK_TRIGGER, wanted.sourceId, wanted.datasets);
-  if (joinable) return { join: joinable };
-  const atCap = async () =>
-    capped && (await countLiveRuns(tx, wanted.integrationId)) >= deps.settings.integrationMaxLiveRuns;
-  if ((await isSourceBusy(tx, wanted.integrationId, wanted.sourceId)) || (await atCap())) return { remember: wanted };
-  return null;
-}
-
-/** What the delivery asks of the store (tombstone, named item), then the run it joins, waits for or arms. */
-async function act(
+async function applyToStore(
   tx: Tx,
-  deps: WebhookDeps,
-  integration: IntegrationRow,
-  source: SourceRow,
+  integration: Pick<IntegrationRow, 'id' | 'org_id' | 'provider'>,
+  source: SourceRef,
   d: WebhookDelivery,
-  route: Route | null,
+  routed: boolean,
   now: Date,
-): Promise<Acted> {
+): Promise<void> {
   if (d.deletesWorkItem !== null) {
     const scope = {
       orgId: integration.org_id,
@@ -212,20 +270,10 @@ async function act(
     };
     await markDeleted(tx, scope, [d.deletesWorkItem], now);
   }
-  if (route === null) return IGNORED;
-  if (d.namesWorkItem !== null) {
+  if (routed && d.namesWorkItem !== null) {
     const named = { orgId: integration.org_id, integrationId: integration.id, sourceId: source.id };
     await nameItem(tx, { ...named, externalId: d.namesWorkItem }, now);
   }
-  if ('join' in route) return { outcome: 'coalesced', runId: route.join };
-  if ('remember' in route) {
-    await rememberPendingRun(tx, route.remember, now);
-    return { outcome: 'pending', runId: null };
-  }
-  const dispatchAt = new Date(now.getTime() + deps.settings.webhookDebounceMs);
-  const sourceRun = { source_id: route.arm.sourceId, datasets: route.arm.datasets };
-  const runId = await armWebhookRun(tx, deps, route.integration, [sourceRun], dispatchAt);
-  return runId === null ? IGNORED : { outcome: 'armed', runId };
 }
 
 async function enabledDatasets(tx: Tx, integrationId: string): Promise<Set<string>> {

@@ -103,20 +103,6 @@ export async function listSources(tx: Tx, integrationId: string): Promise<Source
   return rows;
 }
 
-/**
- * The integration's enabled source whose key is `key` in any case (the first by key if two differ
- * only in case). Locks nothing. Returns it, or null.
- */
-export async function findEnabledSource(tx: Tx, integrationId: string, key: string): Promise<SourceRow | null> {
-  const { rows } = await tx.query<SourceRow>(
-    `SELECT * FROM ${tx.schema.integration_sources}
-      WHERE integration_id = $1 AND enabled AND lower(external_key) = lower($2)
-      ORDER BY external_key LIMIT 1`,
-    [integrationId, key],
-  );
-  return rows[0] ?? null;
-}
-
 export async function listDatasets(tx: Tx, integrationId: string): Promise<DatasetRow[]> {
   const { rows } = await tx.query<DatasetRow>(
     `SELECT * FROM ${tx.schema.integration_datasets} WHERE integration_id = $1 ORDER BY dataset_key`,

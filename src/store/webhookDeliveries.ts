@@ -60,6 +60,60 @@ export async function insertReceivedDelivery(tx: Tx, d: NewDelivery, now: Date):
   return rows[0]?.id ?? null;
 }
 
+/** A source's datasets to read once no unit of it is open (webhook_pending_runs). */
+export interface RememberedRead {
+  sourceId: string;
+  datasets: readonly string[];
+}
+
+/**
+ * Records a delivery `received` with what it did already decided (`outcome`, the run it joined),
+ * unless one of the same provider and delivery id was received before; with `remember`, also
+ * remembers that read in webhook_pending_runs (the source's datasets merged with what is there),
+ * only when the delivery row was inserted. One statement.
+ * Locks: the new row, then the source's remembered row. Returns the new row's id, or null for a redelivery.
+ */
+export async function insertDecidedDelivery(
+  tx: Tx,
+  d: NewDelivery,
+  decided: { outcome: WebhookOutcome; runId: string | null; remember: RememberedRead | null },
+  now: Date,
+): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH delivery AS (
+       INSERT INTO ${tx.schema.webhook_deliveries}
+         (org_id, integration_id, provider, delivery_id, event, action, source, status, summary, received_at,
+          outcome, sync_run_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, ${RECEIVED}, $8::jsonb, $9, $10, $11)
+       ON CONFLICT (provider, delivery_id) WHERE status = ${RECEIVED} DO NOTHING
+       RETURNING id),
+     remembered AS (
+       INSERT INTO ${tx.schema.webhook_pending_runs} AS p
+         (integration_id, source_id, org_id, datasets, first_at, updated_at)
+       SELECT $2, $12::uuid, $1, $13::text[], $9, $9 FROM delivery WHERE $12::uuid IS NOT NULL
+       ON CONFLICT (integration_id, source_id) DO UPDATE SET
+         datasets = ARRAY(SELECT DISTINCT k FROM unnest(p.datasets || EXCLUDED.datasets) AS k ORDER BY k),
+         updated_at = EXCLUDED.updated_at)
+     SELECT id FROM delivery`,
+    [
+      d.orgId,
+      d.integrationId,
+      d.provider,
+      d.deliveryId,
+      d.event,
+      d.action,
+      d.source,
+      JSON.stringify(d.summary),
+      now,
+      decided.outcome,
+      decided.runId,
+      decided.remember?.sourceId ?? null,
+      decided.remember ? [...decided.remember.datasets] : null,
+    ],
+  );
+  return rows[0]?.id ?? null;
+}
+
 /** Records a delivery that arms nothing (`duplicate` or `rejected`). Locks nothing but the new row. Returns its id. */
 export async function insertInertDelivery(
   tx: Tx,

@@ -12,35 +12,6 @@ import { RUN_OPEN, sqlLit, UNIT_OPEN } from './sql.js';
 const PLANNED = sqlLit('planned');
 
 /**
- * The integration's planned incremental run, triggered as `triggeredBy`, whose plan covers the source and every
- * one of `datasets` (its `result.sources` and `result.datasets`), oldest first. Locks its row FOR SHARE, so it
- * stays planned (not dispatched: nothing read yet) until the caller's transaction ends; a run dispatched
- * meanwhile is not returned. Returns its id, or null.
- */
-export async function findJoinableRun(
-  tx: Tx,
-  integrationId: string,
-  triggeredBy: string,
-  sourceId: string,
-  datasets: readonly string[],
-): Promise<string | null> {
-  const { rows } = await tx.query<{ id: string }>(
-    `SELECT id FROM ${tx.schema.sync_runs}
-      WHERE integration_id = $1 AND status = ${PLANNED} AND triggered_by = $2 AND mode = $5
-        AND result->'sources' @> jsonb_build_array($3::text) AND result->'datasets' @> $4::jsonb
-      ORDER BY created_at LIMIT 1
-      FOR SHARE`,
-    [integrationId, triggeredBy, sourceId, JSON.stringify(datasets), 'incremental' satisfies SyncMode],
-  );
-  return rows[0]?.id ?? null;
-}
-
-export interface PendingRun {
-  source_id: string;
-  datasets: string[];
-}
-
-/**
  * A non-terminal run of the integration has a unit of source `p` not ended yet (SQL over alias
  * `p.source_id`): the source is being read. Once its units have ended, the run's other sources do
  * not hold it.
@@ -50,34 +21,80 @@ const BUSY = (s: Tx['schema']) =>
             WHERE r.integration_id = p.integration_id AND r.status IN ${RUN_OPEN} AND u.source_id = p.source_id
               AND u.status IN ${UNIT_OPEN})`;
 
-/** Whether a non-terminal run of the integration has a unit of the source not ended yet. Locks nothing. */
-export async function isSourceBusy(tx: Tx, integrationId: string, sourceId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ busy: boolean }>(
-    `SELECT ${BUSY(tx.schema)} AS busy FROM (SELECT $1::uuid AS integration_id, $2::uuid AS source_id) p`,
-    [integrationId, sourceId],
-  );
-  return rows[0]!.busy;
+/** What a delivery's route is decided from (`readRoutingFacts`). */
+export interface RoutingFacts {
+  /** The integration as stored now; null when there is none. */
+  integration: { id: string; org_id: string; provider: string; enabled: boolean } | null;
+  /** The enabled source of the delivery's key; null when none. */
+  source: { id: string; external_key: string } | null;
+  /** The delivery's datasets the integration has enabled, sorted. */
+  datasets: string[];
+  /** The planned incremental run (of `triggeredBy`) covering the source and those datasets: locked FOR SHARE. */
+  joinable: string | null;
+  /** A non-terminal run of the integration has a unit of the source not ended yet. */
+  busy: boolean;
+}
+
+interface RawFacts {
+  integration_id: string | null;
+  org_id: string | null;
+  provider: string | null;
+  enabled: boolean | null;
+  source_id: string | null;
+  source_key: string | null;
+  datasets: string[];
+  joinable: string | null;
+  busy: boolean;
 }
 
 /**
- * Remembers that the source's `datasets` are to be read once it is no longer busy: one row per
- * source, the datasets of every remembered delivery merged.
- * Locks: that row. Returns nothing.
+ * Everything a webhook delivery's route depends on, in one statement: the integration, the enabled
+ * source of `sourceKey` (any case), which of `datasets` are enabled, the planned run of `triggeredBy`
+ * it could join, and whether the source is busy (BUSY). Locks the joinable run's row FOR SHARE (it
+ * stays planned until the caller's transaction ends) and nothing else. Returns the facts.
  */
-export async function rememberPendingRun(
+export async function readRoutingFacts(
   tx: Tx,
-  p: { orgId: string; integrationId: string; sourceId: string; datasets: readonly string[] },
-  now: Date,
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO ${tx.schema.webhook_pending_runs} AS p
-       (integration_id, source_id, org_id, datasets, first_at, updated_at)
-     VALUES ($1, $2, $3, $4::text[], $5, $5)
-     ON CONFLICT (integration_id, source_id) DO UPDATE SET
-       datasets = ARRAY(SELECT DISTINCT d FROM unnest(p.datasets || EXCLUDED.datasets) AS d ORDER BY d),
-       updated_at = EXCLUDED.updated_at`,
-    [p.integrationId, p.sourceId, p.orgId, [...p.datasets], now],
+  q: { integrationId: string; sourceKey: string; datasets: readonly string[]; triggeredBy: string },
+): Promise<RoutingFacts> {
+  const s = tx.schema;
+  const { rows } = await tx.query<RawFacts>(
+    `WITH src AS (
+       SELECT id, external_key FROM ${s.integration_sources}
+        WHERE integration_id = $1 AND enabled AND lower(external_key) = lower($2)
+        ORDER BY external_key LIMIT 1),
+     ds AS (
+       SELECT coalesce(array_agg(dataset_key ORDER BY dataset_key), '{}'::text[]) AS keys
+         FROM ${s.integration_datasets} WHERE integration_id = $1 AND enabled AND dataset_key = ANY($3::text[])),
+     joinable AS (
+       SELECT r.id FROM ${s.sync_runs} r, src, ds
+        WHERE r.integration_id = $1 AND r.status = ${PLANNED} AND r.triggered_by = $4 AND r.mode = $5
+          AND cardinality(ds.keys) > 0
+          AND r.result->'sources' @> jsonb_build_array(src.id::text) AND r.result->'datasets' @> to_jsonb(ds.keys)
+        ORDER BY r.created_at LIMIT 1
+        FOR SHARE OF r)
+     SELECT i.id AS integration_id, i.org_id, i.provider, i.enabled, src.id AS source_id,
+            src.external_key AS source_key, ds.keys AS datasets, (SELECT id FROM joinable) AS joinable,
+            coalesce((SELECT ${BUSY(s)} FROM (SELECT $1::uuid AS integration_id, src.id AS source_id) p), false) AS busy
+       FROM ds LEFT JOIN ${s.integrations} i ON i.id = $1 LEFT JOIN src ON true`,
+    [q.integrationId, q.sourceKey, [...q.datasets], q.triggeredBy, 'incremental' satisfies SyncMode],
   );
+  const r = rows[0]!;
+  return {
+    integration:
+      r.integration_id === null
+        ? null
+        : { id: r.integration_id, org_id: r.org_id!, provider: r.provider!, enabled: r.enabled! },
+    source: r.source_id === null ? null : { id: r.source_id, external_key: r.source_key! },
+    datasets: r.datasets,
+    joinable: r.joinable,
+    busy: r.busy,
+  };
+}
+
+export interface PendingRun {
+  source_id: string;
+  datasets: string[];
 }
 
 /**
