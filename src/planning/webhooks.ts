@@ -214,9 +214,11 @@ type RoutingAsk = { integrationId: string; sourceKey: string; datasets: readonly
 
 /**
  * Where the delivery goes: the planned webhook run covering its source and datasets (its row locked
- * FOR SHARE by `facts`), remembered while a unit of the source is open, or a run to arm — decided
- * again under the integration's row lock (another delivery may have armed meanwhile; the live-run
- * cap is checked then). Null when none of its datasets is enabled. Writes nothing.
+ * FOR SHARE by `facts`), remembered while a unit of the source is open or the integration has its
+ * cap of live runs, or a run to arm — decided again under the integration's row lock (another
+ * delivery may have armed meanwhile). Null when none of its datasets is enabled. Writes nothing.
+ * Remembering on what was read without the lock is safe: a run that ends meanwhile leaves the
+ * remembered read to the reconciler's next pass, as one that ends after the commit does.
  */
 async function routeOf(
   tx: Tx,
@@ -233,19 +235,19 @@ async function routeOf(
     sourceId: source.id,
     datasets: facts.datasets,
   };
-  const first = joinOrRemember(facts, wanted, false);
+  const cap = deps.settings.integrationMaxLiveRuns;
+  const first = joinOrRemember(facts, wanted, cap);
   if (first) return first;
   const locked = await getIntegration(tx, integration.id, { lock: true });
   if (!locked?.enabled) return null;
   const again = await readRoutingFacts(tx, { ...ask, triggeredBy: WEBHOOK_TRIGGER });
-  const atCap = async () => (await countLiveRuns(tx, locked.id)) >= deps.settings.integrationMaxLiveRuns;
-  return joinOrRemember(again, wanted, await atCap()) ?? { arm: wanted, integration: locked };
+  return joinOrRemember(again, wanted, cap) ?? { arm: wanted, integration: locked };
 }
 
-/** The run to join, or remembering while the source is busy (or `capped`); null: neither — arm one. */
-function joinOrRemember(facts: RoutingFacts, wanted: Wanted, capped: boolean): Route | null {
+/** The run to join, or remembering while the source is busy or the integration at `cap`; null: neither — arm one. */
+function joinOrRemember(facts: RoutingFacts, wanted: Wanted, cap: number): Route | null {
   if (facts.joinable !== null) return { join: facts.joinable };
-  return facts.busy || capped ? { remember: wanted } : null;
+  return facts.busy || facts.liveRuns >= cap ? { remember: wanted } : null;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface RoutingFacts {
   joinable: string | null;
   /** A non-terminal run of the integration has a unit of the source not ended yet. */
   busy: boolean;
+  /** The integration's non-terminal runs, of any mode. */
+  liveRuns: number;
 }
 
 interface RawFacts {
@@ -45,13 +47,15 @@ interface RawFacts {
   datasets: string[];
   joinable: string | null;
   busy: boolean;
+  live_runs: number;
 }
 
 /**
  * Everything a webhook delivery's route depends on, in one statement: the integration, the enabled
  * source of `sourceKey` (any case), which of `datasets` are enabled, the planned run of `triggeredBy`
- * it could join, and whether the source is busy (BUSY). Locks the joinable run's row FOR SHARE (it
- * stays planned until the caller's transaction ends) and nothing else. Returns the facts.
+ * it could join, whether the source is busy (BUSY) and how many runs of the integration are live.
+ * Locks the joinable run's row FOR SHARE (it stays planned until the caller's transaction ends) and
+ * nothing else. Returns the facts.
  */
 export async function readRoutingFacts(
   tx: Tx,
@@ -75,7 +79,10 @@ export async function readRoutingFacts(
         FOR SHARE OF r)
      SELECT i.id AS integration_id, i.org_id, i.provider, i.enabled, src.id AS source_id,
             src.external_key AS source_key, ds.keys AS datasets, (SELECT id FROM joinable) AS joinable,
-            coalesce((SELECT ${BUSY(s)} FROM (SELECT $1::uuid AS integration_id, src.id AS source_id) p), false) AS busy
+            coalesce((SELECT ${BUSY(s)} FROM (SELECT $1::uuid AS integration_id, src.id AS source_id) p), false)
+              AS busy,
+            (SELECT count(*)::int FROM ${s.sync_runs} WHERE integration_id = $1 AND status IN ${RUN_OPEN})
+              AS live_runs
        FROM ds LEFT JOIN ${s.integrations} i ON i.id = $1 LEFT JOIN src ON true`,
     [q.integrationId, q.sourceKey, [...q.datasets], q.triggeredBy, 'incremental' satisfies SyncMode],
   );
@@ -89,6 +96,7 @@ export async function readRoutingFacts(
     datasets: r.datasets,
     joinable: r.joinable,
     busy: r.busy,
+    liveRuns: r.live_runs,
   };
 }
 
