@@ -5,7 +5,7 @@
  *   --quick            small sizes (the CI smoke run)
  *   --reps <n>         repetitions per measurement (default 5, quick 1)
  *   --only <a,b>       scenarios to run: relay, e2e, latency, recovery, history, backfill, github, linear, jira,
- *                      verify, webhooks, webhookFreshness
+ *                      verify, webhooks, webhookFreshness, pooler
  *   --out <dir>        where results go (default bench/results)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ import { historyScenario } from './scenarios/history.js';
 import { jiraScenario } from './scenarios/jira.js';
 import { latencyScenario } from './scenarios/latency.js';
 import { linearScenario } from './scenarios/linear.js';
+import { poolerScenario } from './scenarios/pooler.js';
 import { recoveryScenario } from './scenarios/recovery.js';
 import { relayScenario } from './scenarios/relay.js';
 import { verifyScenario } from './scenarios/verify.js';
@@ -43,6 +44,7 @@ const SCENARIOS: Record<string, Scenario> = {
   verify: verifyScenario,
   webhooks: webhooksScenario,
   webhookFreshness: webhookFreshnessScenario,
+  pooler: poolerScenario,
 };
 
 function parse(argv: string[]) {

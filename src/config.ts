@@ -1,16 +1,60 @@
+import { readFileSync } from 'node:fs';
 import { DEFAULT_SCHEMA, validateSchemaName } from './db/schema.js';
+import { checkPgTls, sslModeSetting, type SslMode } from './db/tls.js';
 import { ValidationError } from './errors.js';
 import { outboundSettings, type OutboundSettings } from './providers/kit/outbound.js';
 import { SecretKey } from './secrets/key.js';
 
 export type PostSyncDelivery = 'at-most-once' | 'exactly-once';
+/** `transaction`: DATABASE_URL is a transaction-pooling PgBouncer (no session state between transactions). */
+export type DbPooler = 'none' | 'transaction';
 
 /** Settings resolved once at start; every duration in milliseconds. */
 export interface ResolvedSettings {
   /** PostgreSQL URL. @default unset → embedded PGlite in `dataDir` */
   databaseUrl: string | undefined;
-  /** Redis URL. @default unset → in-process broker (single process only) */
+  /**
+   * A PostgreSQL URL with session semantics — the server itself or a session-mode pooler
+   * (DATABASE_DIRECT_URL): it carries the LISTEN connection and `syncrelay migrate`. @default unset →
+   * DATABASE_URL, or no LISTEN at all when DATABASE_URL is a transaction pooler
+   */
+  databaseDirectUrl: string | undefined;
+  /**
+   * What DATABASE_URL points at (SYNCRELAY_DB_POOLER): `none` — the server or a session pooler;
+   * `transaction` — a transaction pooler (PgBouncer pool_mode=transaction). @default none
+   */
+  databasePooler: DbPooler;
+  /**
+   * Named prepared statements on pooled connections (SYNCRELAY_DB_PREPARED_STATEMENTS).
+   * @default true; false when SYNCRELAY_DB_POOLER=transaction (true is then refused)
+   */
+  databasePreparedStatements: boolean;
+  /**
+   * libpq's PGSSLMODE, the TLS mode when the database URL has no `sslmode` (src/db/tls.ts):
+   * disable, require, verify-ca or verify-full. @default unset → disable
+   */
+  pgSslMode: SslMode | undefined;
+  /**
+   * libpq's PGSSLROOTCERT: the CA file (PEM) the server's certificate must chain to when the URL has
+   * no `sslrootcert`; read at start; `system` for Node's trusted CAs.
+   * @default unset → ~/.postgresql/root.crt if present
+   */
+  pgSslRootCert: string | undefined;
+  /** Redis URL; `rediss://user:password@host:port/db` for TLS and an ACL user. @default unset → in-process broker */
   redisUrl: string | undefined;
+  /**
+   * PEM text of the CA certificate(s) a `rediss://` server must present a chain to, read at start
+   * from the file REDIS_TLS_CA_FILE names. @default unset → Node's bundled CAs
+   */
+  redisTlsCa: string | undefined;
+  /** The name a `rediss://` server's certificate must carry (REDIS_TLS_SERVERNAME). @default the URL's host */
+  redisTlsServername: string | undefined;
+  /**
+   * PostgreSQL pool size of this process (SYNCRELAY_DB_POOL_SIZE, 1–1000). @default unset → derived
+   * from the worker's concurrency for `worker` / `start` (src/worker/poolSize.ts), else 10 for
+   * services and 2 for one-shot commands
+   */
+  dbPoolSize: number | undefined;
   /** Where the embedded database and key file live; made (or tightened to) mode 0700. @default ./.syncrelay */
   dataDir: string;
   /** @default 300 s */
@@ -76,6 +120,12 @@ export interface ResolvedSettings {
   rateLimitMaxDeferrals: number;
   /** Deferred wait one unit may accumulate before it fails `rate_limit`. @default 7200 s */
   rateLimitMaxWaitMs: number;
+  /**
+   * The lag (now − watermark) a source × dataset may have and still be `fresh`, for an integration
+   * without an enabled incremental or full_resync schedule (with one: twice its interval)
+   * (SYNC_FRESHNESS_MAX_LAG_SECONDS). @default 86400 s
+   */
+  freshnessMaxLagMs: number;
   /**
    * How far every incremental window reaches back before its watermark
    * (SYNC_INCREMENTAL_OVERLAP_SECONDS). @default null: each provider's own (`Provider.incrementalOverlapMs`)
@@ -158,6 +208,12 @@ function bounded(env: Env, name: string, def: number, min: number, max: number):
   return n;
 }
 
+/** An integer in [min, max], or undefined when unset (the default depends on the process). */
+function optionalBounded(env: Env, name: string, min: number, max: number): number | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : bounded(env, name, min, min, max);
+}
+
 function fraction(env: Env, name: string, def: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
@@ -175,12 +231,43 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw);
   } catch (cause) {
-    throw new ValidationError(name, `is not a URL: ${JSON.stringify(raw)}`, { cause });
+    // A password may be in it: only what precedes `//` and follows the last `@` is echoed.
+    const shown = raw.replace(/\/\/.*@/s, '//***@');
+    throw new ValidationError(name, `is not a URL: ${JSON.stringify(shown)}`, { cause });
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ValidationError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
   }
   return raw;
+}
+
+/** The text of the file `name` points at, read now; a file that cannot be read is refused naming the setting. */
+function fileText(env: Env, name: string): string | undefined {
+  const path = env[name];
+  if (path === undefined || path === '') return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ValidationError(name, `cannot read ${JSON.stringify(path)} (${code})`, { cause });
+  }
+}
+
+/** REDIS_TLS_* apply to `rediss://` only: set for a plain URL they would silently do nothing. */
+function redisTls(env: Env, redisUrl: string | undefined): { ca?: string; servername?: string } {
+  for (const name of ['REDIS_TLS_CA_FILE', 'REDIS_TLS_SERVERNAME']) {
+    if (env[name] && !redisUrl?.toLowerCase().startsWith('rediss:')) {
+      throw new ValidationError(name, 'is set, but REDIS_URL does not use rediss: (TLS)');
+    }
+  }
+  const ca = fileText(env, 'REDIS_TLS_CA_FILE');
+  if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ValidationError(
+      'REDIS_TLS_CA_FILE',
+      `holds no PEM certificate: ${JSON.stringify(env.REDIS_TLS_CA_FILE)}`,
+    );
+  }
+  return { ca, servername: env.REDIS_TLS_SERVERNAME || undefined };
 }
 
 function flag(env: Env, name: string): boolean {
@@ -221,11 +308,43 @@ function delivery(env: Env): PostSyncDelivery {
   );
 }
 
+function pooler(env: Env): DbPooler {
+  const raw = env.SYNCRELAY_DB_POOLER;
+  if (raw === undefined || raw === '') return 'none';
+  if (raw === 'none' || raw === 'transaction') return raw;
+  throw new ValidationError('SYNCRELAY_DB_POOLER', `must be none or transaction, got ${JSON.stringify(raw)}`);
+}
+
+/** Prepared statements: on by default, off behind a transaction pooler, where asking for them is refused. */
+function preparedStatements(env: Env, pooled: DbPooler): boolean {
+  const name = 'SYNCRELAY_DB_PREPARED_STATEMENTS';
+  const raw = env[name];
+  if (raw === undefined || raw === '') return pooled !== 'transaction';
+  const on = flag(env, name);
+  if (on && pooled === 'transaction') {
+    throw new ValidationError(
+      name,
+      'cannot be true with SYNCRELAY_DB_POOLER=transaction: a transaction pooler does not keep prepared statements',
+    );
+  }
+  return on;
+}
+
 /** Reads and validates the settings of SPEC §10; a bad value throws naming the setting. */
 export function loadSettings(env: Env = process.env, overrides: Partial<ResolvedSettings> = {}): ResolvedSettings {
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const tls = redisTls(env, redisUrl);
   const settings: ResolvedSettings = {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    databaseDirectUrl: url(env, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:']),
+    databasePooler: pooler(env),
+    databasePreparedStatements: preparedStatements(env, pooler(env)),
+    pgSslMode: sslModeSetting(env.PGSSLMODE),
+    pgSslRootCert: env.PGSSLROOTCERT || undefined,
+    redisUrl,
+    redisTlsCa: tls.ca,
+    redisTlsServername: tls.servername,
+    dbPoolSize: optionalBounded(env, 'SYNCRELAY_DB_POOL_SIZE', 1, 1000),
     dataDir: env.SYNCRELAY_DATA_DIR || './.syncrelay',
     leaseMs: seconds(env, 'SYNC_UNIT_RUNNING_LEASE_SECONDS', 300),
     maxLifetimeMs: seconds(env, 'SYNC_UNIT_MAX_LIFETIME_SECONDS', 3720),
@@ -252,6 +371,7 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
     webhookDeliveryRetentionMs: hours(env, 'SYNC_WEBHOOK_DELIVERY_RETENTION_HOURS', 168),
     rateLimitMaxDeferrals: integer(env, 'SYNC_RATE_LIMIT_MAX_DEFERRALS', 10, 0),
     rateLimitMaxWaitMs: seconds(env, 'SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 7200, 0),
+    freshnessMaxLagMs: seconds(env, 'SYNC_FRESHNESS_MAX_LAG_SECONDS', 86_400),
     incrementalOverlapMs: optionalSeconds(env, 'SYNC_INCREMENTAL_OVERLAP_SECONDS', 0),
     providerMaxResponseBytes: integer(env, 'SYNC_PROVIDER_MAX_RESPONSE_BYTES', 32 * 1024 * 1024, 1024),
     unitMaxPages: integer(env, 'SYNC_UNIT_MAX_PAGES', 10_000, 1),
@@ -267,6 +387,10 @@ export function loadSettings(env: Env = process.env, overrides: Partial<Resolved
   // Two installs in one Redis never share queues: the prefix follows the schema unless set.
   if (!settings.queuePrefix) settings.queuePrefix = env.SYNCRELAY_QUEUE_PREFIX || settings.schema;
   validateSchemaName(settings.schema);
+  if (settings.databaseDirectUrl && !settings.databaseUrl) {
+    throw new ValidationError('DATABASE_DIRECT_URL', 'needs DATABASE_URL (it is used beside it, never alone)');
+  }
+  checkPgTls(settings);
   if (settings.leaseMs > settings.maxLifetimeMs) {
     throw new ValidationError('SYNC_UNIT_RUNNING_LEASE_SECONDS', 'must not exceed SYNC_UNIT_MAX_LIFETIME_SECONDS');
   }

@@ -2,7 +2,7 @@
 import { trace, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { openBroker } from './broker/open.js';
+import { openBroker, redisErrorLog } from './broker/open.js';
 import type { Broker } from './broker/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { loadSettings, type ResolvedSettings } from './config.js';
@@ -44,7 +44,7 @@ export interface EngineOptions {
   retryEligibility?: RetryEligibility;
   /** Apply pending migrations on open. @default true */
   migrate?: boolean;
-  /** Database pool size (PostgreSQL). @default 10 */
+  /** Database pool size (PostgreSQL). @default `settings.dbPoolSize` (SYNCRELAY_DB_POOL_SIZE), else 10 */
   poolSize?: number;
   /**
    * With PGlite + the in-process broker (one process owns the database), treat units left
@@ -87,7 +87,7 @@ export class Engine {
   static async open(opts: EngineOptions = {}): Promise<Engine> {
     const settings = opts.settings ?? loadSettings();
     const logger = opts.logger ?? createLogger();
-    const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize }));
+    const db = opts.db ?? (await openDb(settings, { poolSize: opts.poolSize ?? settings.dbPoolSize, logger }));
     try {
       const registry =
         opts.registry ??
@@ -98,7 +98,7 @@ export class Engine {
       if (opts.migrate !== false) {
         await whenDatabaseAnswers(() => migrate(db, { providers: registry.list() }), logger, opts.startupWait);
       }
-      const broker = opts.broker ?? openBroker(settings);
+      const broker = opts.broker ?? openBroker(settings, { onRedisError: redisErrorLog(logger) });
       const clock = opts.clock ?? systemClock;
       const faults = opts.faults ?? new Faults();
       const secrets = new Keyring({

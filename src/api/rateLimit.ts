@@ -9,6 +9,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
+import { guardRedisErrors, redisOptions, type RedisTls } from '../broker/redisOptions.js';
 import { describeError } from '../errors.js';
 import { ApiError } from './errors.js';
 
@@ -24,6 +25,8 @@ export interface RateLimitOptions {
    * `null` keeps them in this process. @default REDIS_URL when set, else in this process
    */
   redisUrl?: string | null;
+  /** TLS options for a `rediss://` URL, the same as the broker's. @default REDIS_TLS_CA_FILE / REDIS_TLS_SERVERNAME */
+  redisTls?: RedisTls;
   /** Prefix of the counters' Redis keys. @default `<SYNCRELAY_QUEUE_PREFIX>:rate-limit:` */
   keyPrefix?: string;
 }
@@ -57,7 +60,7 @@ export async function installRequestLimits(
   opts: RateLimitOptions & { keyPrefix: string },
 ): Promise<RequestLimits> {
   const failureMax = opts.authFailureMax ?? Math.max(1, Math.floor(opts.max / 10));
-  const redis = opts.redisUrl ? await openRedis(app, opts.redisUrl) : null;
+  const redis = opts.redisUrl ? await openRedis(app, opts.redisUrl, opts.redisTls) : null;
   await app.register(rateLimit, {
     global: false,
     max: (_request: FastifyRequest, key: string) => (key.startsWith(TOKEN_KEY) ? opts.max : failureMax),
@@ -116,13 +119,9 @@ function retryIn(seconds: number): string {
  * A Redis client for the counters: commands fail at once while it is disconnected (the limiter then
  * lets the request through) instead of queueing behind a reconnect. Closed with the server.
  */
-async function openRedis(app: FastifyInstance, url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 5000,
-  });
+async function openRedis(app: FastifyInstance, url: string, tls: RedisTls | undefined): Promise<Redis> {
+  const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5000 };
+  const redis = guardRedisErrors(new Redis(url, redisOptions(url, tls, options)));
   let down = false;
   redis.on('error', (err: Error) => {
     if (!down) app.log.warn({ err: describeError(err) }, 'rate limits: Redis unreachable, requests are not limited');

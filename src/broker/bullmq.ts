@@ -1,6 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { BrokerError, ValidationError } from '../errors.js';
+import { guardRedisErrors, redisOptions, scrubRedisError, type RedisTls } from './redisOptions.js';
 import {
   TASK_NAMES,
   type Broker,
@@ -14,8 +15,10 @@ import {
 export type HandlerErrorHook = (err: unknown, msg: TaskMessage) => void;
 
 export interface BullMqBrokerOptions {
-  /** Redis URL (`redis://` or `rediss://`). */
+  /** Redis URL (`redis://` or `rediss://`), with the ACL user and password if any. */
   redisUrl: string;
+  /** TLS options of every connection to a `rediss://` URL. @default Node's CAs, the URL's host */
+  tls?: RedisTls;
   /** Key prefix: every Redis key of the queue starts with `<prefix>:<queueName>:`. */
   prefix: string;
   /** The one queue that carries all task names (job name = task name). @default 'tasks' */
@@ -71,11 +74,10 @@ export class BullMqBroker implements Broker {
   constructor(private readonly options: BullMqBrokerOptions) {
     this.queueName = options.queueName ?? 'tasks';
     this.timeoutMs = options.publishTimeoutMs ?? 5000;
-    this.producer = new Redis(options.redisUrl, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: this.timeoutMs,
-    });
+    const producerOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: this.timeoutMs };
+    this.producer = guardRedisErrors(
+      new Redis(options.redisUrl, redisOptions(options.redisUrl, options.tls, producerOptions)),
+    );
     this.producer.on('error', (err: Error) => {
       this.lastError = err;
       (options.onRedisError ?? ignore)(err);
@@ -99,6 +101,7 @@ export class BullMqBroker implements Broker {
     this.assertOpen();
     const consumer = new BullMqConsumer({
       redisUrl: this.options.redisUrl,
+      tls: this.options.tls,
       prefix: this.options.prefix,
       queueName: this.queueName,
       concurrency: checkConcurrency(options.concurrency),
@@ -214,6 +217,7 @@ export class BullMqBroker implements Broker {
 
 interface ConsumerConfig {
   redisUrl: string;
+  tls: RedisTls | undefined;
   prefix: string;
   queueName: string;
   concurrency: number;
@@ -231,7 +235,7 @@ interface ConsumerConfig {
  * way and join `family`, so a consumer can end every connection of its worker.
  */
 function workerRedis(redis: Redis, family: Redis[], onError: (err: Error) => void): Redis {
-  redis.on('error', onError);
+  guardRedisErrors(redis).on('error', onError);
   family.push(redis);
   const disconnect = redis.disconnect.bind(redis);
   redis.disconnect = (reconnect = false): void => {
@@ -257,7 +261,8 @@ class BullMqConsumer implements Consumer {
 
   constructor(private readonly config: ConsumerConfig) {
     // BullMQ requires maxRetriesPerRequest: null on worker connections: commands wait for Redis.
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectTimeout: 5000 });
+    const options = redisOptions(config.redisUrl, config.tls, { maxRetriesPerRequest: null, connectTimeout: 5000 });
+    const redis = new Redis(config.redisUrl, options);
     this.connection = workerRedis(redis, this.connections, config.onRedisError);
     // A job whose worker died stays active until its lock expires (lockDuration, 30 s); the stalled
     // check that any live worker runs every 30 s then moves it back to wait if its stall count is
@@ -346,6 +351,7 @@ function report(hook: HandlerErrorHook, err: unknown, msg: TaskMessage): void {
 }
 
 function asBrokerError(err: unknown, what: string): BrokerError {
+  scrubRedisError(err);
   if (err instanceof BrokerError) return err;
   const detail = err instanceof Error ? err.message : String(err);
   return new BrokerError(`${what}: ${detail}`, { cause: err });

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import { InProcessBroker } from '../broker/inprocess.js';
 import { loadSettings, type ResolvedSettings } from '../config.js';
 import { ensurePrivateDataDir } from '../db/dataDir.js';
+import { openDb } from '../db/open.js';
+import type { Db } from '../db/types.js';
 import { Engine } from '../engine.js';
 import { ValidationError } from '../errors.js';
 import { createLogger } from '../logger.js';
@@ -128,7 +130,10 @@ export interface SessionOptions {
   usesBroker?: boolean;
   /** Applied over the environment's settings. */
   overrides?: Partial<ResolvedSettings>;
-  /** PostgreSQL pool size. @default 2 for one-shot commands, 10 for services */
+  /**
+   * PostgreSQL pool size unless SYNCRELAY_DB_POOL_SIZE sets it. @default 2 for one-shot commands,
+   * 10 for services (a worker's follows its concurrency: src/worker/poolSize.ts)
+   */
   poolSize?: number;
   /** @default a new logger (see cliLogger) */
   logger?: Logger;
@@ -153,16 +158,17 @@ export async function openSession(opts: SessionOptions = {}): Promise<Session> {
   const logger = opts.logger ?? cliLogger(opts.longRunning ?? false);
   const release = settings.databaseUrl ? () => undefined : lockEmbeddedDb(settings.dataDir);
   const placeholder = opts.usesBroker ? undefined : new InProcessBroker();
+  let db: Db | undefined;
   let engine: Engine;
   try {
-    engine = await Engine.open({
-      settings,
+    // Opened here, not by the engine, so the "no LISTEN, polling only" warning reaches the logger.
+    db = await openDb(settings, {
+      poolSize: settings.dbPoolSize ?? opts.poolSize ?? (opts.longRunning ? 10 : 2),
       logger,
-      broker: placeholder,
-      poolSize: opts.poolSize ?? (opts.longRunning ? 10 : 2),
-      checkSecretKeys: opts.checkSecretKeys,
     });
+    engine = await Engine.open({ settings, logger, db, broker: placeholder, checkSecretKeys: opts.checkSecretKeys });
   } catch (err) {
+    await db?.close();
     await placeholder?.close();
     release();
     throw err;
@@ -172,6 +178,7 @@ export async function openSession(opts: SessionOptions = {}): Promise<Session> {
     (closing ??= (async () => {
       try {
         await engine.close();
+        await db.close();
         await placeholder?.close();
       } finally {
         release();

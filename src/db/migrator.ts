@@ -59,6 +59,9 @@ const LOCK_KEY = 'syncrelay.migrate';
 export async function migrate(db: Db, opts: MigrateOptions = {}): Promise<string[]> {
   const core = opts.core ?? (await loadMigrations());
   const tracks = await loadTracks(opts.providers ?? []);
+  // Up to date: nothing to take a lock or create for — a role that may only read the ledgers (the
+  // services' role, docs/operations.md) starts without CREATE on the database.
+  if (await upToDate(db, [[CORE, core], ...tracks])) return [];
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [LOCK_KEY]);
     await prepareSchema(tx);
@@ -70,6 +73,24 @@ export async function migrate(db: Db, opts: MigrateOptions = {}): Promise<string
 
 /** The core track's name in messages (its ledger is `syncrelay_migrations`). */
 const CORE = 'core';
+
+/** Whether both ledgers exist and every track is at its latest migration. Reads only; locks nothing. */
+async function upToDate(db: Db, tracks: readonly [string, readonly Migration[]][]): Promise<boolean> {
+  const s = db.schema;
+  const { rows } = await db.query<{ ledgers: boolean }>(
+    'SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ledgers',
+    [s.syncrelay_migrations, s.provider_migrations],
+  );
+  if (!rows[0]?.ledgers) return false;
+  const { rows: at } = await db.query<{ track: string; v: number }>(
+    `SELECT $1::text AS track, coalesce(max(version), 0)::int AS v FROM ${s.syncrelay_migrations}
+     UNION ALL
+     SELECT provider, max(version)::int FROM ${s.provider_migrations} GROUP BY provider`,
+    [CORE],
+  );
+  const version = new Map(at.map((r) => [r.track, r.v]));
+  return tracks.every(([name, list]) => (version.get(name) ?? 0) === (list.at(-1)?.version ?? 0));
+}
 
 async function loadTracks(providers: readonly MigrationTrack[]): Promise<[string, readonly Migration[]][]> {
   const sorted = [...providers].sort((a, b) => a.name.localeCompare(b.name));

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { forgetIfStalePlan, statementName } from './prepared.js';
+import { forgetIfStalePlan, queryConfig } from './prepared.js';
 import { isDatabaseUnavailable, isRetryableTxError, MAX_TX_ATTEMPTS, retryPauseMs } from './retry.js';
 import { defaultSchema, type DbSchema } from './schema.js';
 import type { Db, QueryResult, Tx } from './types.js';
@@ -13,6 +13,22 @@ export interface PgDbOptions {
   applicationName?: string;
   /** The schema syncrelay's tables are in. @default syncrelay */
   schema?: DbSchema;
+  /**
+   * Named (prepared) statements on the pool's connections; off, every statement goes unnamed (a
+   * transaction pooler hands each transaction a different server connection). @default true
+   */
+  preparedStatements?: boolean;
+  /**
+   * Where the LISTEN connection goes (it must be a session of its own: the server, or a session
+   * pooler); null for no LISTEN at all, the loops then wake by polling. @default connectionString
+   */
+  listenConnectionString?: string | null;
+  /** Called once, at the first subscription, when there is no LISTEN connection (null above). */
+  onNoListen?: () => void;
+  /** TLS of the pool's connections (src/db/tls.ts resolves it). @default node-postgres's reading of the URL */
+  ssl?: pg.ClientConfig['ssl'];
+  /** TLS of the LISTEN connection. @default `ssl` */
+  listenSsl?: pg.ClientConfig['ssl'];
 }
 
 /** The dedicated LISTEN client, the channels it LISTENs on, and the end of its queue of LISTENs. */
@@ -22,7 +38,10 @@ interface ListenConnection {
   tail: Promise<void>;
 }
 
-/** node-postgres adapter: a Pool for statements and transactions, one dedicated client for LISTEN. */
+/**
+ * node-postgres adapter: a Pool for statements and transactions, one dedicated client for LISTEN
+ * (on its own URL when the pool's is a transaction pooler, or none at all; see PgDbOptions).
+ */
 export class PgDb implements Db {
   readonly kind = 'pg' as const;
   readonly pool: pg.Pool;
@@ -30,13 +49,17 @@ export class PgDb implements Db {
   private listener: { client: pg.Client; ready: Promise<ListenConnection> } | null = null;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
+  private readonly prepared: boolean;
+  private warnedNoListen = false;
 
   constructor(private readonly options: PgDbOptions) {
     this.schema = options.schema ?? defaultSchema;
+    this.prepared = options.preparedStatements ?? true;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max ?? 10,
       application_name: options.applicationName ?? 'syncrelay',
+      ssl: options.ssl,
       // Queries issued back to back go out without waiting for each other (BEGIN and the first
       // statement of a transaction share one round trip); a caller still awaits its own result.
       pipeline: true,
@@ -49,7 +72,7 @@ export class PgDb implements Db {
   async query<R>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await this.pool.query(config(text, values));
+        const res = await this.pool.query(queryConfig(text, values, this.prepared));
         return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
       } catch (err) {
         if (forgetIfStalePlan(err, text) && attempt < MAX_TX_ATTEMPTS) continue;
@@ -90,7 +113,7 @@ export class PgDb implements Db {
       schema: this.schema,
       query: async <R>(text: string, values?: readonly unknown[]) => {
         try {
-          const res = await client.query(config(text, values));
+          const res = await client.query(queryConfig(text, values, this.prepared));
           return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
         } catch (err) {
           // The transaction is aborted either way; marked, it runs again with the text unnamed.
@@ -165,6 +188,10 @@ export class PgDb implements Db {
     const unlisten = async () => {
       set.delete(onNotify);
     };
+    if (this.listenUrl === null) {
+      this.noListen();
+      return unlisten; // nothing arrives: the caller's polling is all there is
+    }
     let conn: ListenConnection;
     try {
       conn = await this.ensureListener();
@@ -180,12 +207,25 @@ export class PgDb implements Db {
     return unlisten;
   }
 
+  /** The LISTEN connection's URL, or null when there is none (see PgDbOptions). */
+  private get listenUrl(): string | null {
+    const url = this.options.listenConnectionString;
+    return url === undefined ? this.options.connectionString : url;
+  }
+
+  private noListen(): void {
+    if (this.warnedNoListen) return;
+    this.warnedNoListen = true;
+    this.options.onNoListen?.();
+  }
+
   /** The LISTEN connection: the one open or being opened, or a new one. */
   private ensureListener(): Promise<ListenConnection> {
     if (this.listener) return this.listener.ready;
     const client = new pg.Client({
-      connectionString: this.options.connectionString,
+      connectionString: this.listenUrl ?? this.options.connectionString,
       application_name: `${this.options.applicationName ?? 'syncrelay'}-listen`,
+      ssl: this.options.listenSsl ?? this.options.ssl,
     });
     client.on('notification', (msg) => {
       for (const h of this.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
@@ -256,12 +296,4 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } | und
   return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function'
     ? (stream as { cork(): void; uncork(): void })
     : undefined;
-}
-
-/** A named (prepared) statement where the text allows it; see ./prepared.ts. */
-function config(text: string, values: readonly unknown[] | undefined): pg.QueryConfig {
-  const name = statementName(text);
-  return name
-    ? { name, text, values: values as unknown[] | undefined }
-    : { text, values: values as unknown[] | undefined };
 }

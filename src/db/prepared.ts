@@ -3,8 +3,12 @@
  * values, so each connection parses and plans it once and afterwards only binds and executes.
  * Names are derived from the text; the set is bounded, and a text whose cached plan went stale
  * (a migration changed a table under a `SELECT *`) is run unprepared from then on.
+ *
+ * Behind a transaction pooler (SYNCRELAY_DB_POOLER=transaction) they are off: a statement prepared
+ * on one server connection is unknown on the next one the pooler hands over.
  */
 import { createHash } from 'node:crypto';
+import type pg from 'pg';
 
 /** Distinct statement texts prepared at most (the engine has about a hundred). */
 const MAX_PREPARED = 500;
@@ -33,4 +37,12 @@ export function forgetIfStalePlan(err: unknown, text: string): boolean {
   names.delete(text);
   unpreparable.add(text);
   return true;
+}
+
+/** The statement for node-postgres: named when `prepared` and the text allows it, otherwise unnamed. */
+export function queryConfig(text: string, values: readonly unknown[] | undefined, prepared: boolean): pg.QueryConfig {
+  const name = prepared ? statementName(text) : undefined;
+  return name
+    ? { name, text, values: values as unknown[] | undefined }
+    : { text, values: values as unknown[] | undefined };
 }

@@ -29,6 +29,7 @@ const SCENARIOS = [
   'webhooks_ingestion',
   'webhooks_quota',
   'webhook_freshness',
+  'pgbouncer_e2e',
 ];
 
 interface Run {

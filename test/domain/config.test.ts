@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { heartbeatIntervalMs, loadSettings } from '../../src/config.js';
 import { ValidationError } from '../../src/errors.js';
@@ -16,6 +19,7 @@ const SECONDS = [
   ['SYNC_UNIT_EXPIRED_LEASE_RETRY_BACKOFF_SECONDS', 'expiredLeaseRetryBackoffMs', 60, true],
   ['SYNC_RECONCILE_INTERVAL_SECONDS', 'reconcileIntervalMs', 60, false],
   ['SYNC_RATE_LIMIT_MAX_WAIT_SECONDS', 'rateLimitMaxWaitMs', 7200, true],
+  ['SYNC_FRESHNESS_MAX_LAG_SECONDS', 'freshnessMaxLagMs', 86_400, false],
 ] as const;
 
 const INTEGERS = [
@@ -48,7 +52,15 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
   it('an empty environment yields the SPEC defaults', () => {
     expect(loadSettings({})).toEqual({
       databaseUrl: undefined,
+      databaseDirectUrl: undefined,
+      databasePooler: 'none',
+      databasePreparedStatements: true,
+      pgSslMode: undefined,
+      pgSslRootCert: undefined,
       redisUrl: undefined,
+      redisTlsCa: undefined,
+      redisTlsServername: undefined,
+      dbPoolSize: undefined,
       dataDir: './.syncrelay',
       leaseMs: 300 * S,
       maxLifetimeMs: 3720 * S,
@@ -74,6 +86,7 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
       webhookDeliveryRetentionMs: 168 * 3_600_000,
       rateLimitMaxDeferrals: 10,
       rateLimitMaxWaitMs: 7200 * S,
+      freshnessMaxLagMs: 86_400 * S,
       schema: 'syncrelay',
       queuePrefix: 'syncrelay',
       providerOutbound: {
@@ -143,6 +156,45 @@ describe('loadSettings defaults (SPEC §10, in milliseconds)', () => {
 });
 
 describe('loadSettings rejects bad values naming the setting', () => {
+  it('REDIS_TLS_CA_FILE is read at start; a missing file, a non-PEM file or a plain redis:// URL is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'syncrelay-config-'));
+    try {
+      const ca = join(dir, 'ca.crt');
+      writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+      const tls = { REDIS_URL: 'rediss://syncrelay:s3cret@cache:6380/2', REDIS_TLS_CA_FILE: ca };
+      expect(loadSettings({ ...tls, REDIS_TLS_SERVERNAME: 'cache.internal' })).toMatchObject({
+        redisTlsCa: readFileSync(ca, 'utf8'),
+        redisTlsServername: 'cache.internal',
+      });
+      expectInvalid({ ...tls, REDIS_TLS_CA_FILE: join(dir, 'missing.crt') }, 'REDIS_TLS_CA_FILE');
+      writeFileSync(join(dir, 'empty.crt'), 'not a certificate');
+      expectInvalid({ ...tls, REDIS_TLS_CA_FILE: join(dir, 'empty.crt') }, 'REDIS_TLS_CA_FILE');
+      expectInvalid({ ...tls, REDIS_URL: 'redis://cache:6379' }, 'REDIS_TLS_CA_FILE');
+      expectInvalid({ REDIS_URL: 'redis://cache:6379', REDIS_TLS_SERVERNAME: 'cache' }, 'REDIS_TLS_SERVERNAME');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a URL that does not parse is echoed without its password', () => {
+    const err = (() => {
+      try {
+        loadSettings({ REDIS_URL: 'rediss://user:pa ss#word@cache:notaport' });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).toContain('REDIS_URL');
+    expect(err?.message).not.toContain('pa ss');
+  });
+
+  it('SYNCRELAY_DB_POOL_SIZE takes 1 to 1000; unset leaves the default to the process', () => {
+    expect(loadSettings({ SYNCRELAY_DB_POOL_SIZE: '1' }).dbPoolSize).toBe(1);
+    expect(loadSettings({ SYNCRELAY_DB_POOL_SIZE: '1000' }).dbPoolSize).toBe(1000);
+    for (const v of ['0', '1001', '2.5', 'ten', '-3'])
+      expectInvalid({ SYNCRELAY_DB_POOL_SIZE: v }, 'SYNCRELAY_DB_POOL_SIZE');
+  });
+
   it.each(
     SECONDS.flatMap(([name, , , zeroOk]) =>
       [...NOT_NUMBERS, '-1', '-0.5', ...(zeroOk ? [] : ['0'])].map((v) => [name, v]),
@@ -198,6 +250,46 @@ describe('loadSettings rejects bad values naming the setting', () => {
       { SYNC_UNIT_RUNNING_LEASE_SECONDS: '600', SYNC_UNIT_MAX_LIFETIME_SECONDS: '300' },
       'SYNC_UNIT_RUNNING_LEASE_SECONDS',
     );
+  });
+
+  it('a transaction pooler turns prepared statements off, and refuses them when asked for', () => {
+    const pooled = { DATABASE_URL: 'postgres://u@pgbouncer:6432/x', SYNCRELAY_DB_POOLER: 'transaction' };
+    expect(loadSettings(pooled)).toMatchObject({ databasePooler: 'transaction', databasePreparedStatements: false });
+    expect(loadSettings({ ...pooled, SYNCRELAY_DB_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(
+      false,
+    );
+    expect(loadSettings({ SYNCRELAY_DB_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(loadSettings({ SYNCRELAY_DB_POOLER: 'none' }).databasePreparedStatements).toBe(true);
+    expectInvalid({ ...pooled, SYNCRELAY_DB_PREPARED_STATEMENTS: 'true' }, 'SYNCRELAY_DB_PREPARED_STATEMENTS');
+  });
+
+  it.each(['session', 'TRANSACTION', 'pgbouncer', '1'])('SYNCRELAY_DB_POOLER=%j is refused', (value) =>
+    expectInvalid({ SYNCRELAY_DB_POOLER: value }, 'SYNCRELAY_DB_POOLER'),
+  );
+
+  it.each(['yes', '1', 'on'])('SYNCRELAY_DB_PREPARED_STATEMENTS=%j is refused', (value) =>
+    expectInvalid({ SYNCRELAY_DB_PREPARED_STATEMENTS: value }, 'SYNCRELAY_DB_PREPARED_STATEMENTS'),
+  );
+
+  it('DATABASE_DIRECT_URL is read beside DATABASE_URL, checked as a URL, and refused alone', () => {
+    const direct = 'postgres://u:pw@db:5432/x';
+    expect(loadSettings({ DATABASE_URL: 'postgres://u@pgbouncer:6432/x', DATABASE_DIRECT_URL: direct })).toMatchObject({
+      databaseDirectUrl: direct,
+    });
+    expectInvalid({ DATABASE_URL: 'postgres://h/x', DATABASE_DIRECT_URL: 'mysql://h/x' }, 'DATABASE_DIRECT_URL');
+    expectInvalid({ DATABASE_DIRECT_URL: direct }, 'DATABASE_DIRECT_URL');
+  });
+
+  it('PGSSLMODE and PGSSLROOTCERT are read as libpq reads them; what cannot be honoured is refused', () => {
+    const url = 'postgres://u:pw@db:5432/x';
+    expect(loadSettings({ DATABASE_URL: url, PGSSLMODE: 'verify-full', PGSSLROOTCERT: '/ca.pem' })).toMatchObject({
+      pgSslMode: 'verify-full',
+      pgSslRootCert: '/ca.pem',
+    });
+    for (const mode of ['prefer', 'allow', 'VERIFY-FULL', 'no-verify']) expectInvalid({ PGSSLMODE: mode }, 'PGSSLMODE');
+    expectInvalid({ DATABASE_URL: url, PGSSLROOTCERT: '/ca.pem' }, 'PGSSLROOTCERT');
+    expectInvalid({ DATABASE_URL: `${url}?sslmode=prefer` }, 'DATABASE_URL sslmode');
+    expectInvalid({ DATABASE_URL: url, DATABASE_DIRECT_URL: `${url}?sslmode=verify` }, 'DATABASE_DIRECT_URL sslmode');
   });
 
   it('keeps the parse error as the cause of a malformed URL', () => {
