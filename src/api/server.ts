@@ -32,6 +32,9 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { triggerRoutes } from './routes/triggers.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.js';
+import { activityRoutes } from './routes/activity.js';
+import { rateBudgetRoutes } from './routes/rateBudgets.js';
+import { freshnessRoutes } from './routes/freshness.js';
 
 export type { ApiPlugin } from './plugin.js';
 
@@ -146,6 +149,9 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   scheduleRoutes(app, deps);
   webhookRoutes(app, deps);
   webhookDeliveryRoutes(app, deps);
+  activityRoutes(app, deps);
+  rateBudgetRoutes(app, deps);
+  freshnessRoutes(app, deps);
   openApiRoutes(app);
 
   const metricsToken = opts.metricsToken === undefined ? ctx.settings.metricsToken : (opts.metricsToken ?? undefined);
@@ -181,6 +187,7 @@ async function installRateLimit(
   return installRequestLimits(app, {
     ...limit,
     redisUrl: limit.redisUrl === undefined ? ctx.settings.redisUrl : limit.redisUrl,
+    redisTls: limit.redisTls ?? { ca: ctx.settings.redisTlsCa, servername: ctx.settings.redisTlsServername },
     keyPrefix: limit.keyPrefix ?? `${ctx.settings.queuePrefix}:rate-limit:`,
   });
 }

@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 import { registerApi } from './commands/api.js';
 import { registerBench } from './commands/bench.js';
+import { registerBudgets } from './commands/budgets.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerChaos } from './commands/chaos.js';
 import { registerCredentials } from './commands/credentials.js';
@@ -17,6 +18,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerReconcile } from './commands/reconcile.js';
 import { registerReconciler } from './commands/reconciler.js';
 import { registerRuns } from './commands/runs.js';
+import { registerStatus } from './commands/status.js';
 import { registerSchedules } from './commands/schedules.js';
 import { registerStart } from './commands/start.js';
 import { registerTokens } from './commands/tokens.js';
@@ -53,8 +55,10 @@ Try it: syncrelay demo`,
   registerIntegrations(program);
   registerCredentials(program);
   registerWebhooks(program);
+  registerBudgets(program);
   registerTrigger(program);
   registerRuns(program);
+  registerStatus(program);
   registerCancel(program);
   registerApi(program);
   registerTokens(program);

@@ -5,7 +5,8 @@
  * page shows comes from the `/api/v1` endpoints, called with that token.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiPlugin } from '../api/plugin.js';
@@ -26,8 +27,16 @@ const CONTENT_SECURITY_POLICY = [
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-/** URL path → file in the assets folder, with its content type. */
+/** A file of an installed package (the charting library), wherever the package is installed. */
+const packageFile = (specifier: string): string => createRequire(import.meta.url).resolve(specifier);
+
+/** URL path → file in the assets folder (or an absolute path: a package's file), with its content type. */
 const FILES: Record<string, { file: string; type: string }> = {
+  '/dashboard/activity.js': { file: 'activity.js', type: JAVASCRIPT },
+  '/dashboard/charts.js': { file: 'charts.js', type: JAVASCRIPT },
+  '/dashboard/budgets.js': { file: 'budgets.js', type: JAVASCRIPT },
+  '/dashboard/vendor/uPlot.esm.js': { file: packageFile('uplot/dist/uPlot.esm.js'), type: JAVASCRIPT },
+  '/dashboard/vendor/uPlot.min.css': { file: packageFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard/app.js': { file: 'app.js', type: JAVASCRIPT },
   '/dashboard/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
@@ -64,7 +73,7 @@ export function dashboardPlugin(opts: { assetsDir?: string } = {}): ApiPlugin {
   return (app: FastifyInstance) => {
     const dir = opts.assetsDir ?? dashboardAssetsDir();
     for (const [url, { file, type }] of Object.entries(FILES))
-      servePublic(app, url, type, readFileSync(join(dir, file)));
+      servePublic(app, url, type, readFileSync(resolve(dir, file)));
     servePublic(app, '/dashboard/statuses.js', JAVASCRIPT, Buffer.from(statusesModule()));
     for (const url of ['/dashboard', '/dashboard/']) {
       app.get(url, { config: { scope: 'public' }, logLevel: 'warn' }, async (_request, reply) =>

@@ -9,12 +9,16 @@ import { recordPass } from '../store/reconcile.js';
 import { armRememberedRuns } from '../planning/webhooks.js';
 import type { EngineContext } from '../context.js';
 import { after } from '../clock.js';
+import { pruneBudgetSamples, type BudgetSampleCounters } from './budgetSamples.js';
 import { expireLeases, type ExpireCounters } from './expire.js';
 import { materialize, type MaterializeCounters } from './materialize.js';
+import { sampleOutbox, type OutboxSampleCounters } from './outboxSamples.js';
 import { probeParkedRows, relayDue, type RelayCounters } from './relay.js';
 
 export type PassCounters = ExpireCounters &
   MaterializeCounters &
+  BudgetSampleCounters &
+  OutboxSampleCounters &
   Omit<RelayCounters, 'skipped'> & {
     observer_repairs: number;
     pruned: number;
@@ -47,6 +51,8 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
     const pruned = await prune(ctx);
     const pruned_idempotency = await pruneIdempotency(ctx);
     const pruned_webhook_deliveries = await pruneDeliveries(ctx);
+    const prunedSamples = await pruneBudgetSamples(ctx);
+    const sampled = await sampleOutbox(ctx);
     counters = {
       ...expired,
       observer_repairs,
@@ -56,7 +62,9 @@ export async function reconcilePass(ctx: EngineContext, reconcilerId = 'reconcil
       pruned,
       pruned_idempotency,
       pruned_webhook_deliveries,
+      ...prunedSamples,
       webhook_runs_armed,
+      ...sampled,
     };
     return counters;
   } catch (err) {

@@ -62,6 +62,7 @@ export async function readRateBudget(tx: Tx, key: BudgetKey): Promise<BudgetRow 
  * apart: budget.ts mergeObservations) keeps the lower remaining and the earlier reset, an earlier
  * window changes nothing; a limit's lift time only moves later, and is cleared by a response
  * observed after it. When `owner` holds the probe lease, the lease ends (its response is recorded).
+ * Then the budget as it now stands is sampled (sampleRateBudget).
  * Locks: the budget row. Returns nothing.
  */
 export async function recordRateBudget(
@@ -73,7 +74,7 @@ export async function recordRateBudget(
 ): Promise<void> {
   const b = tx.schema.rate_budgets;
   const same = `abs(extract(epoch FROM EXCLUDED.reset_at - b.reset_at)) * 1000 <= $10`;
-  await tx.query(
+  const { rows } = await tx.query<RecordedBudget>(
     `INSERT INTO ${b} AS b (org_id, provider, credential_id, remaining, request_limit, reset_at, limited_until,
                             observed_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -102,7 +103,8 @@ export async function recordRateBudget(
          ELSE b.limited_until END,
        probe_until = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_until END,
        probe_owner = CASE WHEN b.probe_owner = $9 THEN NULL ELSE b.probe_owner END,
-       observed_at = GREATEST(b.observed_at, EXCLUDED.observed_at)`,
+       observed_at = GREATEST(b.observed_at, EXCLUDED.observed_at)
+     RETURNING remaining, request_limit, reset_at, limited_until`,
     [
       key.orgId,
       key.provider,
@@ -114,6 +116,53 @@ export async function recordRateBudget(
       o.observedAt,
       owner,
       resolutionMs,
+    ],
+  );
+  await sampleRateBudget(tx, key, rows[0]!, o);
+}
+
+/** The budget as recordRateBudget left it. */
+export interface RecordedBudget {
+  remaining: number | null;
+  request_limit: number | null;
+  reset_at: Date | null;
+  limited_until: Date | null;
+}
+
+/**
+ * Samples the budget as `recorded` into the minute of the observation `o` (rate_budget_samples: the
+ * latest figures, `observations` + 1, `limit_responses` + 1 when `o` carried a limit still ahead).
+ * Locks: the minute's sample row. Returns nothing.
+ */
+export async function sampleRateBudget(
+  tx: Tx,
+  key: BudgetKey,
+  recorded: RecordedBudget,
+  o: BudgetObservation,
+): Promise<void> {
+  const limitResponse = o.limitedUntil !== null && o.limitedUntil > o.observedAt ? 1 : 0;
+  await tx.query(
+    `INSERT INTO ${tx.schema.table('rate_budget_samples')} AS s
+       (org_id, provider, credential_id, minute, remaining, request_limit, reset_at, limited_until,
+        observations, limit_responses)
+     VALUES ($1, $2, $3, to_timestamp(floor(extract(epoch FROM $4::timestamptz) / 60) * 60), $5, $6, $7, $8, 1, $9)
+     ON CONFLICT (org_id, provider, credential_id, minute) DO UPDATE SET
+       remaining = EXCLUDED.remaining,
+       request_limit = EXCLUDED.request_limit,
+       reset_at = EXCLUDED.reset_at,
+       limited_until = EXCLUDED.limited_until,
+       observations = s.observations + 1,
+       limit_responses = s.limit_responses + EXCLUDED.limit_responses`,
+    [
+      key.orgId,
+      key.provider,
+      key.credentialId,
+      o.observedAt,
+      recorded.remaining,
+      recorded.request_limit,
+      recorded.reset_at,
+      recorded.limited_until,
+      limitResponse,
     ],
   );
 }

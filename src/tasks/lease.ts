@@ -5,6 +5,7 @@ import { LeaseLostError, ProviderTimeoutError, SyncRelayError, describeError } f
 import type { LeaseGuard } from '../sdk/types.js';
 import { expireOwnLease, extendLease, lockLeaseIfHeld } from '../store/units.js';
 import type { EngineContext } from '../context.js';
+import { onShutdown } from './shutdownFanout.js';
 
 export type LeaseEnd = 'held' | 'lost' | 'soft_timeout' | 'shutdown' | 'cancelled' | 'yielded';
 
@@ -41,14 +42,15 @@ export class UnitLease implements LeaseGuard {
   private expiresAt: Date;
   private hbTimer: NodeJS.Timeout | null = null;
   private readonly softTimer: NodeJS.Timeout;
-  private readonly onShutdown = () => this.end('shutdown', new LeaseLostError(this.unitId));
+  /** Leaves the worker's shutdown fan-out (one listener on its signal for all leases: ./shutdownFanout.ts). */
+  private unsubscribe: () => void = () => undefined;
 
   constructor(
     private readonly ctx: EngineContext,
     readonly unitId: string,
     readonly owner: string,
     leaseExpiresAt: Date,
-    private readonly shutdown?: AbortSignal,
+    shutdown?: AbortSignal,
     /** For log lines. */
     private readonly runId?: string,
   ) {
@@ -59,8 +61,8 @@ export class UnitLease implements LeaseGuard {
     );
     this.softTimer.unref();
     this.scheduleHeartbeat();
-    if (shutdown?.aborted) this.onShutdown();
-    else shutdown?.addEventListener('abort', this.onShutdown, { once: true });
+    const ended = () => this.end('shutdown', new LeaseLostError(this.unitId));
+    this.unsubscribe = shutdown ? onShutdown(shutdown, ended) : () => undefined;
   }
 
   get signal(): AbortSignal {
@@ -109,7 +111,7 @@ export class UnitLease implements LeaseGuard {
     if (this.hbTimer) clearTimeout(this.hbTimer);
     this.hbTimer = null;
     clearTimeout(this.softTimer);
-    this.shutdown?.removeEventListener('abort', this.onShutdown);
+    this.unsubscribe();
   }
 
   /** Worker shutdown: give the lease up now so the reconciler handles the unit at its next pass. */

@@ -40,6 +40,7 @@ beforeAll(async () => {
     github: server.github,
     linear: server.linear,
     jira: server.jira,
+    budgets: server.budgets,
     webhookSecrets: {},
   };
   writes = await server.writes();

@@ -20,6 +20,9 @@ import * as R from './resources.js';
 import { scheduleEndpoints } from './schedules.js';
 import { webhookEndpoints } from './webhooks.js';
 import { webhookDeliveryEndpoints } from './webhookDeliveries.js';
+import { activityEndpoints } from './activity.js';
+import { rateBudgetEndpoints } from './rateBudgets.js';
+import { freshnessEndpoints } from './freshness.js';
 
 export type { Endpoint, RouteScope } from './endpoint.js';
 
@@ -254,6 +257,9 @@ export const endpoints = {
   ...scheduleEndpoints,
   ...webhookEndpoints,
   ...webhookDeliveryEndpoints,
+  ...activityEndpoints,
+  ...rateBudgetEndpoints,
+  ...freshnessEndpoints,
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { intInRange, seconds } from '../args.js';
 import { cliLogger, describeBroker, describeDatabase, openSession } from '../session.js';
 import { Shutdown } from '../signals.js';
+import { workerPoolSize } from '../../worker/poolSize.js';
 import { announceUrl, httpOptions, startHttp, type HttpOptions } from './api.js';
 
 interface StartOptions extends HttpOptions {
@@ -45,7 +46,8 @@ A second signal exits at once (130 / 143).`,
 async function start(opts: StartOptions): Promise<void> {
   const logger = cliLogger(true);
   const shutdown = new Shutdown(logger);
-  const session = await openSession({ logger, longRunning: true, usesBroker: true });
+  const poolSize = workerPoolSize(opts.concurrency);
+  const session = await openSession({ logger, longRunning: true, usesBroker: true, poolSize });
   try {
     if (shutdown.signal.aborted) return;
     const { engine, settings } = session;

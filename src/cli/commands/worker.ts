@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { intInRange, seconds } from '../args.js';
 import { runService } from '../service.js';
 import { requireSharedInfrastructure } from '../session.js';
+import { workerPoolSize } from '../../worker/poolSize.js';
 
 export function registerWorker(program: Command): void {
   program
@@ -33,7 +34,11 @@ abandoned with their leases ended), exit status 0; a second signal exits at once
     .action(async (opts: { concurrency: number; grace: number }) => {
       await runService(
         'worker',
-        { usesBroker: true, check: (s) => requireSharedInfrastructure(s, 'worker') },
+        {
+          usesBroker: true,
+          check: (s) => requireSharedInfrastructure(s, 'worker'),
+          poolSize: workerPoolSize(opts.concurrency),
+        },
         async ({ engine }) => {
           engine.startWorker({ concurrency: opts.concurrency, graceMs: opts.grace * 1000 });
           return { roles: ['worker'], concurrency: opts.concurrency };

@@ -13,6 +13,8 @@ import {
   TRIGGERS,
   UNIT_STATUSES,
 } from './statuses.js';
+import { activityView } from './activity.js';
+import { budgetsView } from './budgets.js';
 
 const TOKEN_KEY = 'syncrelay.token';
 const REFRESH_MS = 3000;
@@ -689,6 +691,8 @@ function integrationCard(i) {
       h('a', { href: `#/runs${query({ integration_id: i.id })}` }, 'Runs of this integration →'),
       ' ',
       h('a', { href: `#/integrations/${i.id}/webhooks` }, 'Webhook deliveries →'),
+      ' ',
+      h('a', { href: `#/freshness/${i.id}` }, 'Freshness →'),
     ),
     h('div', { class: 'grid two' }, syncForm(i, key), backfillForm(i, key)),
   );
@@ -923,6 +927,112 @@ function deliveryRow(d) {
   );
 }
 
+// ---------------------------------------------------------------- freshness
+
+/** A state as words; a row that is not fresh shows it in capitals (never colour alone). */
+function freshnessState(state) {
+  const words = state.replace(/_/g, ' ');
+  return h('span', { class: `fstate fstate-${state}` }, state === 'fresh' ? words : words.toUpperCase());
+}
+
+/** What else a row's state says: the error and its run, the deferral's end, the catch-up estimate. */
+function freshnessDetail(i) {
+  if (i.last_error_category) {
+    return h(
+      'span',
+      null,
+      h('span', { class: 'error-category' }, i.last_error_category),
+      i.last_error_run_id ? runLink(i.last_error_run_id) : null,
+    );
+  }
+  if (i.deferred_until) return h('span', null, 'rate limit until ', time(i.deferred_until));
+  if (i.catch_up_eta) return h('span', null, 'caught up ~', time(i.catch_up_eta));
+  if (i.in_progress_run_id) return h('span', null, 'run ', runLink(i.in_progress_run_id), ' under way');
+  return dash(null);
+}
+
+function freshnessRow(i) {
+  return h(
+    'tr',
+    {
+      class: `freshness-row${i.state === 'fresh' ? '' : ' attention'}`,
+      'data-source': i.source_key,
+      'data-dataset': i.dataset_key,
+      'data-state': i.state,
+    },
+    h('td', null, i.source_name === i.source_key ? i.source_key : `${i.source_name} (${i.source_key})`),
+    h('td', null, i.dataset_key),
+    h('td', { class: 'state' }, freshnessState(i.state)),
+    h('td', { class: 'num', 'data-field': 'lag' }, i.lag_ms === null ? dash(null) : duration(i.lag_ms)),
+    h('td', { 'data-field': 'watermark' }, time(i.watermark_at)),
+    h('td', { 'data-field': 'last-success' }, time(i.last_success_at)),
+    h('td', { 'data-field': 'detail' }, freshnessDetail(i)),
+  );
+}
+
+/** Where a freshness answer's allowed lag comes from, in words. */
+const LAG_BASIS = { schedule: 'twice the tightest schedule interval', setting: 'the server setting' };
+
+/** How fresh each source × dataset of an integration is, worst first (GET …/integrations/:id/freshness). */
+function freshnessView(id) {
+  const title = h('span', { id: 'freshness-integration' }, id ? shortId(id) : '—');
+  const picker = select(
+    'f-integration',
+    [...state.integrations.values()].map((i) => [i.id, i.name]),
+    id,
+  );
+  picker.addEventListener('change', () => location.assign(`#/freshness/${picker.value}`));
+  const rule = h('p', { class: 'muted small', id: 'freshness-rule' });
+  const counts = h('div', { id: 'freshness-counts-box' });
+  const schedules = h('p', { class: 'small', id: 'freshness-schedules' });
+  const list = table('Sources by dataset, worst first', [
+    'Source',
+    'Dataset',
+    'State',
+    'Lag',
+    'Watermark',
+    'Last success',
+    'Detail',
+  ]);
+  list.body.id = 'freshness-rows';
+  const el = h(
+    'section',
+    { 'aria-labelledby': 'page-title' },
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', { id: 'page-title', tabindex: '-1' }, 'Freshness of ', title),
+      id ? field('Integration', picker) : null,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'freshness-h' },
+      h('h2', { id: 'freshness-h' }, 'States'),
+      rule,
+      counts,
+      schedules,
+    ),
+    h('section', { class: 'card', 'aria-label': 'Sources' }, list.el),
+  );
+
+  async function refresh() {
+    if (!id) {
+      fill(list.body, emptyRow(list.columns, 'No integrations yet.'));
+      return;
+    }
+    const r = await api('GET', `/api/v1/integrations/${id}/freshness`);
+    title.textContent = r.name;
+    const basis = LAG_BASIS[r.max_lag_basis] ?? 'the server setting';
+    rule.textContent = `Fresh while the lag is within ${duration(r.max_lag_ms)} (${basis}). As of ${localTime(new Date(r.as_of))}.`;
+    fill(counts, countChips('freshness-counts', 'Rows by state', r.counts));
+    schedules.textContent = r.schedules.length
+      ? `Schedules: ${r.schedules.map((s) => `${s.cron} ${s.timezone} ${s.mode}${s.enabled ? '' : ' (disabled)'}`).join('; ')}`
+      : 'No schedule: runs start by hand, by the API or by webhooks.';
+    fill(list.body, r.items.length ? r.items.map(freshnessRow) : emptyRow(list.columns, 'No enabled source.'));
+  }
+  return { name: 'freshness', title: 'Freshness', el, refresh };
+}
+
 // ---------------------------------------------------------------- outbox
 
 function statCard(label, id) {
@@ -1113,8 +1223,12 @@ const ROUTES = [
   [/^#\/runs(?:\?(.*))?$/, (m) => historyView(new URLSearchParams(m[1] ?? ''))],
   [/^#\/integrations$/, () => integrationsView()],
   [/^#\/integrations\/([0-9a-fA-F-]{36})\/webhooks$/, (m) => deliveriesView(m[1].toLowerCase())],
+  [/^#\/freshness$/, () => freshnessView([...state.integrations.keys()][0] ?? null)],
+  [/^#\/freshness\/([0-9a-fA-F-]{36})$/, (m) => freshnessView(m[1].toLowerCase())],
   [/^#\/outbox$/, () => outboxView()],
   [/^#\/reconciler$/, () => reconcilerView()],
+  [/^#\/budgets$/, () => budgetsView(api)],
+  [/^#\/activity(?:\?(.*))?$/, (m) => activityView(api, new URLSearchParams(m[1] ?? ''))],
 ];
 
 async function route() {

@@ -223,6 +223,10 @@ const BODIES: Record<string, Bodies | null> = {
   deleteIntegrationCredential: null,
   listWebhookDeliveries: null,
   summarizeWebhookDeliveries: null,
+  getActivity: null,
+  listRateBudgets: null,
+  rateBudgetHistory: null,
+  getIntegrationFreshness: null,
   createWebhookSecret: both(
     fc.constantFrom({ rotate: true }, { rotate: true }, { rotate: false }, {}),
     fc.oneof(

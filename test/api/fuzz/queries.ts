@@ -66,6 +66,7 @@ function queryValue(key: string): fc.Arbitrary<StateValue<string>> {
     case 'purge_data':
       return fixed(fc.oneof(fc.constantFrom('true', 'false'), fc.constantFrom('TRUE', '1', 'yes', ''), anyText()));
     case 'hours':
+    case 'days':
       return fixed(
         fc.oneof(fc.integer({ min: -5, max: 800 }).map(String), fc.constantFrom('1.5', '24h', ''), anyText()),
       );
@@ -138,6 +139,10 @@ function validQueryValue(key: string): fc.Arbitrary<StateValue<string>> {
       return fixed(fc.integer({ min: 1, max: 100 }).map(String));
     case 'hours':
       return fixed(fc.integer({ min: 1, max: 720 }).map(String));
+    case 'days':
+      return fixed(fc.integer({ min: 1, max: 90 }).map(String));
+    case 'provider':
+      return fixed(fc.constantFrom('github', 'linear', 'jira', 'synthetic'));
     default:
       return fixed(fc.constant(''));
   }

@@ -159,6 +159,7 @@ function webhookIds(ids: fc.Arbitrary<StateValue<string>>): fc.Arbitrary<StateVa
 function endpointRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
   if (name === 'receiveGithubWebhook') return webhookRequests(name, e);
   if (name === 'receiveLinearWebhook' || name === 'receiveJiraWebhook') return providerWebhookRequests(name, e);
+  if (name === 'rateBudgetHistory') return budgetHistoryRequests(name, e);
   const kind: keyof Ids = e.path.includes('/schedules')
     ? 'schedules'
     : e.path.includes('/sync-runs')
@@ -170,6 +171,21 @@ function endpointRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
   return requestOn(name, e.method, {
     clean: { path: pathOf(e, webhook ? webhookIds(ownId) : ownId, validQueryOf(e)), body: body?.valid ?? null },
     hostile: { path: pathOf(e, webhook ? webhookIds(idOf(kind)) : idOf(kind), queryOf(e)), body: body?.any ?? null },
+  });
+}
+
+/** GET /rate-budgets/:key/history: org A's budget key, org B's, another route's id, junk. */
+function budgetHistoryRequests(name: string, e: Endpoint): fc.Arbitrary<Plan> {
+  const own = fc.constant((s: FuzzState) => s.budgets.own);
+  const key = fc.oneof(
+    { weight: 4, arbitrary: own },
+    { weight: 2, arbitrary: fc.constant((s: FuzzState) => s.budgets.foreign) },
+    { weight: 1, arbitrary: fc.constant((s: FuzzState) => `${s.budgets.own}A`) },
+    { weight: 2, arbitrary: idOf('integrations') },
+  );
+  return requestOn(name, e.method, {
+    clean: { path: pathOf(e, own, validQueryOf(e)), body: null },
+    hostile: { path: pathOf(e, key, queryOf(e)), body: null },
   });
 }
 
@@ -316,6 +332,10 @@ export const EXTRA_ROUTES: ReadonlyArray<readonly [string, string]> = [
   ['GET', '/dashboard/app.js'],
   ['GET', '/dashboard/style.css'],
   ['GET', '/dashboard/favicon.svg'],
+  ['GET', '/dashboard/activity.js'],
+  ['GET', '/dashboard/charts.js'],
+  ['GET', '/dashboard/vendor/uPlot.esm.js'],
+  ['GET', '/dashboard/vendor/uPlot.min.css'],
   ['GET', '/dashboard/session'],
 ];
 

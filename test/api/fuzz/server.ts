@@ -11,6 +11,8 @@ import { dashboardPlugin } from '../../../src/dashboard/index.js';
 import type { Db } from '../../../src/db/types.js';
 import { quoteIdent } from '../../../src/db/schema.js';
 import { revokeApiToken } from '../../../src/store/apiTokens.js';
+import { recordRateBudget } from '../../../src/store/rateBudgets.js';
+import { budgetKeyOf } from '../../../src/domain/rateBudgetKeys.js';
 import { SecretKey } from '../../../src/secrets/key.js';
 import { openTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { ORG_A, ORG_B } from '../helpers.js';
@@ -36,6 +38,8 @@ export interface FuzzServer {
   /** Org A's Linear (team ENG) and Jira (project PROJ) integrations, for theirs. */
   linear: string;
   jira: string;
+  /** Keys of a rate budget of org A and one of org B, for the budget history route. */
+  budgets: { own: string; foreign: string };
   /** Rows changed so far (inserted, updated, deleted, truncated) in any table, by committed writes. */
   writes(): Promise<number>;
   /** One reconciler pass (outbox relayed, passes recorded): what the answers report changes. */
@@ -135,6 +139,14 @@ export async function openFuzzServer(): Promise<FuzzServer> {
       datasets: workItems,
       config: { siteUrl: 'https://example.atlassian.net' },
     });
+    const budget = async (orgId: string, credentialId: string) => {
+      const observedAt = systemClock.now();
+      const resetAt = new Date(observedAt.getTime() + 3_600_000);
+      const o = { remaining: 0, limit: 5000, resetAt, limitedUntil: null, observedAt };
+      await recordRateBudget(db, { orgId, provider: 'github', credentialId }, o, '-');
+      return budgetKeyOf('github', credentialId);
+    };
+    const budgets = { own: await budget(ORG_A, 'fuzz-a.v1'), foreign: await budget(ORG_B, 'fuzz-b.v1') };
     return {
       app,
       db,
@@ -142,6 +154,7 @@ export async function openFuzzServer(): Promise<FuzzServer> {
       github,
       linear,
       jira,
+      budgets,
       async writes() {
         const { rows } = await db.query<{ n: string }>(`SELECT n FROM ${AUDIT}.writes`);
         return Number(rows[0]!.n);

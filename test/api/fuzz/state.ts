@@ -23,6 +23,8 @@ export interface FuzzState {
   /** Org A's Linear and Jira integrations, for their webhook routes. */
   linear: string;
   jira: string;
+  /** Keys of a rate budget of each org (the budget history route). */
+  budgets: { own: string; foreign: string };
   /** The webhook secret last shown for each integration. */
   webhookSecrets: Record<string, string>;
 }
