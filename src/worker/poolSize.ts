@@ -17,6 +17,13 @@
  * 10, so small workers keep the size they had.
  */
 export const WORKER_POOL_EXTRA = 4;
+
+/**
+ * `syncrelay worker`'s messages at once when `--concurrency` is not given: the end-to-end
+ * benchmark's best shapes on a 2-core machine were one process at 32–64 (README "Sizing": 1 × 64
+ * 3,190 units/s, 1 × 32 2,966, 1 × 16 2,931); 32 is within that spread and holds half the units.
+ */
+export const DEFAULT_WORKER_CONCURRENCY = 32;
 export const MIN_SERVICE_POOL = 10;
 export const MAX_POOL = 1000;
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { intInRange, seconds } from '../args.js';
 import { runService } from '../service.js';
 import { requireSharedInfrastructure } from '../session.js';
-import { workerPoolSize } from '../../worker/poolSize.js';
+import { DEFAULT_WORKER_CONCURRENCY, workerPoolSize } from '../../worker/poolSize.js';
 
 export function registerWorker(program: Command): void {
   program
@@ -13,7 +13,7 @@ export function registerWorker(program: Command): void {
       '--concurrency <n>',
       'messages handled at once (a run_sync_unit message carries up to SYNC_UNITS_PER_MESSAGE units)',
       intInRange(1, 1000),
-      4,
+      DEFAULT_WORKER_CONCURRENCY,
     )
     .option(
       '--grace <seconds>',
