@@ -34,6 +34,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries.js';
 import { activityRoutes } from './routes/activity.js';
 import { rateBudgetRoutes } from './routes/rateBudgets.js';
+import { dataGlanceRoutes } from './routes/dataGlance.js';
 import { freshnessRoutes } from './routes/freshness.js';
 
 export type { ApiPlugin } from './plugin.js';
@@ -152,6 +153,7 @@ export async function buildServer(opts: ApiServerOptions): Promise<FastifyInstan
   activityRoutes(app, deps);
   rateBudgetRoutes(app, deps);
   freshnessRoutes(app, deps);
+  dataGlanceRoutes(app, deps);
   openApiRoutes(app);
 
   const metricsToken = opts.metricsToken === undefined ? ctx.settings.metricsToken : (opts.metricsToken ?? undefined);

@@ -35,6 +35,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/dashboard/activity.js': { file: 'activity.js', type: JAVASCRIPT },
   '/dashboard/charts.js': { file: 'charts.js', type: JAVASCRIPT },
   '/dashboard/budgets.js': { file: 'budgets.js', type: JAVASCRIPT },
+  '/dashboard/data.js': { file: 'data.js', type: JAVASCRIPT },
   '/dashboard/vendor/uPlot.esm.js': { file: packageFile('uplot/dist/uPlot.esm.js'), type: JAVASCRIPT },
   '/dashboard/vendor/uPlot.min.css': { file: packageFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },

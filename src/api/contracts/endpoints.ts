@@ -22,6 +22,7 @@ import { webhookEndpoints } from './webhooks.js';
 import { webhookDeliveryEndpoints } from './webhookDeliveries.js';
 import { activityEndpoints } from './activity.js';
 import { rateBudgetEndpoints } from './rateBudgets.js';
+import { dataGlanceEndpoints } from './dataGlance.js';
 import { freshnessEndpoints } from './freshness.js';
 
 export type { Endpoint, RouteScope } from './endpoint.js';
@@ -260,6 +261,7 @@ export const endpoints = {
   ...activityEndpoints,
   ...rateBudgetEndpoints,
   ...freshnessEndpoints,
+  ...dataGlanceEndpoints,
 } as const;
 
 export type EndpointName = keyof typeof endpoints;

@@ -15,6 +15,7 @@ import {
 } from './statuses.js';
 import { activityView } from './activity.js';
 import { budgetsView } from './budgets.js';
+import { dataView } from './data.js';
 
 const TOKEN_KEY = 'syncrelay.token';
 const REFRESH_MS = 3000;
@@ -1218,6 +1219,11 @@ function reconcilerView() {
 
 // ---------------------------------------------------------------- routing, refresh, session
 
+/** The org's integrations as [id, name] pairs, for a page's picker. */
+function integrationChoices() {
+  return [...state.integrations.values()].map((i) => [i.id, i.name]);
+}
+
 const ROUTES = [
   [/^#\/runs\/([0-9a-fA-F-]{36})$/, (m) => runView(m[1].toLowerCase())],
   [/^#\/runs(?:\?(.*))?$/, (m) => historyView(new URLSearchParams(m[1] ?? ''))],
@@ -1228,6 +1234,8 @@ const ROUTES = [
   [/^#\/outbox$/, () => outboxView()],
   [/^#\/reconciler$/, () => reconcilerView()],
   [/^#\/budgets$/, () => budgetsView(api)],
+  [/^#\/data$/, () => dataView(api, integrationChoices(), [...state.integrations.keys()][0] ?? null)],
+  [/^#\/data\/([0-9a-fA-F-]{36})$/, (m) => dataView(api, integrationChoices(), m[1].toLowerCase())],
   [/^#\/activity(?:\?(.*))?$/, (m) => activityView(api, new URLSearchParams(m[1] ?? ''))],
 ];
 

@@ -227,6 +227,7 @@ const BODIES: Record<string, Bodies | null> = {
   listRateBudgets: null,
   rateBudgetHistory: null,
   getIntegrationFreshness: null,
+  getIntegrationData: null,
   createWebhookSecret: both(
     fc.constantFrom({ rotate: true }, { rotate: true }, { rotate: false }, {}),
     fc.oneof(
