@@ -2,7 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/types.js';
 import { NotFoundError } from '../../errors.js';
-import { countSurfaceRows, newestPullRequests, newestWorkItems, type NewestItem } from '../../store/dataGlance.js';
+import {
+  countSurfaceRows,
+  newestPullRequests,
+  newestWorkItems,
+  type NewestItem,
+} from '../../sinks/normalized/glance.js';
 import { getIntegration } from '../../store/integrations.js';
 import { principalOf } from '../auth.js';
 import { NEWEST_ITEMS } from '../contracts/dataGlance.js';

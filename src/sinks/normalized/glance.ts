@@ -4,13 +4,8 @@
  * `org_id = $1 AND integration_id = $2` (the surfaces' key index), so one org never sees another's
  * rows; none locks anything.
  */
-import type { Tx } from '../db/types.js';
-import {
-  DELETED_AT,
-  isTombstoneSurface,
-  NORMALIZED_SURFACES,
-  type NormalizedSurface,
-} from '../sinks/normalized/surfaces.js';
+import type { Tx } from '../../db/types.js';
+import { DELETED_AT, isTombstoneSurface, NORMALIZED_SURFACES, type NormalizedSurface } from './surfaces.js';
 
 /** The one surface whose rows a provider archives (Linear) besides deleting them. */
 const ARCHIVING: NormalizedSurface = 'work_items';
