@@ -12,8 +12,12 @@ import type { ChaosRole } from './role.js';
 export interface ClusterConfig {
   /** node, its flags and the CLI entry: `command args… chaos-role <role> …` starts a child. */
   entry: { command: string; args: string[] };
-  /** DATABASE_URL for a child named `name` (its application_name marks its connections as ours). */
-  databaseUrl: (name: string) => string;
+  /**
+   * The database settings of a child named `name` (./database.ts `engineDbSettings`): DATABASE_URL,
+   * and behind the pooler DATABASE_DIRECT_URL and SYNCRELAY_DB_POOLER. Their application_name marks
+   * its connections as ours.
+   */
+  database: (name: string) => Record<string, string>;
   redisUrl: string;
   queuePrefix: string;
   postSync: string;
@@ -26,7 +30,7 @@ export interface ClusterConfig {
   /** Runs a command inside the partition namespace, for the partitioned worker. */
   partitioned?: {
     wrap: (command: string, args: string[]) => { command: string; args: string[] };
-    databaseUrl: (name: string) => string;
+    database: (name: string) => Record<string, string>;
     redisUrl: string;
   };
 }
@@ -42,7 +46,7 @@ export interface UnexpectedExit {
 function baseEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k === 'DATABASE_URL' || k === 'REDIS_URL' || k.startsWith('SYNC_') || k.startsWith('SYNCRELAY_')) continue;
+    if (k.startsWith('DATABASE_') || k === 'REDIS_URL' || k.startsWith('SYNC_') || k.startsWith('SYNCRELAY_')) continue;
     env[k] = v;
   }
   return env;
@@ -125,19 +129,19 @@ export class Cluster {
 
   private spawnInSlot(role: ChaosRole, i: number): void {
     const slots = role === 'worker' ? this.workers : this.reconcilers;
-    slots[i] = this.spawn(role, `${role}-${++this.spawned}`, this.config.databaseUrl, this.config.redisUrl, null);
+    slots[i] = this.spawn(role, `${role}-${++this.spawned}`, this.config.database, this.config.redisUrl, null);
   }
 
   private spawnPartitioned(): void {
     const p = this.config.partitioned;
     if (!p) return;
-    this.partitioned = this.spawn('worker', `netns-worker-${++this.spawned}`, p.databaseUrl, p.redisUrl, p.wrap);
+    this.partitioned = this.spawn('worker', `netns-worker-${++this.spawned}`, p.database, p.redisUrl, p.wrap);
   }
 
   private spawn(
     role: ChaosRole,
     name: string,
-    databaseUrl: (name: string) => string,
+    database: (name: string) => Record<string, string>,
     redisUrl: string,
     wrap: ((command: string, args: string[]) => { command: string; args: string[] }) | null,
   ): ChaosChild {
@@ -160,7 +164,7 @@ export class Cluster {
       ...baseEnv(),
       ...CHILD_SETTINGS,
       ...this.config.settings,
-      DATABASE_URL: databaseUrl(name),
+      ...database(name),
       REDIS_URL: redisUrl,
       SYNCRELAY_QUEUE_PREFIX: this.config.queuePrefix,
       SYNC_POST_SYNC_DELIVERY: this.config.postSync,

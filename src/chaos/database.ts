@@ -18,6 +18,29 @@ export function databaseUrl(url: string, database: string, applicationName: stri
   return u.toString();
 }
 
+/** Where an engine process's connections go: the server, and the pooler in front of it if any (base URLs). */
+export interface DbRoute {
+  server: string;
+  pooler: string | null;
+}
+
+/** What marks an engine process's direct connections (its LISTEN) apart from its pooled ones. */
+export const DIRECT_SUFFIX = '-direct';
+
+/**
+ * The database settings of an engine process whose connections are named `applicationName`:
+ * DATABASE_URL; behind the pooler DATABASE_URL is the pooler, SYNCRELAY_DB_POOLER is `transaction`
+ * and DATABASE_DIRECT_URL is the server (its LISTEN connection, named `…-direct`).
+ */
+export function engineDbSettings(route: DbRoute, database: string, applicationName: string): Record<string, string> {
+  if (!route.pooler) return { DATABASE_URL: databaseUrl(route.server, database, applicationName) };
+  return {
+    DATABASE_URL: databaseUrl(route.pooler, database, applicationName),
+    SYNCRELAY_DB_POOLER: 'transaction',
+    DATABASE_DIRECT_URL: databaseUrl(route.server, database, `${applicationName}${DIRECT_SUFFIX}`),
+  };
+}
+
 /** One statement on the server's maintenance connection (the database DATABASE_URL names). */
 async function admin(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: 'syncrelay-chaos-admin' });

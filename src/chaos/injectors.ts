@@ -1,14 +1,16 @@
 /**
  * One injector per fault kind. Each acts only on what this command started — its child processes
- * (by pid), its private Redis and PostgreSQL cluster, its namespace's link, and backends whose application_name
- * marks them as this run's engine connections — and returns what it did, or null when it found
- * nothing to act on at that moment (the fault is then counted as missed, not injected).
+ * (by pid), its private Redis, PostgreSQL cluster and PgBouncer, its namespace's link, and backends whose
+ * application_name marks them as this run's engine connections — and returns what it did, or null when it
+ * found nothing to act on at that moment (the fault is then counted as missed, not injected).
  */
 import type { Db } from '../db/types.js';
 import type { Cluster } from './cluster.js';
 import type { CommitLedger } from './commitLedger.js';
 import type { PartitionableNetwork } from './netns.js';
+import { DIRECT_SUFFIX } from './database.js';
 import type { PgOutage } from './outage.js';
+import type { PrivatePgBouncer } from './pgbouncer.js';
 import type { PrivatePostgres, StartInfo } from './postgres.js';
 import { LEASE_MS, RECONCILE_INTERVAL_MS, type FaultKind } from './options.js';
 import { DUPLICATE_SPAN_MS } from './flakyBroker.js';
@@ -40,6 +42,8 @@ export interface FaultContext {
   redis: PrivateRedis | null;
   /** The private PostgreSQL cluster (`--pg-bin`), if any. */
   pg: PrivatePostgres | null;
+  /** The private PgBouncer (`--pgbouncer`) the engine processes connect through, if any. */
+  pooler: PrivatePgBouncer | null;
   /** Set while a PostgreSQL fault has the cluster down. */
   outage: PgOutage;
   /** What was committed right before each PostgreSQL fault (checked afterwards). */
@@ -191,8 +195,14 @@ const redisFlushAll: Injector = async ({ redis }) => {
   };
 };
 
-/** Terminates this run's engine backends: all of one child's, or about half of everyone's. */
-const pgTerminate: Injector = async ({ db, rng, engineAppNames }) => {
+/**
+ * Terminates this run's engine backends: all of one child's, or about half of everyone's. Behind the
+ * PgBouncer a server connection carries the application_name of the client that last used it
+ * (PgBouncer sets it on each hand-over), so it is found all the same: cut in a transaction, that
+ * client's transaction aborts and PgBouncer closes its client connection; cut idle, PgBouncer only
+ * drops it from the pool. The detail counts the pooled ones apart from the direct ones (LISTEN).
+ */
+const pgTerminate: Injector = async ({ db, rng, engineAppNames, pooler }) => {
   const { rows } = await db.query<{ pid: number; application_name: string }>(
     `SELECT pid, application_name FROM pg_stat_activity
       WHERE datname = current_database() AND application_name LIKE $1 AND pid <> pg_backend_pid()`,
@@ -208,19 +218,20 @@ const pgTerminate: Injector = async ({ db, rng, engineAppNames }) => {
   if (chosen.length === 0) chosen.push(rng.pick(rows).pid);
   const startedAt = Date.now();
   // Re-checked at the moment of terminating: a pid is only ever one of ours.
-  const { rows: done } = await db.query<{ ok: boolean }>(
-    `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+  const { rows: done } = await db.query<{ ok: boolean; application_name: string }>(
+    `SELECT pg_terminate_backend(pid) AS ok, application_name FROM pg_stat_activity
       WHERE pid = ANY($1::int[]) AND datname = current_database() AND application_name LIKE $2`,
     [chosen, engineAppNames],
   );
-  const n = done.filter((d) => d.ok).length;
+  const killed = done.filter((d) => d.ok);
+  const pooled = killed.filter((d) => !d.application_name.endsWith(DIRECT_SUFFIX)).length;
   return {
     kind: 'pg-terminate',
     target: oneChild ? victimName : 'engine connections',
     startedAt,
     endedAt: Date.now(),
     units: [],
-    detail: `${n} backends`,
+    detail: `${killed.length} backends${pooler ? ` (${pooled} PgBouncer server connections)` : ''}`,
   };
 };
 
@@ -267,6 +278,30 @@ const pgRestart: Injector = (ctx) =>
 /** A long outage: `pg_ctl stop -m fast`, down for 2–5 leases (every lease held then lapses), started again. */
 const pgStopLong: Injector = (ctx) =>
   outageOf('pg-stop-long', ctx, ctx.rng.int(2 * LEASE_MS, 5 * LEASE_MS), (pg, ms, signal) => pg.stopFor(ms, signal));
+
+/**
+ * A pooler restart: SIGKILL the private PgBouncer, down 0.2–2 s, started again on the same port.
+ * Every client connection and every server connection drops at once; a transaction in flight is
+ * rolled back by PostgreSQL. (SIGINT would be PgBouncer's safe shutdown, which waits for every
+ * transaction to end: no engine would see a transaction cut.)
+ */
+const pgbouncerRestart: Injector = async ({ pooler, cluster, rng, signal }) => {
+  if (!pooler) return null;
+  const units = heldByWorkers(cluster);
+  const downMs = rng.int(200, 2000);
+  const pid = pooler.pid;
+  const clients = await pooler.clientConnections().catch(() => '?');
+  const startedAt = Date.now();
+  await pooler.restart(downMs, signal);
+  return {
+    kind: 'pgbouncer-restart',
+    target: `pgbouncer pid ${pid ?? '?'} port ${pooler.port}`,
+    startedAt,
+    endedAt: Date.now(),
+    units,
+    detail: `SIGKILL with ${clients} client connections, down ${downMs} ms, back as pid ${pooler.pid ?? '?'}`,
+  };
+};
 
 /** A fraction of every child's broker publishes fail for a few seconds. */
 const publishFail: Injector = async ({ cluster, rng }) => {
@@ -323,4 +358,5 @@ export const INJECTORS: Record<FaultKind, Injector> = {
   'worker-freeze': workerFreeze,
   'net-partition': netPartition,
   'duplicate-delivery': duplicateDelivery,
+  'pgbouncer-restart': pgbouncerRestart,
 };

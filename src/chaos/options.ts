@@ -15,6 +15,7 @@ export const FAULT_KINDS = [
   'worker-freeze',
   'net-partition',
   'duplicate-delivery',
+  'pgbouncer-restart',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -23,6 +24,9 @@ export const REDIS_FAULTS: readonly FaultKind[] = ['redis-restart', 'redis-flush
 
 /** Kinds that crash or stop PostgreSQL: only allowed on a cluster the command started itself. */
 export const PG_FAULTS: readonly FaultKind[] = ['pg-restart', 'pg-stop-long'];
+
+/** Kinds that kill the pooler: only allowed on a PgBouncer the command started itself (`--pgbouncer`). */
+export const POOLER_FAULTS: readonly FaultKind[] = ['pgbouncer-restart'];
 
 export interface ChaosOptions {
   /** Runs triggered over the duration. @default 40 */
@@ -46,6 +50,11 @@ export interface ChaosOptions {
   redisServer?: string;
   /** Directory of PostgreSQL's binaries: initdb and start a private cluster (needed for the PostgreSQL faults). */
   pgBin?: string;
+  /**
+   * Path of a pgbouncer binary: start a private PgBouncer (transaction pooling) in front of the run's
+   * database, and run every engine process through it (needed for the pooler fault).
+   */
+  pgbouncer?: string;
   /** Slack on top of lease + reconcile interval for "terminal after the faults stop", in seconds. @default 20 */
   slackS: number;
   /** Keep the chaos database (and print its name) instead of dropping it. */

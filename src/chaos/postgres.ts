@@ -46,7 +46,7 @@ export interface StartInfo {
 }
 
 /** `command args…` as the postgres system user when we are root, as ourselves otherwise. */
-function asOwner(command: string, args: string[]): { command: string; args: string[] } {
+export function asOwner(command: string, args: string[]): { command: string; args: string[] } {
   return process.getuid?.() === 0
     ? { command: 'runuser', args: ['-u', SYSTEM_USER, '--', command, ...args] }
     : {
@@ -73,7 +73,7 @@ export class PrivatePostgres {
     const server = new PrivatePostgres(binDir, await freePort(), dir);
     try {
       if (process.getuid?.() === 0) {
-        const { uid, gid } = await systemUser(SYSTEM_USER);
+        const { uid, gid } = await systemUser();
         await chown(dir, uid, gid);
       }
       await server.run('initdb', [
@@ -239,11 +239,15 @@ export class PrivatePostgres {
   }
 }
 
-async function systemUser(name: string): Promise<{ uid: number; gid: number }> {
+/** uid and gid of the system user the cluster (and a private PgBouncer) runs as when we are root. */
+export async function systemUser(name = SYSTEM_USER): Promise<{ uid: number; gid: number }> {
   const { stdout } = await execFileAsync('getent', ['passwd', name]).catch((err: unknown) => {
-    throw new Error(`--pg-bin as root runs PostgreSQL as the "${name}" system user, which does not exist`, {
-      cause: err,
-    });
+    throw new Error(
+      `as root, a private PostgreSQL or PgBouncer runs as the "${name}" system user, which does not exist`,
+      {
+        cause: err,
+      },
+    );
   });
   const [, , uid, gid] = stdout.trim().split(':');
   return { uid: Number(uid), gid: Number(gid) };

@@ -10,8 +10,8 @@
  *   published by another relay (marked dispatched or awaiting its ack), from the kill;
  * - publish-fail: every row a publish failure in the window left pending, until that row is next
  *   published, from the end of the window.
- * - pg-restart / pg-stop-long: the units the workers held when PostgreSQL went down, until each is
- *   terminal, from the moment it went down.
+ * - pg-restart / pg-stop-long / pgbouncer-restart: the units the workers held when PostgreSQL (or
+ *   the PgBouncer in front of it) went down, until each is terminal, from the moment it went down.
  * pg-terminate takes nothing one could name; it is not measured.
  */
 import type { Db } from '../db/types.js';
@@ -123,6 +123,7 @@ const MEASURES: Partial<Record<FaultKind, Measure>> = {
   'publish-fail': failedPublishes,
   'pg-restart': heldUnits,
   'pg-stop-long': heldUnits,
+  'pgbouncer-restart': heldUnits,
 };
 
 /** Recovery per fault kind, and over every fault measured. */

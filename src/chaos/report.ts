@@ -26,6 +26,8 @@ export interface ChaosReport {
     redis: string;
     /** `private` with --pg-bin (a cluster the command started), else `shared` (DATABASE_URL's server). */
     postgres: string;
+    /** `pgbouncer` with --pgbouncer (engine connections through a private PgBouncer), else `none`. */
+    pooler: string;
     partitioned_worker: boolean;
   };
   database: { name: string; kept: boolean };
@@ -96,7 +98,8 @@ export function formatReport(r: ChaosReport): string {
       `${c.workers} workers${c.partitioned_worker ? ' (+1 in a network namespace)' : ''} × ${c.concurrency}, ` +
       `${c.reconcilers} reconcilers, ${c.duration_s} s of faults`,
     `  database ${r.database.name}${r.database.kept ? ' (kept)' : ' (dropped)'} · ` +
-      `queue prefix ${r.queue_prefix} · Redis ${c.redis} · PostgreSQL ${c.postgres}`,
+      `queue prefix ${r.queue_prefix} · Redis ${c.redis} · PostgreSQL ${c.postgres}` +
+      (c.pooler === 'pgbouncer' ? ' through a private PgBouncer (transaction pooling)' : ''),
     `  lease ${c.lease_s} s · reconcile interval ${c.reconcile_interval_s} s · ` +
       `slack ${c.slack_s} s → terminal bound ${c.terminal_bound_s} s`,
     '',

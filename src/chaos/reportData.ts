@@ -20,6 +20,8 @@ export interface ReportInput {
   cluster: Cluster;
   redis: string;
   postgres: string;
+  /** `pgbouncer` when every engine process ran through the private PgBouncer, else `none`. */
+  pooler: string;
   partitioned: boolean;
   /** With `--provider`: the emulator's figures and the final incremental. */
   provider: ChaosReport['provider'];
@@ -84,6 +86,7 @@ export async function buildReport(db: Db, x: ReportInput): Promise<ChaosReport> 
       terminal_bound_s: x.boundMs / 1000,
       redis: x.redis,
       postgres: x.postgres,
+      pooler: x.pooler,
       partitioned_worker: x.partitioned,
     },
     database: { name: x.names.database, kept: x.opts.keep },

@@ -7,7 +7,7 @@ import type { Db } from '../db/types.js';
 import { ValidationError } from '../errors.js';
 import { Cluster } from './cluster.js';
 import { CommitLedger } from './commitLedger.js';
-import { databaseUrl } from './database.js';
+import { engineDbSettings } from './database.js';
 import { INJECTORS, type FaultContext, type FaultRecord } from './injectors.js';
 import type { InvariantResult } from './findings.js';
 import { checkInvariants } from './invariants.js';
@@ -20,6 +20,7 @@ import {
   type FaultKind,
 } from './options.js';
 import { PgOutage, throughOutage } from './outage.js';
+import { checkPgBouncer } from './pgbouncer.js';
 import { checkPgBin } from './postgres.js';
 import { ChaosProgress } from './progress.js';
 import { Rng } from './random.js';
@@ -93,6 +94,7 @@ const GROUP: Partial<Record<FaultKind, string>> = {
   'publish-fail': 'publish',
   'net-partition': 'net',
   'duplicate-delivery': 'duplicate',
+  'pgbouncer-restart': 'pooler',
 };
 
 export class ChaosRun implements ChaosTally {
@@ -136,10 +138,12 @@ export class ChaosRun implements ChaosTally {
       );
     }
     if (this.opts.pgBin) await checkPgBin(this.opts.pgBin);
+    if (this.opts.pgbouncer) await checkPgBouncer(this.opts.pgbouncer);
     const r: Resources = {
       names,
       serverUrl: this.env.databaseUrl ?? '',
       pg: null,
+      pooler: null,
       redisUrl: this.env.redisUrl ?? '',
       redis: null,
       net: null,
@@ -157,9 +161,10 @@ export class ChaosRun implements ChaosTally {
       const engine = r.control!;
       const redis = r.redis ? `private (pid ${String(r.redis.pid)}, port ${r.redis.port})` : 'shared';
       const pg = r.pg ? `, PostgreSQL private (pid ${String(r.pg.pid)}, port ${r.pg.port})` : '';
+      const pooler = r.pooler ? `, PgBouncer private (pid ${String(r.pooler.pid)}, port ${r.pooler.port})` : '';
       this.io.note(
         `chaos: database ${names.database}, schema ${engine.db.schema.name}, queue prefix ${names.queuePrefix}, ` +
-          `Redis ${redis}${pg}, seed ${this.opts.seed}`,
+          `Redis ${redis}${pg}${pooler}, seed ${this.opts.seed}`,
       );
       const rng = new Rng(this.opts.seed);
       const integrations = r.target
@@ -189,6 +194,7 @@ export class ChaosRun implements ChaosTally {
         rng: rng.fork(3),
         redis: r.redis,
         pg: r.pg,
+        pooler: r.pooler,
         outage: this.outage,
         ledger: this.ledger,
         net: r.net,
@@ -246,6 +252,7 @@ export class ChaosRun implements ChaosTally {
         cluster,
         redis: r.redis ? 'private' : 'shared',
         postgres: r.pg ? 'private' : 'shared',
+        pooler: r.pooler ? 'pgbouncer' : 'none',
         partitioned: r.net !== null,
         provider: r.target
           ? {
@@ -288,7 +295,12 @@ export class ChaosRun implements ChaosTally {
     this.cluster = new Cluster(
       {
         entry: this.env.entry,
-        databaseUrl: (name) => databaseUrl(r.serverUrl, names.database, appName(name)),
+        database: (name) =>
+          engineDbSettings(
+            { server: r.serverUrl, pooler: r.pooler?.clientUrl() ?? null },
+            names.database,
+            appName(name),
+          ),
         redisUrl: r.redisUrl,
         queuePrefix: names.queuePrefix,
         postSync: this.opts.postSync,
@@ -300,7 +312,8 @@ export class ChaosRun implements ChaosTally {
           net && netUrls
             ? {
                 wrap: (c, a) => net.wrap(c, a),
-                databaseUrl: (name) => databaseUrl(netUrls.database, names.database, appName(name)),
+                database: (name) =>
+                  engineDbSettings({ server: netUrls.database, pooler: netUrls.pooler }, names.database, appName(name)),
                 redisUrl: netUrls.redis,
               }
             : undefined,

@@ -1,6 +1,7 @@
 /**
- * What a chaos run sets up and takes down again: its database, its private PostgreSQL cluster and
- * Redis (if asked), the partition namespace (if permitted), the control engine that triggers runs, and the queue keys.
+ * What a chaos run sets up and takes down again: its database, its private PostgreSQL cluster,
+ * PgBouncer and Redis (if asked), the partition namespace (if permitted), the control engine that
+ * triggers runs, and the queue keys.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -16,11 +17,13 @@ import { PartitionableNetwork, probeNetns, removeStaleNamespaces } from './netns
 import {
   CHILD_SETTINGS,
   PG_FAULTS,
+  POOLER_FAULTS,
   providerSettings,
   REDIS_FAULTS,
   type ChaosOptions,
   type FaultKind,
 } from './options.js';
+import { PrivatePgBouncer } from './pgbouncer.js';
 import { PrivatePostgres } from './postgres.js';
 import { PrivateRedis } from './redis.js';
 import { startTarget } from './targets/index.js';
@@ -65,6 +68,12 @@ export async function resolveFaults(
       skipped[kind] = why;
       continue;
     }
+    if (POOLER_FAULTS.includes(kind) && !opts.pgbouncer) {
+      const why = 'needs --pgbouncer PATH (the chaos command only restarts a PgBouncer it started itself)';
+      if (opts.faultsExplicit) throw new ValidationError('--faults', `${kind} ${why}`);
+      skipped[kind] = why;
+      continue;
+    }
     if (kind === 'net-partition' && opts.provider) {
       const why = "the partitioned worker's namespace cannot reach the emulator on the host's 127.0.0.1";
       if (opts.faultsExplicit) throw new ValidationError('--faults', `${kind} with --provider: ${why}`);
@@ -89,11 +98,13 @@ export interface Resources {
   serverUrl: string;
   /** The private PostgreSQL cluster (`--pg-bin`), if any. */
   pg: PrivatePostgres | null;
+  /** The private PgBouncer (`--pgbouncer`) every engine process connects through, if any. */
+  pooler: PrivatePgBouncer | null;
   redisUrl: string;
   redis: PrivateRedis | null;
   net: PartitionableNetwork | null;
-  /** The partitioned worker's way to PostgreSQL and Redis (through the namespace's forwarders). */
-  netUrls: { database: string; redis: string } | null;
+  /** The partitioned worker's way to PostgreSQL, PgBouncer and Redis (through the namespace's forwarders). */
+  netUrls: { database: string; pooler: string | null; redis: string } | null;
   control: Engine | null;
   databaseCreated: boolean;
   /** The provider's emulator (`--provider`), if any. */
@@ -123,23 +134,8 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
   const settings = loadSettings({ ...CHILD_SETTINGS, ...r.settings, DATABASE_URL: controlUrl });
   const schema = new DbSchema(settings.schema);
   await prepareDatabase(databaseUrl(r.serverUrl, r.names.database, `syncrelay-chaos-${r.names.tag}-setup`), schema);
-  if (withNet) {
-    await removeStaleNamespaces();
-    const pg = new URL(r.serverUrl);
-    const redis = new URL(r.redisUrl);
-    const { net, ports } = await PartitionableNetwork.create([
-      { host: pg.hostname, port: Number(pg.port || 5432) },
-      { host: redis.hostname, port: Number(redis.port || 6379) },
-    ]);
-    r.net = net;
-    const viaNet = (raw: string, port: number) => {
-      const u = new URL(raw);
-      u.hostname = net.hostAddress;
-      u.port = String(port);
-      return u.toString();
-    };
-    r.netUrls = { database: viaNet(r.serverUrl, ports[0]!), redis: viaNet(r.redisUrl, ports[1]!) };
-  }
+  if (opts.pgbouncer) r.pooler = await PrivatePgBouncer.start(opts.pgbouncer, r.serverUrl, r.names.database);
+  if (withNet) await setUpNet(r);
   const db = new PgDb({ connectionString: controlUrl, max: 4, schema });
   // The control engine only plans, triggers and cancels (rows and outbox rows): it needs no broker.
   r.control = await Engine.open({
@@ -149,6 +145,31 @@ export async function setUp(r: Resources, opts: ChaosOptions, withNet: boolean):
     logger: silentLogger(),
     migrate: false,
   });
+}
+
+/** The namespace of the partitioned worker, with forwarders to PostgreSQL, Redis and the PgBouncer if any. */
+async function setUpNet(r: Resources): Promise<void> {
+  await removeStaleNamespaces();
+  const pg = new URL(r.serverUrl);
+  const redis = new URL(r.redisUrl);
+  const pooler = r.pooler ? new URL(r.pooler.clientUrl()) : null;
+  const { net, ports } = await PartitionableNetwork.create([
+    { host: pg.hostname, port: Number(pg.port || 5432) },
+    { host: redis.hostname, port: Number(redis.port || 6379) },
+    ...(pooler ? [{ host: pooler.hostname, port: Number(pooler.port) }] : []),
+  ]);
+  r.net = net;
+  const viaNet = (raw: string, port: number) => {
+    const u = new URL(raw);
+    u.hostname = net.hostAddress;
+    u.port = String(port);
+    return u.toString();
+  };
+  r.netUrls = {
+    database: viaNet(r.serverUrl, ports[0]!),
+    redis: viaNet(r.redisUrl, ports[1]!),
+    pooler: r.pooler ? viaNet(r.pooler.clientUrl(), ports[2]!) : null,
+  };
 }
 
 /** Takes down everything `setUp` made, whatever state it is in; never throws. */
@@ -162,6 +183,7 @@ export async function tearDown(r: Resources, keep: boolean): Promise<void> {
   }
   await quietly(r.net?.close());
   await quietly(r.target?.close());
+  await quietly(r.pooler?.stop());
   if (r.redis) await quietly(r.redis.stop());
   else await quietly(deleteQueueKeys(r.redisUrl, r.names.queuePrefix));
   // A private cluster goes as a whole (server stopped, directory removed); --keep is refused with it.

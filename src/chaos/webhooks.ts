@@ -1,21 +1,20 @@
 /**
  * `syncrelay chaos --webhooks`: an API server of the chaos run (in this process, on connections named
- * as the run's engine connections, so pg-terminate cuts them too) and a producer posting signed
- * GitHub `issues` deliveries at it for the run's GitHub integration while the faults happen, a share
- * of them redeliveries of an earlier id. An answer other than 202 (a fault reached the API) leaves
- * the delivery unacknowledged: GitHub sends it again, and so does the producer, after the faults too,
- * until each one has had its 202. The producer keeps what the API answered: the invariant
- * (./checkWebhooks.ts) holds the rows to it.
+ * as the run's engine connections, so pg-terminate cuts them too, through the run's PgBouncer if
+ * any) and a producer posting signed GitHub `issues` deliveries at it for the run's GitHub
+ * integration while the faults happen, a share of them redeliveries of an earlier id. An answer
+ * other than 202 (a fault reached the API) leaves the delivery unacknowledged: GitHub sends it
+ * again, and so does the producer, after the faults too, until each one has had its 202. The
+ * producer keeps what the API answered: the invariant (./checkWebhooks.ts) holds the rows to it.
  */
 import { InProcessBroker } from '../broker/inprocess.js';
 import { loadSettings } from '../config.js';
-import { PgDb } from '../db/pg.js';
-import { DbSchema } from '../db/schema.js';
+import { openDb } from '../db/open.js';
 import type { Db } from '../db/types.js';
 import { Engine } from '../engine.js';
 import { silentLogger } from '../logger.js';
 import { createWebhookSecret } from '../secrets/webhookSecrets.js';
-import { databaseUrl } from './database.js';
+import { engineDbSettings } from './database.js';
 import { CHILD_SETTINGS } from './options.js';
 import type { Rng } from './random.js';
 import type { Resources } from './setup.js';
@@ -49,14 +48,15 @@ export async function startWebhookChaos(
   rng: Rng,
   startApiServer: ApiServerStarter,
 ): Promise<WebhookChaos> {
-  const url = databaseUrl(r.serverUrl, r.names.database, `${r.names.enginePrefix}api`);
+  // Through the run's PgBouncer, if any, as the engine processes are.
+  const route = { server: r.serverUrl, pooler: r.pooler?.clientUrl() ?? null };
   const settings = loadSettings({
     ...CHILD_SETTINGS,
     ...r.settings,
-    DATABASE_URL: url,
+    ...engineDbSettings(route, r.names.database, `${r.names.enginePrefix}api`),
     SYNC_WEBHOOK_DEBOUNCE_SECONDS: String(CHAOS_WEBHOOK_DEBOUNCE_MS / 1000),
   });
-  const db = new PgDb({ connectionString: url, max: 6, schema: new DbSchema(settings.schema) });
+  const db = await openDb(settings, { poolSize: 6 });
   let engine: Engine | null = null;
   let server: Awaited<ReturnType<ApiServerStarter>> | null = null;
   const close = async () => {

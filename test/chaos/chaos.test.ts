@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChaosReport } from '../../src/chaos/report.js';
-import { FAULT_KINDS, PG_FAULTS } from '../../src/chaos/options.js';
+import { FAULT_KINDS, PG_FAULTS, POOLER_FAULTS } from '../../src/chaos/options.js';
 import { passingChaos } from './passingChaos.js';
 import { PG_BASE, REDIS_URL } from '../helpers/pg.js';
 
@@ -97,6 +97,11 @@ describe('syncrelay chaos (bounded)', () => {
       if (PG_FAULTS.includes(kind)) {
         // The PostgreSQL faults need a private cluster: test/chaos/pgChaos.test.ts runs them.
         expect(skipped[kind]).toMatch(/needs --pg-bin/);
+        continue;
+      }
+      if (POOLER_FAULTS.includes(kind)) {
+        // The pooler fault needs a PgBouncer of its own: test/chaos/pgbouncer.test.ts runs it.
+        expect(skipped[kind]).toMatch(/needs --pgbouncer/);
         continue;
       }
       if ((kind === 'redis-restart' || kind === 'redis-flushall') && !redisServerBinary()) {

@@ -35,6 +35,7 @@ interface ChaosFlags {
   seed?: number;
   redisServer?: string;
   pgBin?: string;
+  pgbouncer?: string;
   slack: number;
   concurrency: number;
   keep?: boolean;
@@ -114,6 +115,11 @@ export function registerChaos(program: Command): void {
         '(needed for the PostgreSQL faults)',
     )
     .option(
+      '--pgbouncer <path>',
+      'start a private PgBouncer (transaction pooling) from this binary on a free 127.0.0.1 port in front of the ' +
+        "run's database, and run every engine process through it (needed for the pooler fault)",
+    )
+    .option(
       '--slack <seconds>',
       'slack on top of lease + reconcile interval for every run to be terminal after the faults stop',
       seconds,
@@ -150,11 +156,11 @@ export function registerChaos(program: Command): void {
       'after',
       `
 Needs DATABASE_URL (PostgreSQL; the embedded mode is refused) or --pg-bin, and REDIS_URL or
---redis-server. It creates its own database on DATABASE_URL's server, or on the private cluster
-(syncrelay_chaos_<time>_<hex>, migrated, dropped at the end unless --keep), its own org, synthetic
-integrations (two impersonating linear) and queue prefix; starts W worker and R reconciler
-processes with a 2 s lease and a 1 s reconcile interval; triggers the runs; and injects, on a
-seeded schedule:
+--redis-server. It creates its own database on DATABASE_URL's server (DATABASE_DIRECT_URL's when
+set), or on the private cluster (syncrelay_chaos_<time>_<hex>, migrated, dropped at the end unless
+--keep), its own org, synthetic integrations (two impersonating linear) and queue prefix; starts
+W worker and R reconciler processes with a 2 s lease and a 1 s reconcile interval; triggers the
+runs; and injects, on a seeded schedule:
 
   worker-kill      SIGKILL a worker holding units, start a new one
   reconciler-kill  SIGKILL a reconciler between claiming outbox rows and marking them
@@ -165,6 +171,9 @@ seeded schedule:
                    0.3–2 s: the WAL is replayed                       (--pg-bin only)
   pg-stop-long     stop the private PostgreSQL (-m fast) for 2–5 leases, then start it again:
                    every engine process must wait it out and resume   (--pg-bin only)
+  pgbouncer-restart  SIGKILL the private PgBouncer, start it again on the same port after
+                   0.2–2 s: every pooled connection drops, transactions in flight roll back
+                                                                      (--pgbouncer only)
   publish-fail     a fraction of every engine process's broker publishes fail for a few seconds
   worker-freeze    SIGSTOP a worker past its lease, then SIGCONT: its late writes must be fenced
   net-partition    cut a worker in its own network namespace off PostgreSQL and Redis past its
@@ -174,9 +183,15 @@ seeded schedule:
 
 As root, --pg-bin runs initdb and postgres as the postgres system user (they refuse root).
 
-Faults only ever target processes this command started (by pid), the Redis and PostgreSQL it
-started, the link of the namespace it created and backends whose application_name marks them as
-its own.
+With --pgbouncer, every engine process (and the API server of --webhooks) connects through the
+private PgBouncer (DATABASE_URL the pooler, SYNCRELAY_DB_POOLER=transaction, DATABASE_DIRECT_URL
+the server for LISTEN); the command's own connections (setup, triggers, checks) stay direct.
+pg-terminate still finds the pooled backends: PgBouncer gives a server connection the
+application_name of the client using it. As root, PgBouncer runs as the postgres system user.
+
+Faults only ever target processes this command started (by pid), the Redis, PostgreSQL and
+PgBouncer it started, the link of the namespace it created and backends whose application_name
+marks them as its own.
 
 With --provider github|linear|jira, the runs sync one integration of that provider against its
 emulator on 127.0.0.1 (incremental runs, now and then a full re-sync) instead: while the faults
@@ -223,6 +238,7 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
         seed: flags.seed ?? randomInt(0, 2 ** 31 - 1),
         redisServer: flags.redisServer,
         pgBin: flags.pgBin,
+        pgbouncer: flags.pgbouncer,
         slackS: flags.slack,
         keep: flags.keep ?? false,
         concurrency: flags.concurrency,
@@ -237,7 +253,8 @@ the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
       const run = new ChaosRun(
         opts,
         {
-          databaseUrl: settings.databaseUrl,
+          // The command's own connections need the server itself (or a session pooler), never a transaction pooler.
+          databaseUrl: settings.databaseDirectUrl ?? settings.databaseUrl,
           redisUrl: settings.redisUrl,
           entry: selfEntry(),
           startApiServer: (engine) => startApiServer({ engine, host: '127.0.0.1', port: 0 }),
