@@ -176,7 +176,7 @@ describe('create → trigger → reconcile --once → runs show', () => {
     const done = await runCli(['runs', 'show', ids.sync_run_id, '--wait', '5', '--json'], { env });
     expect(done.code).toBe(0);
     expect(parseJson<{ units: Record<string, number> }>(done.stdout).units).toEqual({ cancelled: 5 });
-  });
+  }, 120_000); // eleven CLI processes, each starting node and tsx: slow on a loaded machine
 });
 
 describe('bad input exits non-zero with one line and writes nothing', () => {
