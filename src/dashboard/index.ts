@@ -1,5 +1,5 @@
 /**
- * The admin dashboard: one HTML page, one ES module and one stylesheet served as public static
+ * The admin dashboard: one HTML page, its ES modules and stylesheets served as public static
  * files (no build step), the domain's status lists as a second module built when the server is,
  * plus `GET /dashboard/session`, which tells the page who the pasted token is. Everything else the
  * page shows comes from the `/api/v1` endpoints, called with that token.
@@ -36,6 +36,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/dashboard/charts.js': { file: 'charts.js', type: JAVASCRIPT },
   '/dashboard/budgets.js': { file: 'budgets.js', type: JAVASCRIPT },
   '/dashboard/data.js': { file: 'data.js', type: JAVASCRIPT },
+  '/dashboard/dom.js': { file: 'dom.js', type: JAVASCRIPT },
   '/dashboard/vendor/uPlot.esm.js': { file: packageFile('uplot/dist/uPlot.esm.js'), type: JAVASCRIPT },
   '/dashboard/vendor/uPlot.min.css': { file: packageFile('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },

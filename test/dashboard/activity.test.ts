@@ -8,12 +8,8 @@
  * raises no Content-Security-Policy violation. Saves the page as dashboard-activity.png (to
  * docs/screenshots/ with SYNCRELAY_UPDATE_SCREENSHOTS=1).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
 import { createApiToken } from '../../src/api/tokens.js';
@@ -28,33 +24,13 @@ import type { Provider, UnitContext } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { runTerminal, testSettings, waitFor } from '../helpers/engine.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
+import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const SCREENSHOTS =
-  process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs/screenshots')
-    : join(ROOT, 'test-output/screenshots');
 const ORG = 'acme';
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 /** The charts every token sees, and the admin's one more. */
 const CHARTS = ['runs', 'units', 'drain', 'deferrals', 'outbox', 'lateness', 'items', 'times'];
-
-/** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
-function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
-    return `${CHROMIUM} is missing and apt-get cannot run here`;
-  const r = spawnSync(
-    'bash',
-    ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
-    { stdio: 'ignore', timeout: 8 * 60_000 },
-  );
-  return existsSync(CHROMIUM)
-    ? null
-    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${String(r.status)})`;
-}
 
 /** Sources whose first attempt was deferred by a rate limit. */
 const deferred = new Set<string>();
@@ -121,23 +97,18 @@ function column(t: ChartTable, header: string): (number | null)[] {
   return t.rows.map((r) => (r[i] === '—' ? null : Number(r[i])));
 }
 
-const missing = ensureChromium();
-if (missing) {
-  if (process.env.CI) throw new Error(`activity browser test: ${missing}`);
-  console.warn(`skipping the activity page browser test: ${missing} (apt-get install chromium)`);
-}
+const missing = chromiumMissing('the activity page browser test');
 
 describe.skipIf(missing !== null)('the Activity page in chromium', () => {
   let t: TestDatabase;
   let broker: InProcessBroker;
   let engine: Engine;
   let server: RunningApiServer;
-  let context: BrowserContext;
+  let browser: Chromium | undefined;
   let page: Page;
-  let profile: string;
   let adminToken: string;
   let readToken: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
     t = await createTestDatabase();
@@ -187,16 +158,8 @@ describe.skipIf(missing !== null)('the Activity page in chromium', () => {
     adminToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['admin'], name: 'admin' })).token;
     readToken = (await createApiToken(t.db, systemClock, { orgId: ORG, scopes: ['read'], name: 'read' })).token;
 
-    profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-      viewport: { width: 1360, height: 900 },
-      timezoneId: 'UTC',
-      locale: 'en-GB',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium({ height: 900 });
+    ({ page, problems } = browser);
     page.setDefaultTimeout(30_000);
     // Injected by the browser's protocol, not by the page: the page's own policy still applies to it.
     await page.addInitScript({
@@ -204,16 +167,10 @@ describe.skipIf(missing !== null)('the Activity page in chromium', () => {
         'window.cspViolations = []; document.addEventListener("securitypolicyviolation", (e) => ' +
         'window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));',
     });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await server?.close();
     await engine?.close();
     await broker?.close();

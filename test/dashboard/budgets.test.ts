@@ -8,12 +8,10 @@
  * and the remaining-over-time element with the budget's samples. Saves a screenshot
  * (docs/screenshots/dashboard-budgets.png with SYNCRELAY_UPDATE_SCREENSHOTS=1).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
 import { createApiToken } from '../../src/api/tokens.js';
@@ -29,8 +27,8 @@ import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { testSettings, waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
+import { chromiumMissing, launchChromium, type Chromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ORG = 'org-budgets-ui';
 const DAY = 86_400_000;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,21 +36,6 @@ const SHOTS =
   process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1'
     ? join(ROOT, 'docs/screenshots')
     : join(ROOT, 'test-output/screenshots');
-
-/** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
-function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
-    return `${CHROMIUM} is missing and apt-get cannot run here`;
-  const r = spawnSync(
-    'bash',
-    ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
-    { stdio: 'ignore', timeout: 8 * 60_000 },
-  );
-  return existsSync(CHROMIUM)
-    ? null
-    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${String(r.status)})`;
-}
 
 interface Budget {
   key: string;
@@ -154,38 +137,19 @@ afterAll(async () => {
   await emu?.close();
 });
 
-const missing = ensureChromium();
-if (missing) {
-  if (process.env.CI) throw new Error(`dashboard browser test: ${missing}`);
-  console.warn(`skipping the budgets page browser test: ${missing} (apt-get install chromium)`);
-}
+const missing = chromiumMissing('the budgets page browser test');
 
 describe.skipIf(missing !== null)('the Budgets page in chromium', () => {
-  let context: BrowserContext;
+  let browser: Chromium | undefined;
   let page: Page;
-  let profile: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
-    profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-      viewport: { width: 1680, height: 960 },
-      timezoneId: 'UTC',
-      locale: 'en-GB',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(30_000);
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
+    browser = await launchChromium();
+    ({ page, problems } = browser);
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it('shows the limited budget as the API and the database have it, and its samples', async () => {

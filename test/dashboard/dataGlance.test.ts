@@ -8,11 +8,8 @@
  * reads the same numbers and links. Saves a screenshot (docs/screenshots/ with
  * SYNCRELAY_UPDATE_SCREENSHOTS=1, else test-output/screenshots/).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { dashboardPlugin } from '../../src/dashboard/index.js';
@@ -22,13 +19,8 @@ import { outboundSettings } from '../../src/providers/kit/outbound.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { call, openApiHarness, type ApiHarness } from '../api/helpers.js';
 import { waitFor } from '../helpers/engine.js';
+import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const SCREENSHOTS =
-  process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs/screenshots')
-    : join(ROOT, 'test-output/screenshots');
 const NAME = 'Acme GitHub';
 
 let h: ApiHarness;
@@ -147,36 +139,19 @@ describe('GET /api/v1/integrations/:id/data', () => {
   });
 });
 
-const missing = existsSync(CHROMIUM) ? null : `${CHROMIUM} is missing`;
-if (missing && process.env.CI) throw new Error(`dashboard browser test: ${missing}`);
+const missing = chromiumMissing('the data page browser test');
 
 describe.skipIf(missing !== null)('the Data page in chromium', () => {
-  let context: BrowserContext;
+  let browser: Chromium | undefined;
   let page: Page;
-  let profile: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
-    profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-      viewport: { width: 1360, height: 860 },
-      timezoneId: 'UTC',
-      locale: 'en-GB',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchChromium();
+    ({ page, problems } = browser);
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it('shows the rows per table and the newest items with their links, as the API answers', async () => {

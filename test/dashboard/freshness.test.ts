@@ -7,40 +7,15 @@
  * the API answers and the database holds. Saves a screenshot (docs/screenshots/ with
  * SYNCRELAY_UPDATE_SCREENSHOTS=1, else test-output/screenshots/).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { dashboardPlugin } from '../../src/dashboard/index.js';
 import { createSchedule } from '../../src/planning/schedules.js';
 import { call, openApiHarness, ORG_A, type ApiHarness } from '../api/helpers.js';
 import { seedFreshnessStates, type FreshnessSeed } from '../helpers/freshness.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const SCREENSHOTS =
-  process.env.SYNCRELAY_UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs/screenshots')
-    : join(ROOT, 'test-output/screenshots');
-
-/** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
-function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
-    return `${CHROMIUM} is missing and apt-get cannot run here`;
-  const r = spawnSync(
-    'bash',
-    ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
-    { stdio: 'ignore', timeout: 8 * 60_000 },
-  );
-  return existsSync(CHROMIUM)
-    ? null
-    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${String(r.status)})`;
-}
+import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
 
 let h: ApiHarness;
 let seed: FreshnessSeed;
@@ -59,39 +34,19 @@ afterAll(async () => {
   await h?.close();
 });
 
-const missing = ensureChromium();
-if (missing) {
-  if (process.env.CI) throw new Error(`dashboard browser test: ${missing}`);
-  console.warn(`skipping the freshness page browser test: ${missing} (apt-get install chromium)`);
-}
+const missing = chromiumMissing('the freshness page browser test');
 
 describe.skipIf(missing !== null)('the freshness page in chromium', () => {
-  let context: BrowserContext;
+  let browser: Chromium | undefined;
   let page: Page;
-  let profile: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
-    profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-      viewport: { width: 1360, height: 860 },
-      timezoneId: 'UTC',
-      locale: 'en-GB',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchChromium();
+    ({ page, problems } = browser);
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it('shows each source × dataset worst first, marks the ones not fresh, as the API and database say', async () => {

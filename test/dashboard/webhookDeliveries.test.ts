@@ -5,34 +5,14 @@
  * status filter offers the statuses the API counts, and the page runs under its Content-Security-Policy
  * with a read-only token. app.js spells no delivery status itself.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { dashboardPlugin } from '../../src/dashboard/index.js';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_OUTCOMES } from '../../src/store/webhookDeliveries.js';
 import { openApiHarness, ORG_A, type ApiHarness } from '../api/helpers.js';
 import { seedIntegration, seedKnownWindow } from '../helpers/webhookDeliveries.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-
-/** Installs Debian's chromium when it is missing and this process may (root with apt-get). */
-function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
-    return `${CHROMIUM} is missing and apt-get cannot run here`;
-  const r = spawnSync(
-    'bash',
-    ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'],
-    { stdio: 'ignore', timeout: 8 * 60_000 },
-  );
-  return existsSync(CHROMIUM)
-    ? null
-    : `${CHROMIUM} is missing and installing Debian's chromium failed (exit ${String(r.status)})`;
-}
+import { chromiumMissing, launchChromium, type Chromium } from '../helpers/browser.js';
 
 let h: ApiHarness;
 let integrationId: string;
@@ -54,38 +34,19 @@ it('app.js spells no delivery status or outcome: it shows what the API answers',
   expect(app).toContain('/webhook-deliveries');
 });
 
-const missing = ensureChromium();
-if (missing) {
-  if (process.env.CI) throw new Error(`dashboard browser test: ${missing}`);
-  console.warn(`skipping the deliveries page browser test: ${missing} (apt-get install chromium)`);
-}
+const missing = chromiumMissing('the deliveries page browser test');
 
 describe.skipIf(missing !== null)('the deliveries page in chromium', () => {
-  let context: BrowserContext;
+  let browser: Chromium | undefined;
   let page: Page;
-  let profile: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
-    profile = mkdtempSync(join(tmpdir(), 'syncrelay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-      viewport: { width: 1360, height: 860 },
-      timezoneId: 'UTC',
-      locale: 'en-GB',
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
-    });
+    browser = await launchChromium();
+    ({ page, problems } = browser);
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   it('is linked from the integration, sums up the last 24 h and lists the newest deliveries', async () => {

@@ -4,6 +4,7 @@
  * work-item metrics per day, from GET /api/v1/activity. Statuses are the API's keys, never spelled here.
  */
 import { barChart, lineChart } from './charts.js';
+import { el } from './dom.js';
 
 /** Windows the page offers, in hours. */
 const WINDOWS = [
@@ -17,13 +18,6 @@ const METRICS_DAYS = 14;
 
 /** Colours of outcomes the page knows; any other status takes the palette's. */
 const STATUS_COLORS = { success: '#067647', partial_failed: '#a15c07', failed: '#b42318', cancelled: '#6b7280' };
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
 
 function card(id, title) {
   const body = el('div', { id: `chart-${id}`, class: 'chart-box' });

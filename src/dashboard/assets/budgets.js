@@ -6,6 +6,7 @@
  * charts.js into the `data-chart="budget-remaining"` element, whose samples it also carries.
  */
 import { lineChart } from './charts.js';
+import { el, localText, when } from './dom.js';
 
 const HISTORY_HOURS = 24;
 const STATE_TEXT = { limited: 'LIMITED', exhausted: 'EXHAUSTED', ok: 'OK', unknown: 'UNKNOWN' };
@@ -15,28 +16,6 @@ const STATE_HELP = {
   ok: 'requests remain',
   unknown: 'no remaining count reported',
 };
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-
-const pad = (n) => String(n).padStart(2, '0');
-
-/** A time in local time, `2026-03-02 12:05:09`. */
-function localText(iso) {
-  const d = new Date(iso);
-  const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  return `${day} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-/** A time as a <time> (ISO in `datetime`, local text), or a dash. */
-function when(iso) {
-  if (!iso) return el('span', { class: 'muted' }, '—');
-  return el('time', { datetime: iso, title: iso }, localText(iso));
-}
 
 function credentialCell(b) {
   const names = b.credential.integrations.map((i) => i.name);

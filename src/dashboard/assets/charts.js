@@ -6,6 +6,7 @@
  * uPlot styles its elements through the CSSOM only, which the page's `style-src 'self'` allows.
  */
 import uPlot from './vendor/uPlot.esm.js';
+import { el, pad } from './dom.js';
 
 const HEIGHT = 220;
 /** Drawn charts by container: redrawing one destroys the last. */
@@ -14,15 +15,6 @@ let nextId = 0;
 
 /** Colours for series that name none. */
 export const PALETTE = ['#4338ca', '#067647', '#b42318', '#a15c07', '#175cd3', '#6b7280', '#9e3fb8'];
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-
-const pad = (n) => String(n).padStart(2, '0');
 
 /** The label of an x value (seconds since the epoch), in local time: a day, or a day and an hour. */
 export function xLabel(seconds, unit) {

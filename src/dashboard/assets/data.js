@@ -4,26 +4,7 @@
  * requests, each linked to its page at the provider (http(s) links only, opened without a referrer
  * or an opener).
  */
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c instanceof Node ? c : String(c));
-  return node;
-}
-
-const pad = (n) => String(n).padStart(2, '0');
-
-function localText(iso) {
-  const d = new Date(iso);
-  const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-  return `${day} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-function when(iso) {
-  if (!iso) return el('span', { class: 'muted' }, '—');
-  return el('time', { datetime: iso, title: iso }, localText(iso));
-}
+import { el, when } from './dom.js';
 
 const numberText = (n) => (n === null ? '—' : n.toLocaleString('en-US'));
 
