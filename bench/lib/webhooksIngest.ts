@@ -36,7 +36,7 @@ export function ingestSizes(quick: boolean): IngestSizes {
   const override = Number(process.env.SYNCRELAY_BENCH_WEBHOOK_DELIVERIES ?? 0);
   if (quick) return { deliveries: 300, sources: 200, shapes: [8, 32], warmup: 50 };
   const deliveries = Number.isInteger(override) && override > 0 ? override : 20_000;
-  return { deliveries, sources: 200, shapes: [8, 32, 64], warmup: Math.min(1000, deliveries) };
+  return { deliveries, sources: 200, shapes: [8, 16, 32, 64], warmup: Math.min(1000, deliveries) };
 }
 
 export interface ShapeFigures {
