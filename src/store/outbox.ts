@@ -151,8 +151,9 @@ export type ClaimedOutboxRow = OutboxRow & RunFacts;
 const DEFAULT_STALE_MS = 900_000;
 
 /**
- * Claims up to `batch` due rows with a fresh claim token, and reads the facts the relay re-checks
- * about each row's run (one probe per row on the unit indexes, so the cost follows the batch).
+ * Claims up to `batch` due rows with a fresh claim token (clearing the last attempt's error: what
+ * fails from here on records its own), and reads the facts the relay re-checks about each row's
+ * run (one probe per row on the unit indexes, so the cost follows the batch).
  * Locks: the due rows (FOR UPDATE SKIP LOCKED, so replicas never block or double-claim).
  * Returns the claimed rows, attempts already incremented, in (available_at, id) order. The due ids
  * are gathered into an array first, so the update probes the primary key instead of joining the
@@ -169,7 +170,7 @@ export async function claimDueOutboxRows(
   const { rows } = await tx.query<ClaimedOutboxRow>(
     `UPDATE ${s.sync_dispatch_outbox} o
         SET claim_token = gen_random_uuid(), claim_expires_at = $2, attempts = o.attempts + 1,
-            claimed_arm_seq = o.arm_seq, updated_at = $1
+            claimed_arm_seq = o.arm_seq, last_error = NULL, updated_at = $1
       WHERE o.id = ANY (ARRAY(
               SELECT id FROM ${s.sync_dispatch_outbox}
                WHERE status = ${OUTBOX_PENDING} AND available_at <= $1
@@ -211,7 +212,10 @@ export interface ClaimRef {
 
 /**
  * Marks claimed rows dispatched. Guard: id, claim token, pending, live claim — a stale relay's mark
- * changes nothing. A row re-armed since it was claimed stays pending (claim cleared).
+ * changes nothing. A row re-armed since it was claimed stays pending (claim cleared) and keeps the
+ * error recorded since the claim: a producer whose own publish failed re-arms the row for a backoff
+ * and records why, and only that error lets a pass see the row as parked and wake it once the
+ * broker answers (cleared here, the row sat out the whole backoff on a healthy broker).
  * Locks: the marked rows. Returns ids whose mark took effect (dispatched or left re-armed).
  */
 export async function markOutboxDispatched(tx: Tx, refs: readonly ClaimRef[], now: Date): Promise<string[]> {
@@ -222,7 +226,8 @@ export async function markOutboxDispatched(tx: Tx, refs: readonly ClaimRef[], no
      UPDATE ${s.sync_dispatch_outbox} o
         SET status = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN ${MARK_TO} ELSE ${OUTBOX_PENDING} END,
             dispatched_at = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN $3::timestamptz END,
-            claim_token = NULL, claim_expires_at = NULL, last_error = NULL, updated_at = $3
+            claim_token = NULL, claim_expires_at = NULL,
+            last_error = CASE WHEN o.arm_seq = o.claimed_arm_seq THEN NULL ELSE o.last_error END, updated_at = $3
        FROM locked WHERE o.id = locked.id
       RETURNING o.id`,
     [refs.map((r) => r.id), refs.map((r) => r.claimToken), now],

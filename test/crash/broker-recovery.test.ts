@@ -86,6 +86,54 @@ describe('window 6: parked rows after the broker recovers', () => {
     expect((await h.take('run_sync_unit')).map((m) => m.payload.runId)).toEqual([runId, runId]);
   });
 
+  const parkedUnderClaim =
+    'a dispatch task whose publish fails while a relay holds the re-armed row stays parked after the ' +
+    "relay's mark, and is relayed as soon as a publish goes through, not after its backoff";
+  it(parkedUnderClaim, async () => {
+    // Found by `syncrelay chaos` (publish-fail with duplicate deliveries): a unit sat dispatching for
+    // the whole 60 s backoff on a healthy broker, its run 51 s past the terminal bound. A cap of 1
+    // keeps a unit planned, so the relay has a dispatch to publish.
+    h = await Harness.open({ redis: true, settings: { concurrencyPerBucket: 1, redispatchCountdownMs: 60 * SECOND } });
+    const integ = await h.integration();
+    const { syncRunId: runId } = await h.backfill(integ, 14);
+    await h.pass();
+    const [first] = await h.take('dispatch_sync_run');
+
+    // The first dispatch task has claimed the units (committed) and has not published them yet.
+    let reached!: () => void;
+    const atPublish = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    h.faults.arm('dispatch.afterCommit.beforePublish', async () => {
+      reached();
+      await released;
+    });
+    const firstDone = h.deliver(first!);
+    await atPublish;
+
+    // Something wakes the run's dispatch row; a relay claims and publishes it. Before the relay
+    // marks it, the second dispatch task finds the units in flight (nothing to do), and then the
+    // first task's publish fails: it re-arms the row for its backoff under the relay's live claim.
+    await h.db.transaction((tx) =>
+      armOutbox(tx, 'dispatch_sync_run', [{ orgId: integ.orgId, runId }], h!.now(), h!.now()),
+    );
+    h.faults.arm('relay.afterPublish.beforeMark', async () => {
+      const [second] = await h!.take('dispatch_sync_run');
+      expect(await h!.deliver(second!)).toMatchObject({ kind: 'dispatched', units: 0 });
+      h!.broker.failNext(1);
+      release();
+      expect(await firstDone).toMatchObject({ kind: 'dispatched', units: 1, published: false });
+    });
+    // The relay's mark leaves the row pending for the backoff with that error: parked. The relay's
+    // own publish went through after the failure, so the same relay call wakes it and relays it
+    // again (with the error cleared by the mark, it waited out the 60 s).
+    expect(await h.pass()).toMatchObject({ relayed_dispatch: 2, parked_woken: 1, publish_failures: 0 });
+    expect((await h.outbox(runId, 'dispatch_sync_run'))!).toMatchObject({ status: 'dispatched', last_error: null });
+    for (const m of await h.take('dispatch_sync_run')) await h.deliver(m);
+    expect((await h.take('run_sync_unit')).map((m) => m.payload.runId)).toEqual([runId]);
+    expect((await h.settle(runId)).status).toBe('success');
+  });
+
   const parkedRelayedTogether =
     'rows parked by a failed publish are relayed in the same relay call as the next publish that goes through';
   it(parkedRelayedTogether, async () => {

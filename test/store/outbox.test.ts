@@ -11,9 +11,11 @@ import {
   armOutbox,
   claimDueOutboxRows,
   getOutboxRow,
+  hasParkedOutboxRows,
   markOutboxDispatched,
   markOutboxPublishFailed,
   pruneDispatchedOutbox,
+  recordOutboxError,
 } from '../../src/store/outbox.js';
 import type { OutboxRow } from '../../src/store/rows.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
@@ -356,12 +358,16 @@ describe('mark dispatched / publish failed', () => {
     await db.transaction((tx) =>
       markOutboxPublishFailed(tx, [{ id: c1!.id, claimToken: c1!.claim_token!, retryAt: T0, error: 'boom' }], T0),
     );
+    expect((await row(run.runId, 'dispatch_sync_run')).last_error).toBe('boom');
     const [c] = await claim(T0);
+    // A claim clears the last attempt's error; what fails under it records its own.
+    expect((await row(run.runId, 'dispatch_sync_run')).last_error).toBeNull();
+    await db.query(`UPDATE syncrelay.sync_dispatch_outbox SET last_error = 'since the claim' WHERE id = $1`, [c!.id]);
     const ref = { id: c!.id, claimToken: c!.claim_token! };
     const wrong = { id: c!.id, claimToken: '00000000-0000-4000-8000-000000000000' };
     expect(await db.transaction((tx) => markOutboxDispatched(tx, [wrong], at(T0, SEC)))).toEqual([]);
     expect(await db.transaction((tx) => markOutboxDispatched(tx, [ref], at(T0, CLAIM_MS)))).toEqual([]);
-    expect((await row(run.runId, 'dispatch_sync_run')).last_error).toBe('boom');
+    expect((await row(run.runId, 'dispatch_sync_run')).last_error).toBe('since the claim');
     expect(await db.transaction((tx) => markOutboxDispatched(tx, [ref], at(T0, CLAIM_MS - 1)))).toEqual([c!.id]);
     expect(await row(run.runId, 'dispatch_sync_run')).toMatchObject({
       status: 'dispatched',
@@ -371,6 +377,28 @@ describe('mark dispatched / publish failed', () => {
       last_error: null,
       attempts: 2,
     });
+  });
+
+  it('a mark of a row re-armed since its claim leaves it pending with the error recorded since the claim', async () => {
+    const run = await newRun();
+    await arm(run, 'dispatch_sync_run', T0, T0);
+    const [c] = await claim(T0);
+    // Under the live claim, a dispatch task whose own publish failed re-arms the row for its backoff
+    // and records why (as publishUnits does).
+    const retryAt = at(T0, 60 * SEC);
+    await arm(run, 'dispatch_sync_run', retryAt, T0);
+    await db.transaction((tx) => recordOutboxError(tx, run.runId, 'dispatch_sync_run', 'publish failed'));
+    expect(
+      await db.transaction((tx) => markOutboxDispatched(tx, [{ id: c!.id, claimToken: c!.claim_token! }], T0)),
+    ).toEqual([c!.id]);
+    expect(await row(run.runId, 'dispatch_sync_run')).toMatchObject({
+      status: 'pending',
+      available_at: retryAt,
+      claim_token: null,
+      last_error: 'publish failed',
+    });
+    // So a pass sees it parked and can wake it once the broker answers.
+    expect(await db.transaction((tx) => hasParkedOutboxRows(tx, at(T0, SEC)))).toBe(true);
   });
 
   it('publish failed: pending without a claim, last_error cut to 2000 chars, due at the retry time', async () => {
@@ -566,6 +594,7 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
                 m.token = g.claim_token;
                 m.claimExpiresAt = now + CLAIM_MS;
                 m.claimedArmSeq = m.armSeq;
+                m.lastError = null;
                 claims.push({ id: g.id, token: g.claim_token!, attempts: g.attempts });
               }
               return;
@@ -601,7 +630,7 @@ describe('model-based: random arm / claim / mark / fail / time sequences', () =>
                 const current = m.armSeq === m.claimedArmSeq;
                 m.status = current ? 'dispatched' : 'pending';
                 m.dispatchedAt = current ? now : null;
-                m.lastError = null;
+                if (current) m.lastError = null;
               } else {
                 m.availableAt = now + specBackoffMs(m.attempts);
                 m.lastError = `failed ${c.attempts}`;
