@@ -30,6 +30,7 @@ import { Keyring } from './secrets/keyring.js';
 import { recoverAfterEmbeddedRestart } from './store/units.js';
 import type { EngineContext } from './context.js';
 import { UnitEnds } from './tasks/unitEnds.js';
+import { armRememberedRunOf } from './planning/webhooks.js';
 import { Worker, type WorkerOptions } from './worker/worker.js';
 
 export interface EngineOptions {
@@ -122,7 +123,14 @@ export class Engine {
         random: Math.random,
         metrics,
         tracer: opts.tracer ?? trace.getTracer(TRACER_NAME),
-        unitEnds: new UnitEnds({ db, clock, faults, logger, metrics }),
+        unitEnds: new UnitEnds({
+          db,
+          clock,
+          faults,
+          logger,
+          metrics,
+          armRemembered: (integrationId) => armRememberedRunOf(db, ctx, integrationId),
+        }),
         secrets,
       };
       if (db.kind === 'pglite' && broker.kind === 'inprocess' && opts.recoverEmbedded !== false) {

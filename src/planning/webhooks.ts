@@ -321,9 +321,7 @@ async function armWebhookRun(
 
 /**
  * The reconciler's step: for each integration with remembered deliveries of a source no live run
- * reads (at most `limit`), one transaction that locks it, checks the live-run cap, takes what was
- * remembered for sources no live run reads and arms one run for it, due now. A failure is logged and
- * the rows stay for the next pass. Returns how many runs were armed.
+ * reads (at most `limit`), `armRememberedRunOf`. Returns how many runs were armed.
  */
 export async function armRememberedRuns(
   db: Db,
@@ -332,24 +330,40 @@ export async function armRememberedRuns(
 ): Promise<number> {
   let armed = 0;
   for (const { integration_id: id } of await integrationsWithPendingRuns(db, limit)) {
-    try {
-      const runId = await db.transaction(async (tx) => {
-        const integration = await getIntegration(tx, id, { lock: true });
-        if (!integration) return null;
-        if (!integration.enabled) {
-          await takePendingRuns(tx, id);
-          return null;
-        }
-        if ((await countLiveRuns(tx, id)) >= deps.settings.integrationMaxLiveRuns) return null;
-        return armWebhookRun(tx, deps, integration, [], deps.clock.now());
-      });
-      if (runId !== null) armed++;
-    } catch (err) {
-      deps.logger.warn(
-        { integrationId: id, err: describeError(err) },
-        'could not arm the run of remembered webhook deliveries',
-      );
-    }
+    if (await armRememberedRunOf(db, deps, id)) armed++;
   }
   return armed;
+}
+
+/**
+ * One transaction that locks the integration, checks the live-run cap, takes what was remembered
+ * for sources no live run reads and arms one run for it, due now. Taken by the reconciler's pass,
+ * and by a worker as soon as a unit whose source had remembered deliveries ends, or a run of the
+ * integration ends (the cap may have room again), so a remembered delivery does not wait for the
+ * next pass. A failure is logged and the rows stay for the next pass. Returns whether a run was armed.
+ */
+export async function armRememberedRunOf(
+  db: Db,
+  deps: WebhookDeps & { logger: Logger },
+  integrationId: string,
+): Promise<boolean> {
+  try {
+    const runId = await db.transaction(async (tx) => {
+      const integration = await getIntegration(tx, integrationId, { lock: true });
+      if (!integration) return null;
+      if (!integration.enabled) {
+        await takePendingRuns(tx, integrationId);
+        return null;
+      }
+      if ((await countLiveRuns(tx, integrationId)) >= deps.settings.integrationMaxLiveRuns) return null;
+      return armWebhookRun(tx, deps, integration, [], deps.clock.now());
+    });
+    return runId !== null;
+  } catch (err) {
+    deps.logger.warn(
+      { integrationId, err: describeError(err) },
+      'could not arm the run of remembered webhook deliveries',
+    );
+    return false;
+  }
 }

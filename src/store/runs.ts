@@ -82,9 +82,14 @@ export async function markRunDispatching(tx: Tx, runId: string, now: Date): Prom
   return rowCount > 0;
 }
 
+/** A run the terminal CAS ended, and whether its integration has remembered webhook deliveries. */
+export type FinishedRun = RunRow & { webhook_pending: boolean };
+
 /**
  * The terminal CAS: a non-terminal run takes its outcome and unit counts, once.
- * Locks: the run row. Returns the run, or null if it was already terminal.
+ * Locks: the run row. Returns the run — with whether webhook deliveries of its integration are
+ * remembered (webhook_pending_runs, at the statement's snapshot: the run's end frees a live-run
+ * slot for them) — or null if it was already terminal.
  */
 export async function finishRun(
   tx: Tx,
@@ -92,12 +97,15 @@ export async function finishRun(
   o: RunOutcome,
   extra: Record<string, unknown>,
   now: Date,
-): Promise<RunRow | null> {
-  const { rows } = await tx.query<RunRow>(
-    `UPDATE ${tx.schema.sync_runs} SET status = $2, total_units = $3, completed_units = $4, failed_units = $5,
+): Promise<FinishedRun | null> {
+  const s = tx.schema;
+  const { rows } = await tx.query<FinishedRun>(
+    `UPDATE ${s.sync_runs} r SET status = $2, total_units = $3, completed_units = $4, failed_units = $5,
             error = $6, result = result || $7::jsonb, completed_at = $8, updated_at = $8
       WHERE id = $1 AND status IN ${END_FROM}
-      RETURNING *`,
+      RETURNING r.*,
+        EXISTS (SELECT 1 FROM ${s.webhook_pending_runs} p WHERE p.integration_id = r.integration_id)
+          AS webhook_pending`,
     [
       runId,
       o.status,

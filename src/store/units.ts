@@ -246,6 +246,11 @@ export interface EndFacts {
   others_open: boolean;
   /** Outbox rows the statement armed (for all its units together). */
   armed: number;
+  /**
+   * The unit's integration, when webhook deliveries of the unit's source were remembered while it
+   * was read (webhook_pending_runs, at the statement's snapshot): its end may free them.
+   */
+  webhook_pending_integration: string | null;
 }
 
 /** What the terminal CAS returns of a unit it ended: what its wake-ups need, not the whole row. */
@@ -273,6 +278,7 @@ export async function finishUnit(tx: Tx, a: FinishArgs, wakeLimit = 1): Promise<
  * waiting for the freed slot).
  * Locks: the finished unit rows, then the armed outbox rows in (run id, kind) order, as every
  * writer of outbox rows does (upserted by armConflictSql's rule; NOTIFYs the relay on commit).
+ * Reads (a primary-key probe per ended unit) whether webhook deliveries of its source were remembered.
  * Returns the ended units' keys and end facts; match them to the requests by id AND lease_owner.
  */
 export async function finishUnits(
@@ -295,10 +301,14 @@ export async function finishUnits(
         WHERE u.id = ANY ($1::uuid[]) AND u.id = f.id AND u.lease_owner = f.owner
           AND u.status ${END_FROM} AND u.lease_expires_at > $3
           AND (SELECT r.status FROM ${s.sync_runs} r WHERE r.id = u.sync_run_id) NOT IN ${RUN_TERMINAL}
-        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.tier, u.status, u.lease_owner, f.trace),
+        RETURNING u.id, u.org_id, u.sync_run_id, u.provider, u.cost_class, u.tier, u.status, u.lease_owner, f.trace,
+                  u.integration_id, u.source_id),
      ${batchEndFactsSql(s, '$8')},
      ${armWakesSql(s, '$3', { extra: false })}
      SELECT e.id, e.org_id, e.sync_run_id, e.provider, e.cost_class, e.status, e.lease_owner, e.others_open,
+            CASE WHEN EXISTS (SELECT 1 FROM ${s.webhook_pending_runs} p
+                               WHERE p.integration_id = e.integration_id AND p.source_id = e.source_id)
+                 THEN e.integration_id END AS webhook_pending_integration,
             ${notifyArmedSql('$3', '$10')}
        FROM ended e`,
     [

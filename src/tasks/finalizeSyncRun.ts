@@ -12,12 +12,26 @@ import type { EngineContext } from '../context.js';
 
 export type FinalizeOutcome = 'missing' | 'already_final' | 'pending' | 'finalized';
 
+/**
+ * Finalizes in one transaction; after its commit, a run whose integration has remembered webhook
+ * deliveries has them armed now (its end freed a live-run slot), not at the reconciler's next pass.
+ */
 export async function finalizeSyncRun(ctx: EngineContext, runId: string): Promise<FinalizeOutcome> {
-  return ctx.db.transaction(async (tx) => {
-    const outcome = await finalizeInTx(ctx, tx, runId, ctx.clock.now());
+  const ended: EndedRun = { webhookPending: null };
+  const outcome = await ctx.db.transaction(async (tx) => {
+    ended.webhookPending = null;
+    const outcome = await finalizeInTx(ctx, tx, runId, ctx.clock.now(), {}, ended);
     if (outcome === 'finalized') await ctx.faults.hit('finalize.beforeCommit');
     return outcome;
   });
+  if (outcome === 'finalized') ctx.unitEnds.freeRemembered([ended.webhookPending]);
+  return outcome;
+}
+
+/** What finalizeInTx tells its caller of the run it ended. */
+export interface EndedRun {
+  /** The run's integration, when it has remembered webhook deliveries. */
+  webhookPending: string | null;
 }
 
 /**
@@ -30,6 +44,7 @@ export async function finalizeInTx(
   runId: string,
   now: Date,
   extra: Record<string, unknown> = {},
+  ended: EndedRun = { webhookPending: null },
 ): Promise<FinalizeOutcome> {
   const run = await lockRun(tx, runId);
   if (!run) return 'missing';
@@ -38,6 +53,7 @@ export async function finalizeInTx(
   if (!outcome) return 'pending';
   const done = await finishRun(tx, runId, outcome, extra, now);
   if (!done) return 'already_final';
+  ended.webhookPending = done.webhook_pending ? done.integration_id : null;
   const counts = {
     run_status: outcome.status,
     total_units: outcome.total,

@@ -47,6 +47,12 @@ export interface UnitEndsDeps {
   faults: Faults;
   logger: Logger;
   metrics?: EngineMetrics;
+  /**
+   * Arms the run of the integration's remembered webhook deliveries whose sources no live run reads
+   * (../planning/webhooks.ts `armRememberedRunOf`; it logs its own failures): taken after an end
+   * that may have freed them. Without it they wait for the reconciler's next pass.
+   */
+  armRemembered?: (integrationId: string) => Promise<unknown>;
 }
 
 interface EndRequest {
@@ -61,7 +67,8 @@ interface EndRequest {
  * 'lease_lost'; the unit's terminal status and whether it saw other open units; or the error that
  * ended this unit alone (after its batch failed and it was ended again on its own).
  */
-type Ended = 'lease_lost' | { status: Terminal['status']; sawOthers: boolean } | { error: unknown };
+type Ended =
+  'lease_lost' | { status: Terminal['status']; sawOthers: boolean; webhookPending: string | null } | { error: unknown };
 
 /** An end and the sequence number of the commit that made it (see ./endRechecks.ts). */
 interface Committed {
@@ -79,8 +86,10 @@ const ENDS_IN_FLIGHT = 1;
 export class UnitEnds {
   private readonly ends: Coalescer<EndRequest, Committed>;
   private readonly rechecks: EndRechecks;
-  /** Re-checks still running after their units' tasks returned. */
+  /** Re-checks (and arms of remembered webhook runs) still running after their units' tasks returned. */
   private readonly background = new Set<Promise<void>>();
+  /** Integrations whose remembered webhook run is being armed → asked again meanwhile. */
+  private readonly arming = new Map<string, boolean>();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: UnitEndsDeps) {
@@ -159,12 +168,19 @@ export class UnitEnds {
    * is the materializer's finalizable scan's (as a crash between commit and re-check always was).
    */
   private inBackground(recheck: Promise<void>, unit: UnitRow): void {
-    const tracked = recheck.catch((err: unknown) =>
-      this.deps.logger.warn(
-        { runId: unit.sync_run_id, err: describeError(err) },
-        'finalize re-check failed; the materializer arms finalize',
+    this.track(
+      recheck.catch((err: unknown) =>
+        this.deps.logger.warn(
+          { runId: unit.sync_run_id, err: describeError(err) },
+          'finalize re-check failed; the materializer arms finalize',
+        ),
       ),
     );
+  }
+
+  /** Background work `settle` and `close` wait for (`work` handles its own errors). */
+  private track(work: Promise<void>): void {
+    const tracked = work.catch(() => undefined);
     this.background.add(tracked);
     void tracked.finally(() => this.background.delete(tracked));
   }
@@ -184,7 +200,38 @@ export class UnitEnds {
     }
     const finished = new Set(reqs.filter((_, i) => isFinished(ended[i]!)).map((r) => r.unit.sync_run_id));
     const commit = this.rechecks.committed(batch, finished);
+    this.freeRemembered(ended.map((e) => (typeof e === 'object' && 'status' in e ? e.webhookPending : null)));
     return ended.map((e) => ({ ended: e, commit }));
+  }
+
+  /**
+   * After a commit that ended units (or a run) of these integrations while webhook deliveries of
+   * theirs were remembered: arms their run now, in the background, rather than at the reconciler's
+   * next pass. One at a time per integration; asked again meanwhile, once more after it.
+   */
+  freeRemembered(integrationIds: readonly (string | null)[]): void {
+    const arm = this.deps.armRemembered;
+    if (!arm) return;
+    for (const id of new Set(integrationIds)) {
+      if (id === null) continue;
+      if (this.arming.has(id)) {
+        this.arming.set(id, true);
+        continue;
+      }
+      this.arming.set(id, false);
+      this.track(this.armWhileAsked(id, arm));
+    }
+  }
+
+  private async armWhileAsked(id: string, arm: (integrationId: string) => Promise<unknown>): Promise<void> {
+    try {
+      do {
+        this.arming.set(id, false);
+        await arm(id);
+      } while (this.arming.get(id));
+    } finally {
+      this.arming.delete(id);
+    }
   }
 
   /**
@@ -275,6 +322,8 @@ function movesWatermark({ unit, t, dataset }: EndRequest): boolean {
 function endedOf(reqs: EndRequest[], rows: (EndedUnit & EndFacts)[]): Ended[] {
   return reqs.map(({ unit, owner, t }) => {
     const row = rows.find((r) => r.id === unit.id && r.lease_owner === owner);
-    return row ? { status: t.status, sawOthers: row.others_open } : 'lease_lost';
+    return row
+      ? { status: t.status, sawOthers: row.others_open, webhookPending: row.webhook_pending_integration }
+      : 'lease_lost';
   });
 }
