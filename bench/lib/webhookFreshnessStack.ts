@@ -3,7 +3,8 @@
  * bench database holding one integration over all of them (backfilled, then one incremental so
  * every repository has its watermarks, as a deployed integration has), and per shape engines of
  * their own on that database (its settings, its queue prefix): the API server's, and the worker's
- * with the reconciler, each with its own pool as separate processes would have, in this process.
+ * with the reconciler — each with its own pool as separate processes would have, in this process —
+ * or `syncrelay worker` and `syncrelay reconciler` in processes of their own.
  */
 import { startApiServer, type RunningApiServer } from '../../src/api/server.js';
 import type { BullMqBroker } from '../../src/broker/bullmq.js';
@@ -12,7 +13,8 @@ import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { createWebhookSecret } from '../../src/secrets/webhookSecrets.js';
-import { benchSettings, openBroker } from './engine.js';
+import { CliProcess } from './cliProcess.js';
+import { benchSettings, childEnv, openBroker } from './engine.js';
 import { benchPrefix, type BenchDatabase } from './pg.js';
 import { deletePrefix } from './redis.js';
 import { runTerminal } from './terminal.js';
@@ -32,11 +34,18 @@ export interface FreshnessShape {
   concurrency: number;
   /** SYNC_RECONCILE_INTERVAL_SECONDS, in ms. */
   reconcileMs: number;
+  /**
+   * Where the worker and the reconciler run: `one` — in this process, beside the emulator, the API
+   * server, the driver and the watcher; `split` — `syncrelay worker` and `syncrelay reconciler`
+   * in processes of their own (the deployed shape; the API server stays here).
+   */
+  processes: 'one' | 'split';
 }
 
 export function shapeName(s: FreshnessShape): string {
   const debounce = `debounce ${s.debounceMs / 1000} s`;
-  return `${debounce}, cap ${s.maxLiveRuns}, c${s.concurrency}, reconcile ${s.reconcileMs / 1000} s`;
+  const where = s.processes === 'split' ? 'worker and reconciler apart' : 'one process';
+  return `${debounce}, cap ${s.maxLiveRuns}, c${s.concurrency}, reconcile ${s.reconcileMs / 1000} s, ${where}`;
 }
 
 /** The emulator with `repos` small repositories (three issues each, nothing else to read). */
@@ -62,7 +71,7 @@ export class FreshnessEngines {
    */
   async open(shape: FreshnessShape, tag: string): Promise<ShapeEngine> {
     const prefix = benchPrefix(`freshness-${tag}`);
-    const settings = benchSettings(this.b.url, prefix, {
+    const env = {
       SYNC_RECONCILE_INTERVAL_SECONDS: String(shape.reconcileMs / 1000),
       SYNC_DISPATCH_REDISPATCH_COUNTDOWN: '1',
       SYNC_WEBHOOK_DEBOUNCE_SECONDS: String(shape.debounceMs / 1000),
@@ -70,13 +79,21 @@ export class FreshnessEngines {
       SYNC_RUN_MAX_UNITS: '5000',
       SYNCRELAY_SECRET_KEY: this.key,
       SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
-    });
+    };
+    const settings = benchSettings(this.b.url, prefix, env);
     const broker = openBroker(prefix);
     const logger = createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench');
     const se = new ShapeEngine(broker, prefix);
     try {
       se.api = await Engine.open({ settings, broker, poolSize: API_POOL, migrate: false, logger });
       se.server = await startApiServer({ engine: se.api, host: '127.0.0.1', port: 0 });
+      if (shape.processes === 'split') {
+        const child = childEnv(this.b.url, prefix, env);
+        se.children.push(new CliProcess('worker', ['--concurrency', String(shape.concurrency)], child));
+        se.children.push(new CliProcess('reconciler', ['--id', `bench-freshness-${tag}`], child));
+        await Promise.all(se.children.map((c) => c.ready));
+        return se;
+      }
       se.engine = await Engine.open({ settings, broker, poolSize: shape.concurrency + 8, migrate: false, logger });
       se.engine.startWorker({ concurrency: shape.concurrency });
       await se.engine.startReconciler({ id: `bench-freshness-${tag}`, scheduler: false });
@@ -94,7 +111,10 @@ const API_POOL = 10;
 export class ShapeEngine {
   api: Engine | null = null;
   server: RunningApiServer | null = null;
+  /** The worker and reconciler in this process (shape `one`), or null. */
   engine: Engine | null = null;
+  /** `syncrelay worker` and `syncrelay reconciler` (shape `split`). */
+  readonly children: CliProcess[] = [];
 
   constructor(
     private readonly broker: BullMqBroker,
@@ -109,6 +129,7 @@ export class ShapeEngine {
   async close(): Promise<void> {
     await this.server?.close();
     await this.api?.close();
+    await Promise.all(this.children.map((c) => c.stop()));
     await this.engine?.close();
     await this.broker.close();
     await deletePrefix(this.prefix);

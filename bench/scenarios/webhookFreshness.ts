@@ -4,8 +4,9 @@
  *
  * The GitHub emulator with 200 small repositories (quick: 40), one integration over all of them
  * (work items), backfilled and then read once incrementally; then, per shape (debounce, live-run
- * cap, worker concurrency, reconcile interval), an engine of that shape in this process (API server,
- * BullMQ worker, reconciler; ../lib/webhookFreshnessStack.ts), the emulator pointed at its webhook
+ * cap, worker concurrency, reconcile interval, where the worker runs), the engines of that shape (the
+ * API server in this process; the BullMQ worker and the reconciler in it too, or as `syncrelay
+ * worker` and `syncrelay reconciler` processes; ../lib/webhookFreshnessStack.ts), the emulator pointed at its webhook
  * URL and 50 edits per second spread over the repositories for 60 s (quick: 10 s). A watcher polls
  * work_items every ~100 ms and records when each edit's row shows the issue's new `updated_at`
  * (../lib/webhookFreshness.ts). Reported per shape: edit→row p50/p95/p99/max, edits landed / made,
@@ -32,17 +33,18 @@ const TARGET_P99_MS = 5000;
 const RATE = 50;
 
 const SHAPES: FreshnessShape[] = [
-  { debounceMs: 1000, maxLiveRuns: 4, concurrency: 8, reconcileMs: 1000 },
-  { debounceMs: 200, maxLiveRuns: 4, concurrency: 8, reconcileMs: 1000 },
-  { debounceMs: 200, maxLiveRuns: 16, concurrency: 32, reconcileMs: 1000 },
-  { debounceMs: 1000, maxLiveRuns: 16, concurrency: 32, reconcileMs: 1000 },
+  { debounceMs: 200, maxLiveRuns: 4, concurrency: 8, reconcileMs: 1000, processes: 'one' },
+  { debounceMs: 200, maxLiveRuns: 4, concurrency: 8, reconcileMs: 1000, processes: 'split' },
+  { debounceMs: 200, maxLiveRuns: 4, concurrency: 16, reconcileMs: 1000, processes: 'split' },
+  { debounceMs: 200, maxLiveRuns: 16, concurrency: 32, reconcileMs: 1000, processes: 'split' },
+  { debounceMs: 1000, maxLiveRuns: 4, concurrency: 8, reconcileMs: 1000, processes: 'split' },
 ];
 
 export function freshnessSizes(quick: boolean): { repos: number; drive: DriveOptions; shapes: FreshnessShape[] } {
   return {
     repos: quick ? 40 : 200,
     drive: { rate: RATE, durationMs: quick ? 10_000 : 60_000, pollMs: 100, settleMs: quick ? 30_000 : 60_000 },
-    shapes: quick ? [SHAPES[2]!] : SHAPES,
+    shapes: quick ? [SHAPES[3]!] : SHAPES,
   };
 }
 
@@ -72,6 +74,7 @@ async function measureShape(
       max_live_runs: shape.maxLiveRuns,
       worker_concurrency: shape.concurrency,
       reconcile_interval_s: shape.reconcileMs / 1000,
+      processes: shape.processes,
       edits_made: run.edits.length,
       edits_landed: landed.length,
       p50_ms: round(quantile(lat, 0.5)),
@@ -112,7 +115,7 @@ export const webhookFreshnessScenario: Scenario = {
     const b = await createBenchDatabase('webhook_freshness', 4);
     const engines = new FreshnessEngines(b);
     try {
-      const setup = await engines.open(sizes.shapes[0]!, 'setup');
+      const setup = await engines.open({ ...sizes.shapes[0]!, processes: 'one' }, 'setup');
       let target: { integrationId: string; secret: string };
       try {
         const made = await prepareIntegration(opts, setup, b, emu);
@@ -138,7 +141,9 @@ export const webhookFreshnessScenario: Scenario = {
           repositories: sizes.repos,
           edits_per_s: sizes.drive.rate,
           drive_s: sizes.drive.durationMs / 1000,
-          process: 'one process: emulator, API server, worker, reconciler, driver and watcher',
+          process:
+            'emulator, API server, driver and watcher in one process; the worker and the reconciler in it ' +
+            "too (shape 'one process') or as syncrelay worker and syncrelay reconciler processes",
           shapes,
           best_shape: top.shape,
           p50_ms: top.p50_ms,
