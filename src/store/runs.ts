@@ -1,7 +1,13 @@
 /** sync_runs: insert, the run CAS transitions, and reads. */
 import type { Tx } from '../db/types.js';
 import type { RunOutcome } from '../domain/aggregate.js';
-import { INITIAL_STATUS, RUN_TRANSITIONS, UNIT_TRANSITIONS, type SyncMode } from '../domain/statuses.js';
+import {
+  INITIAL_STATUS,
+  RUN_TRANSITIONS,
+  UNIT_TRANSITIONS,
+  type SyncMode,
+  type TriggeredBy,
+} from '../domain/statuses.js';
 import type { RunRow } from './rows.js';
 import { RUN_OPEN, sqlFrom, sqlList, sqlLit } from './sql.js';
 
@@ -120,12 +126,22 @@ export async function finishRun(
   return rows[0] ?? null;
 }
 
-/** A non-terminal run of this integration and mode, if any. Locks nothing. */
+/** What a run armed by webhook deliveries records as its trigger (targeted: a few sources, a family). */
+const WEBHOOK_TRIGGER: TriggeredBy = 'webhook';
+
+/**
+ * A non-terminal run of this integration and mode that a trigger of that mode would conflict with,
+ * if any: a run armed by webhook deliveries does not count — it reads only the sources the
+ * deliveries named, and a schedule (the backstop) or an API trigger must not be skipped for as long
+ * as deliveries keep coming. Two runs reading one source are safe: upserts, and watermarks that
+ * only move forward. Locks nothing.
+ */
 export async function findLiveRun(tx: Tx, integrationId: string, mode: SyncMode): Promise<RunRow | null> {
   const { rows } = await tx.query<RunRow>(
     `SELECT * FROM ${tx.schema.sync_runs} WHERE integration_id = $1 AND mode = $2 AND status IN ${RUN_OPEN}
+        AND triggered_by <> $3
       ORDER BY created_at LIMIT 1`,
-    [integrationId, mode],
+    [integrationId, mode, WEBHOOK_TRIGGER],
   );
   return rows[0] ?? null;
 }

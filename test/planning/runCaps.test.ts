@@ -13,7 +13,7 @@ import { runSchedulerTick } from '../../src/planning/scheduler.js';
 import { createSchedule } from '../../src/planning/schedules.js';
 import type { TriggerArgs } from '../../src/planning/triggers.js';
 import { REFERENCE_DATASETS, WORK_ITEM_DATASETS } from '../../src/providers/synthetic.js';
-import { getIntegration } from '../../src/store/integrations.js';
+import { getIntegration, listSources } from '../../src/store/integrations.js';
 import { getSchedule } from '../../src/store/schedules.js';
 import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
 import { openTestEngine, type TestEngine } from '../helpers/engine.js';
@@ -232,6 +232,39 @@ describe('validation comes before the conflict check and both caps', () => {
 });
 
 describe('scheduled triggers go through the same checks', () => {
+  it('a live webhook run does not skip a scheduled incremental; a live scheduled one does', async () => {
+    const clock = new ManualClock(new Date('2026-01-05T10:20:00Z'));
+    const te = await open({}, clock);
+    const id = await integration(te, 2, ['work-items']);
+    const integ = (await getIntegration(te.engine.db, id))!;
+    const sources = await listSources(te.engine.db, id);
+    const incremental = { orgId: ORG, integrationId: id, mode: 'incremental' as const };
+    const webhook = await te.engine.trigger({
+      ...incremental,
+      triggeredBy: 'webhook',
+      sourceIds: [sources[0]!.id],
+      force: true,
+    });
+    const schedule = await createSchedule(te.engine.db, clock, {
+      orgId: ORG,
+      integrationId: integ.id,
+      cron: '0 * * * *',
+    });
+
+    clock.set(new Date('2026-01-05T11:00:00Z'));
+    const first = await runSchedulerTick(te.engine.ctx, clock.now());
+    expect(first.skipped).toEqual([]);
+    expect(first.fired.map((f) => f.scheduleId)).toEqual([schedule.id]);
+    expect(first.fired[0]!.syncRunId).not.toBe(webhook.syncRunId);
+    // The API's trigger too: no conflict with the webhook run, one with the scheduled one.
+    await expect(te.engine.trigger({ ...incremental, triggeredBy: 'api' })).rejects.toBeInstanceOf(RunConflictError);
+
+    clock.set(new Date('2026-01-05T12:00:00Z'));
+    const second = await runSchedulerTick(te.engine.ctx, clock.now());
+    expect(second.fired).toEqual([]);
+    expect(second.skipped.map((s) => s.existingRunId)).toEqual([first.fired[0]!.syncRunId]);
+  });
+
   it('a refused slot is recorded as failed with the reason; the tick goes on and so does the schedule', async () => {
     const clock = new ManualClock(new Date('2026-01-05T10:20:00Z'));
     const te = await open({ runMaxUnits: 2, integrationMaxLiveRuns: 1 }, clock);
