@@ -24,7 +24,7 @@ import type { Provider, UnitContext } from '../../src/sdk/types.js';
 import { normalizedSink, workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
 import { runTerminal, testSettings, waitFor } from '../helpers/engine.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
-import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, SCREENSHOTS, signIn, type Chromium } from '../helpers/browser.js';
 
 const ORG = 'acme';
 const DAY = 86_400_000;
@@ -179,10 +179,7 @@ describe.skipIf(missing !== null)('the Activity page in chromium', () => {
 
   /** Signs in with `token`, turns auto-refresh off, opens the Activity page; returns the answer it drew. */
   async function openActivity(token: string): Promise<Record<string, unknown>> {
-    await page.goto(server.url);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+    await signIn(page, server.url, token);
     await page.getByLabel('Auto-refresh').uncheck();
     const answer = page.waitForResponse((r) => r.url().includes('/api/v1/activity') && r.status() === 200);
     await page.getByRole('link', { name: 'Activity' }).click();

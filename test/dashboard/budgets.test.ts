@@ -27,7 +27,7 @@ import { SecretKey } from '../../src/secrets/key.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
 import { testSettings, waitFor } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
-import { chromiumMissing, launchChromium, type Chromium } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, signIn, type Chromium } from '../helpers/browser.js';
 
 const ORG = 'org-budgets-ui';
 const DAY = 86_400_000;
@@ -153,10 +153,7 @@ describe.skipIf(missing !== null)('the Budgets page in chromium', () => {
   });
 
   it('shows the limited budget as the API and the database have it, and its samples', async () => {
-    await page.goto(url);
-    await page.getByLabel('API token').fill(read);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+    await signIn(page, url, read);
     await page.getByRole('link', { name: 'Budgets' }).click();
     await page.getByRole('heading', { name: 'Budgets', level: 1 }).waitFor();
 

@@ -19,7 +19,7 @@ import { outboundSettings } from '../../src/providers/kit/outbound.js';
 import { SecretKey } from '../../src/secrets/key.js';
 import { call, openApiHarness, type ApiHarness } from '../api/helpers.js';
 import { waitFor } from '../helpers/engine.js';
-import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, SCREENSHOTS, signIn, type Chromium } from '../helpers/browser.js';
 
 const NAME = 'Acme GitHub';
 
@@ -155,10 +155,7 @@ describe.skipIf(missing !== null)('the Data page in chromium', () => {
   });
 
   it('shows the rows per table and the newest items with their links, as the API answers', async () => {
-    await page.goto(h.url);
-    await page.getByLabel('API token').fill(h.tokens.read);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+    await signIn(page, h.url, h.tokens.read);
     await page.getByRole('link', { name: 'Data', exact: true }).click();
     await page.getByRole('heading', { name: `Data of ${NAME}` }).waitFor();
 

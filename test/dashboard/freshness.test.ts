@@ -15,7 +15,7 @@ import { dashboardPlugin } from '../../src/dashboard/index.js';
 import { createSchedule } from '../../src/planning/schedules.js';
 import { call, openApiHarness, ORG_A, type ApiHarness } from '../api/helpers.js';
 import { seedFreshnessStates, type FreshnessSeed } from '../helpers/freshness.js';
-import { chromiumMissing, launchChromium, SCREENSHOTS, type Chromium } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, SCREENSHOTS, signIn, type Chromium } from '../helpers/browser.js';
 
 let h: ApiHarness;
 let seed: FreshnessSeed;
@@ -50,10 +50,7 @@ describe.skipIf(missing !== null)('the freshness page in chromium', () => {
   });
 
   it('shows each source × dataset worst first, marks the ones not fresh, as the API and database say', async () => {
-    await page.goto(h.url);
-    await page.getByLabel('API token').fill(h.tokens.read);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+    await signIn(page, h.url, h.tokens.read);
 
     await page.getByRole('link', { name: 'Freshness', exact: true }).click();
     await page.getByRole('heading', { name: 'Freshness of Acme Linear (synthetic)' }).waitFor();

@@ -12,7 +12,7 @@ import { dashboardPlugin } from '../../src/dashboard/index.js';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_OUTCOMES } from '../../src/store/webhookDeliveries.js';
 import { openApiHarness, ORG_A, type ApiHarness } from '../api/helpers.js';
 import { seedIntegration, seedKnownWindow } from '../helpers/webhookDeliveries.js';
-import { chromiumMissing, launchChromium, type Chromium } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, signIn, type Chromium } from '../helpers/browser.js';
 
 let h: ApiHarness;
 let integrationId: string;
@@ -50,10 +50,7 @@ describe.skipIf(missing !== null)('the deliveries page in chromium', () => {
   });
 
   it('is linked from the integration, sums up the last 24 h and lists the newest deliveries', async () => {
-    await page.goto(h.url);
-    await page.getByLabel('API token').fill(h.tokens.read);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+    await signIn(page, h.url, h.tokens.read);
 
     await page.getByRole('link', { name: 'Integrations' }).click();
     const card = page.locator(`[data-integration="${integrationId}"]`);

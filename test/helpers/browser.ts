@@ -82,3 +82,11 @@ export async function launchChromium(opts: { height?: number } = {}): Promise<Ch
     },
   };
 }
+
+/** Opens the dashboard at `url`, signs in with `token` and waits for the first page (Job run history). */
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Job run history' }).waitFor();
+}
