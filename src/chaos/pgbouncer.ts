@@ -10,7 +10,6 @@
  * server login is retried after 1 s (`server_login_retry`, 15 s by default) so that a PostgreSQL
  * restart costs the pool no more than it costs a direct client.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { access, chown, constants, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { ValidationError } from '../errors.js';
 import { asOwner, systemUser } from './postgres.js';
-import { freePort, isAlive, waitForExit } from './redis.js';
+import { freePort, isAlive, pause, startWatched, watchdog, type Watched } from './watched.js';
 
 /** Server connections of the pool (the run's database, one forced user: one pool). */
 export const POOLER_POOL_SIZE = 20;
@@ -72,10 +71,7 @@ function config(serverUrl: string, database: string, port: number): string {
 }
 
 export class PrivatePgBouncer {
-  private proc: ChildProcess | null = null;
-  private serverPid: number | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private log = '';
+  private server: Watched | null = null;
 
   private constructor(
     private readonly binary: string,
@@ -120,38 +116,22 @@ export class PrivatePgBouncer {
   }
 
   get pid(): number | undefined {
-    return this.serverPid;
+    return this.server?.pid;
   }
 
   private get iniPath(): string {
     return join(this.dir, 'pgbouncer.ini');
   }
 
-  /**
-   * Starts `pgbouncer` under a small `sh` that SIGKILLs it (by its pid) when our end of its stdin
-   * closes — so it never outlives this process, even one that is SIGKILLed. Resolves once it
-   * accepts TCP connections on its port.
-   */
+  /** Starts `pgbouncer` under its watchdog (./watched.ts); resolves once it accepts TCP connections on its port. */
   private async launch(): Promise<void> {
-    const watchdog =
-      'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
-    const { command, args } = asOwner('sh', ['-c', watchdog, 'sh', this.binary, this.iniPath]);
-    this.log = '';
-    const proc = spawn(command, args, { cwd: this.dir, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc = proc;
-    proc.stdin.on('error', () => undefined);
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (this.log = (this.log + d).slice(-20_000)));
-    const pid = await new Promise<number>((resolve, reject) => {
-      proc.once('error', reject);
-      proc.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
-      proc.once('exit', () => reject(new Error(`could not start ${this.binary}: ${this.tail()}`)));
-    });
-    this.serverPid = pid;
-    this.exited = waitForExit(pid);
+    const { command, args } = asOwner('sh', watchdog(this.binary, [this.iniPath], 'KILL'));
+    const server = await startWatched(command, args, { cwd: this.dir, keep: 20_000, what: this.binary });
+    this.server = server;
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
       if (await listening(this.port)) return;
-      if (!isAlive(pid) || Date.now() > deadline) {
+      if (!isAlive(server.pid) || Date.now() > deadline) {
         throw new Error(`private pgbouncer on port ${this.port} did not come up: ${this.tail()}`);
       }
       await pause(50);
@@ -209,11 +189,8 @@ export class PrivatePgBouncer {
 
   /** SIGKILL to PgBouncer's own pid, then the watchdog's stdin ends and it exits too. */
   private async kill(): Promise<void> {
-    if (this.serverPid !== undefined && isAlive(this.serverPid)) process.kill(this.serverPid, 'SIGKILL');
-    await this.exited;
-    this.proc?.stdin?.end();
-    this.proc = null;
-    this.serverPid = undefined;
+    await this.server?.kill();
+    this.server = null;
   }
 
   /** Stops PgBouncer (by its pid) and removes its directory; never throws. */
@@ -224,7 +201,7 @@ export class PrivatePgBouncer {
 
   /** PgBouncer's last log lines (for errors). */
   private tail(): string {
-    return this.log.trim().split('\n').slice(-6).join(' | ');
+    return (this.server?.log() ?? '').trim().split('\n').slice(-6).join(' | ');
   }
 }
 
@@ -239,17 +216,5 @@ function listening(port: number): Promise<boolean> {
     socket.setTimeout(1000, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
-  });
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
   });
 }

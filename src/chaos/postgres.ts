@@ -8,14 +8,14 @@
  * what a commit wrote to the kernel survives; `synchronous_commit` stays on, so a commit is only
  * acknowledged once its WAL is written, and the next start replays the WAL (crash recovery).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { access, chown, constants, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { ValidationError } from '../errors.js';
-import { freePort, isAlive, waitForExit } from './redis.js';
+import { freePort, isAlive, pause, startWatched, watchdog, type Watched } from './watched.js';
 
 const execFileAsync = promisify(execFile);
 const SYSTEM_USER = 'postgres';
@@ -56,10 +56,7 @@ export function asOwner(command: string, args: string[]): { command: string; arg
 }
 
 export class PrivatePostgres {
-  private proc: ChildProcess | null = null;
-  private serverPid: number | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private log = '';
+  private server: Watched | null = null;
 
   private constructor(
     private readonly binDir: string,
@@ -100,7 +97,7 @@ export class PrivatePostgres {
   }
 
   get pid(): number | undefined {
-    return this.serverPid;
+    return this.server?.pid;
   }
 
   private get dataDir(): string {
@@ -120,9 +117,9 @@ export class PrivatePostgres {
   }
 
   /**
-   * Starts `postgres` under a small `sh` that stops it (immediate mode, by its pid) when our end of
-   * its stdin closes — so the server never outlives this process, even one that is SIGKILLed.
-   * Resolves once it accepts connections, telling whether it ran crash recovery first.
+   * Starts `postgres` under its watchdog (./watched.ts: SIGQUIT, an immediate stop, when our end of
+   * its stdin closes). Resolves once it accepts connections, telling whether it ran crash recovery
+   * first.
    */
   private async launch(): Promise<StartInfo> {
     const args = [
@@ -143,31 +140,19 @@ export class PrivatePostgres {
       '-c',
       'logging_collector=off',
     ];
-    const watchdog =
-      'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -QUIT "$pid" 2>/dev/null';
-    const { command, args: argv } = asOwner('sh', ['-c', watchdog, 'sh', join(this.binDir, 'postgres'), ...args]);
-    this.log = '';
-    const proc = spawn(command, argv, { cwd: this.dir, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc = proc;
-    proc.stdin.on('error', () => undefined);
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (this.log = (this.log + d).slice(-20_000)));
-    const pid = await new Promise<number>((resolve, reject) => {
-      proc.once('error', reject);
-      proc.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
-      proc.once('exit', () => reject(new Error(`could not start postgres: ${this.tail()}`)));
-    });
-    this.serverPid = pid;
-    this.exited = waitForExit(pid);
+    const { command, args: argv } = asOwner('sh', watchdog(join(this.binDir, 'postgres'), args, 'QUIT'));
+    const server = await startWatched(command, argv, { cwd: this.dir, keep: 20_000, what: 'postgres' });
+    this.server = server;
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
       if (await this.accepts()) break;
-      if (!isAlive(pid) || Date.now() > deadline) {
+      if (!isAlive(server.pid) || Date.now() > deadline) {
         throw new Error(`private postgres on port ${this.port} did not come up: ${this.tail()}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    const redo = REDO_DONE.exec(this.log)?.[0];
-    return { recovered: RECOVERY.test(this.log), ...(redo ? { redo } : {}) };
+    const redo = REDO_DONE.exec(server.log())?.[0];
+    return { recovered: RECOVERY.test(server.log()), ...(redo ? { redo } : {}) };
   }
 
   private async accepts(): Promise<boolean> {
@@ -207,26 +192,28 @@ export class PrivatePostgres {
 
   /** pg_ctl stop in `mode`, then the watchdog's stdin ends and it exits too. */
   private async halt(mode: 'immediate' | 'fast'): Promise<void> {
-    if (this.serverPid !== undefined && isAlive(this.serverPid)) {
+    if (this.running()) {
       await this.run('pg_ctl', ['stop', '-D', this.dataDir, '-m', mode, '-w', '-t', '60']);
     }
     await this.release();
   }
 
+  private running(): boolean {
+    return this.server !== null && isAlive(this.server.pid);
+  }
+
   private async release(): Promise<void> {
-    await this.exited;
-    this.proc?.stdin?.end();
-    this.proc = null;
-    this.serverPid = undefined;
+    await this.server?.release();
+    this.server = null;
   }
 
   /** Stops the server (immediate mode, by its own pid) and removes its directory; never throws. */
   async stop(): Promise<void> {
-    if (this.serverPid !== undefined && isAlive(this.serverPid)) {
+    if (this.running()) {
       try {
         await this.run('pg_ctl', ['stop', '-D', this.dataDir, '-m', 'immediate', '-w', '-t', '30']);
       } catch {
-        this.proc?.stdin?.end(); // the watchdog sends SIGQUIT itself
+        this.server?.detach(); // the watchdog sends SIGQUIT itself
       }
     }
     await Promise.race([this.release(), pause(30_000)]);
@@ -235,7 +222,7 @@ export class PrivatePostgres {
 
   /** The server log's last lines (for errors). */
   private tail(): string {
-    return this.log.trim().split('\n').slice(-8).join(' | ');
+    return (this.server?.log() ?? '').trim().split('\n').slice(-8).join(' | ');
   }
 }
 
@@ -256,16 +243,4 @@ export async function systemUser(name = SYSTEM_USER): Promise<{ uid: number; gid
 /** Whether we run the cluster as someone else (for messages). */
 export function clusterOwner(): string {
   return process.getuid?.() === 0 ? SYSTEM_USER : userInfo().username;
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -3,33 +3,14 @@
  * without persistence, so a restart loses every queued message. Only this server is ever restarted
  * or flushed, by its own pid and port.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-
-/** A TCP port nothing listens on right now (the OS picks it). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+import { freePort, isAlive, startWatched, watchdog, type Watched } from './watched.js';
 
 export class PrivateRedis {
-  private proc: ChildProcess | null = null;
-  private serverPid: number | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private stderr = '';
+  private server: Watched | null = null;
 
   private constructor(
     private readonly binary: string,
@@ -54,13 +35,10 @@ export class PrivateRedis {
   }
 
   get pid(): number | undefined {
-    return this.serverPid;
+    return this.server?.pid;
   }
 
-  /**
-   * Starts redis-server under a small `sh` that kills it (by its pid) when our end of its stdin
-   * closes — so a private Redis never outlives this process, even one that is SIGKILLed.
-   */
+  /** Starts redis-server under its watchdog (./watched.ts); resolves once it answers PING. */
   private async launch(): Promise<void> {
     const args = [
       '--port',
@@ -80,24 +58,13 @@ export class PrivateRedis {
       '--loglevel',
       'warning',
     ];
-    const watchdog =
-      'bin="$1"; shift; "$bin" "$@" </dev/null & pid=$!; echo "$pid"; cat >/dev/null; kill -9 "$pid" 2>/dev/null';
-    const proc = spawn('sh', ['-c', watchdog, 'sh', this.binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc = proc;
-    proc.stdin.on('error', () => undefined);
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => (this.stderr = (this.stderr + d).slice(-2000)));
-    const pid = await new Promise<number>((resolve, reject) => {
-      proc.once('error', reject);
-      proc.stdout.setEncoding('utf8').once('data', (d: string) => resolve(Number(d.trim().split('\n')[0])));
-      proc.once('exit', () => reject(new Error(`could not start ${this.binary}: ${this.stderr.trim()}`)));
-    });
-    this.serverPid = pid;
-    this.exited = waitForExit(pid);
+    const server = await startWatched('sh', watchdog(this.binary, args, 'KILL'), { keep: 2000, what: this.binary });
+    this.server = server;
     const deadline = Date.now() + 10_000;
     for (;;) {
       if (await this.ping()) return;
-      if (!isAlive(pid) || Date.now() > deadline) {
-        throw new Error(`private redis-server on port ${this.port} did not come up: ${this.stderr.trim()}`);
+      if (!isAlive(server.pid) || Date.now() > deadline) {
+        throw new Error(`private redis-server on port ${this.port} did not come up: ${server.log().trim()}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -142,35 +109,12 @@ export class PrivateRedis {
 
   /** SIGKILL to the redis-server's own pid, then the watchdog's stdin ends and it exits too. */
   private async kill(): Promise<void> {
-    if (this.serverPid !== undefined && isAlive(this.serverPid)) process.kill(this.serverPid, 'SIGKILL');
-    await this.exited;
-    this.proc?.stdin?.end();
-    this.proc = null;
-    this.serverPid = undefined;
+    await this.server?.kill();
+    this.server = null;
   }
 
   async stop(): Promise<void> {
     await this.kill();
     await rm(this.dir, { recursive: true, force: true });
   }
-}
-
-/** Running (a zombie waiting to be reaped counts as gone). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-}
-
-/** Resolves once `pid` is gone (polled: it is the watchdog's child, not ours). */
-export async function waitForExit(pid: number): Promise<void> {
-  while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
 }

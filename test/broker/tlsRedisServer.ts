@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/chaos/redis.js';
+import { freePort } from '../../src/chaos/watched.js';
 
 export interface TlsRedisOptions {
   /** aclfile lines (`user NAME on >PASSWORD ~pattern … +@category`); `user default off` is added. */
