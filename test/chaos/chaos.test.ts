@@ -4,26 +4,15 @@
  * kind at least once (the network partition where `ip netns` is permitted; the PostgreSQL crash and
  * stop in ./pgChaos.test.ts, on a private cluster), each invariant PASS.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ChaosReport } from '../../src/chaos/report.js';
 import { FAULT_KINDS, PG_FAULTS, POOLER_FAULTS } from '../../src/chaos/options.js';
-import { passingChaos } from './passingChaos.js';
+import { passingChaos, redisServerBinary } from './passingChaos.js';
 import { PG_BASE, REDIS_URL } from '../helpers/pg.js';
 
 const SEED = 20_260_301;
 const RUNS_PER_MODE = 21;
 const UNITS_PER_RUN = 20;
-
-function redisServerBinary(): string | null {
-  for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
-  try {
-    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 async function chaos(postSync: 'at-most-once' | 'exactly-once', seed: number): Promise<ChaosReport> {
   const redis = redisServerBinary();

@@ -1,4 +1,6 @@
 /** A bounded `syncrelay chaos … --json` run as a child process, held to exit 0 with every invariant holding. */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { ChaosReport } from '../../src/chaos/report.js';
 import { runCli } from '../cli/helpers.js';
@@ -27,4 +29,14 @@ export async function passingChaos(
     `syncrelay ${args.join(' ')}\n${r.stderr.slice(-4000)}\n${JSON.stringify(failed, null, 2)}\n${more(report)}`,
   ).toEqual({ code: 0, signal: null, failed: [] });
   return report!;
+}
+
+/** The redis-server binary a chaos run can start privately (`--redis-server`), or null. */
+export function redisServerBinary(): string | null {
+  for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
+  try {
+    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
 }

@@ -7,25 +7,15 @@
  * lost, every trigger lands, and every invariant holds. The slack is 40 s: when PostgreSQL is back
  * every run it held up is open at once.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { passingChaos } from './passingChaos.js';
+import { passingChaos, redisServerBinary } from './passingChaos.js';
 import { REDIS_URL } from '../helpers/pg.js';
 
 const PG_BIN = process.env.SYNCRELAY_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const SEED = 20_260_415;
 const RUNS = 8;
 const FAULTS = ['pg-restart', 'pg-stop-long', 'pg-terminate', 'worker-kill'];
-
-function redisServerBinary(): string | null {
-  for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
-  try {
-    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 describe.skipIf(!existsSync(`${PG_BIN}/initdb`))('syncrelay chaos --pg-bin (bounded)', () => {
   it(

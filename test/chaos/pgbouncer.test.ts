@@ -5,10 +5,9 @@
  * kills. Every engine process lives through it, every trigger lands, and every invariant holds; a
  * pg-terminate still finds the pooled server connections by their application_name.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { passingChaos } from './passingChaos.js';
+import { passingChaos, redisServerBinary } from './passingChaos.js';
 import { runCli } from '../cli/helpers.js';
 import { PG_BASE, REDIS_URL } from '../helpers/pg.js';
 
@@ -17,15 +16,6 @@ const SEED = 20_260_501;
 const RUNS = 8;
 const FAULTS = ['pgbouncer-restart', 'pg-terminate', 'worker-kill'];
 const MISSING = existsSync(PGBOUNCER) ? '' : ` — skipped: ${PGBOUNCER} is missing (apt-get install pgbouncer)`;
-
-function redisServerBinary(): string | null {
-  for (const p of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(p)) return p;
-  try {
-    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 describe('syncrelay chaos --pgbouncer: what it refuses', () => {
   const env = { DATABASE_URL: `${PG_BASE}/postgres`, REDIS_URL };
