@@ -8,7 +8,7 @@
  * - `churn` (edits per second of the emulator's clock): before each answer of a repository list,
  *   the edits due since the previous request (at most MAX_BURST, the rest dropped) are made in
  *   that repository, drawn from the seed: a new comment on an issue or pull request (half), an
- *   edited comment, a closed issue, a deleted issue (one in ten).
+ *   edited comment, a deleted comment (one in twenty), a closed issue, a deleted issue (one in ten).
  * - `listEdits` (a probability): before each request for a later part of a list sorted by update
  *   time, ascending (`/issues` or `/issues/comments` with `sort=updated&direction=asc`, asking for
  *   `page` 2 or more, or `since` a time after some of the list), with that probability one more
@@ -39,7 +39,7 @@ interface Hook {
 }
 
 export class Churn {
-  /** Edits the churn made so far (deletions among them), for reports. */
+  /** Edits the churn made so far (deletions among them: issues and comments), for reports. */
   readonly made = { edits: 0, deletions: 0 };
   private readonly hooks: Hook[] = [];
   private lastAt: number | null = null;
@@ -126,8 +126,11 @@ export class Churn {
     const issues = items.filter((i) => !i.pull);
     const comments = repo.comments.filter((c) => present(c.item));
     if (roll < 0.5 || (roll < 0.75 && comments.length === 0)) this.edits.comment(repo, item, now, this.drawn);
-    else if (roll < 0.75) this.edits.editComment(repo, rng.pick(comments), now);
-    else if (roll < 0.9 || issues.length === 0) this.edits.close(repo, item, now);
+    else if (roll < 0.7) this.edits.editComment(repo, rng.pick(comments), now);
+    else if (roll < 0.75) {
+      this.edits.removeComment(repo, rng.pick(comments), now);
+      this.made.deletions++;
+    } else if (roll < 0.9 || issues.length === 0) this.edits.close(repo, item, now);
     else {
       this.edits.remove(repo, rng.pick(issues), now);
       this.made.deletions++;

@@ -1,7 +1,8 @@
 /**
  * Single edits of the organisation at a time, as people make them while a reader pages through a
  * list: an issue commented on or edited (its `updated_at` moves to that time, so it moves to the
- * end of every list sorted by `updated` ascending), a comment edited, an issue closed, an issue
+ * end of every list sorted by `updated` ascending), a comment edited, a comment deleted (gone from
+ * every list; reading it answers 404; its issue keeps its `updated_at`), an issue closed, an issue
  * deleted (gone from every list; reading it answers 410). Each bumps the repository's version so
  * cached orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`), both
  * through `editHelpers`, which announces every edit (the webhook it sends: webhooks.ts).
@@ -9,7 +10,7 @@
 import { Rng } from '../core/random.js';
 import type { Announce } from '../core/webhooks.js';
 import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
-import { closeItem, nextId } from './mutate.js';
+import { closeItem, commentPosition, nextId } from './mutate.js';
 import type { GithubChange } from './webhooks.js';
 import { COMMENT_BODIES } from './words.js';
 
@@ -21,6 +22,8 @@ export interface Edits {
   comment(number: number, repo?: RepoRecord): CommentRecord;
   /** The comment `id` is edited. */
   editComment(id: number, repo?: RepoRecord): CommentRecord;
+  /** The comment `id` is deleted; its issue's `updated_at` stays. */
+  removeComment(id: number, repo?: RepoRecord): CommentRecord;
   /** The open issue `number` is closed (a `closed` event). */
   close(number: number, repo?: RepoRecord): ItemRecord;
   /** The issue `number` is deleted (pull requests cannot be, as on GitHub). */
@@ -38,6 +41,13 @@ function itemOf(repo: RepoRecord, number: number): ItemRecord {
   return item;
 }
 
+/** The comment `id` of `repo`, while it and its issue are there. */
+function commentOf(repo: RepoRecord, id: number): CommentRecord {
+  const c = repo.comments.find((x) => x.id === id && present(x.item));
+  if (!c) throw new Error(`no comment ${id}`);
+  return c;
+}
+
 function touchItem(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
   item.updatedAt = Math.max(item.updatedAt, second(at));
   repo.version++;
@@ -45,10 +55,11 @@ function touchItem(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord {
 }
 
 function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number, n = 0): CommentRecord {
-  const rng = new Rng(data.seed, `comment:${repo.index}:${repo.comments.length}:${n}`);
+  const position = commentPosition(repo);
+  const rng = new Rng(data.seed, `comment:${repo.index}:${position}:${n}`);
   const when = Math.max(item.updatedAt, second(at));
   const comment: CommentRecord = {
-    id: nextId(repo, 'comment', repo.comments.length),
+    id: nextId(repo, 'comment', position),
     item,
     author: rng.pick(data.users),
     body: rng.pick(COMMENT_BODIES),
@@ -63,6 +74,20 @@ function commentOn(data: OrgData, repo: RepoRecord, item: ItemRecord, at: number
 
 function editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord {
   comment.updatedAt = Math.max(comment.updatedAt, second(at));
+  repo.version++;
+  return comment;
+}
+
+/**
+ * Deletes `comment`: it leaves its issue's and its repository's comments for `deletedComments`. The
+ * issue's `updated_at` stays (no GitHub document says a deletion moves it: docs/emulators.md).
+ */
+function deleteComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord {
+  comment.deletedAt = second(at);
+  const item = comment.item;
+  item.comments.splice(item.comments.indexOf(comment), 1);
+  repo.comments.splice(repo.comments.indexOf(comment), 1);
+  repo.deletedComments.push(comment);
   repo.version++;
   return comment;
 }
@@ -88,6 +113,7 @@ export interface EditHelpers {
   touch(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
   comment(repo: RepoRecord, item: ItemRecord, at: number, n?: number): CommentRecord;
   editComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord;
+  removeComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord;
   close(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
   remove(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
 }
@@ -115,6 +141,11 @@ export function editHelpers(data: OrgData, announce: Announce<GithubChange> = ()
       announce({ event: 'issue_comment', action: 'edited', comment });
       return comment;
     },
+    removeComment: (repo, comment, at) => {
+      deleteComment(repo, comment, at);
+      announce({ event: 'issue_comment', action: 'deleted', comment });
+      return comment;
+    },
     close: (repo, item, at) => {
       const open = item.closedAt === null;
       closeIssue(data, repo, item, at);
@@ -135,11 +166,8 @@ export function editsOf(data: OrgData, now: () => number, helpers: EditHelpers =
   return {
     touch: (n, repo) => helpers.touch(pick(repo), itemOf(pick(repo), n), now()),
     comment: (n, repo) => helpers.comment(pick(repo), itemOf(pick(repo), n), now()),
-    editComment: (id, repo) => {
-      const c = pick(repo).comments.find((x) => x.id === id && present(x.item));
-      if (!c) throw new Error(`no comment ${id}`);
-      return helpers.editComment(pick(repo), c, now());
-    },
+    editComment: (id, repo) => helpers.editComment(pick(repo), commentOf(pick(repo), id), now()),
+    removeComment: (id, repo) => helpers.removeComment(pick(repo), commentOf(pick(repo), id), now()),
     close: (n, repo) => helpers.close(pick(repo), itemOf(pick(repo), n), now()),
     remove: (n, repo) => helpers.remove(pick(repo), itemOf(pick(repo), n), now()),
   };

@@ -100,6 +100,7 @@ function makeRepo(data: OrgData, scale: EmulatorScale, r: number, git: { pulls: 
     collaborators,
     items: [],
     comments: [],
+    deletedComments: [],
     events: [],
     commits: [],
     heads: new Map(),

@@ -37,6 +37,8 @@ export interface CommentRecord {
   body: string;
   createdAt: number;
   updatedAt: number;
+  /** When the comment was deleted (it is then in its repository's `deletedComments` only), if it was. */
+  deletedAt?: number;
 }
 
 export type IssueEventKind =
@@ -129,8 +131,10 @@ export interface RepoRecord {
   collaborators: UserRecord[];
   /** By number − 1. */
   items: ItemRecord[];
-  /** In creation order (ids ascending). */
+  /** The comments there are, in creation order (ids ascending). */
   comments: CommentRecord[];
+  /** The comments deleted (gone from every list; reading one answers 404), in deletion order. */
+  deletedComments: CommentRecord[];
   events: EventRecord[];
   /** The default branch, oldest first. */
   commits: CommitRecord[];

@@ -63,7 +63,7 @@ function mutateRepo(
   const touched = rng.sample(live, Math.max(1, Math.ceil(live.length * 0.02)));
   for (const item of touched) {
     const comment = {
-      id: nextId(repo, 'comment', repo.comments.length),
+      id: nextId(repo, 'comment', commentPosition(repo)),
       item,
       author: rng.pick(data.users),
       body: rng.pick(COMMENT_BODIES),
@@ -97,7 +97,8 @@ function mutateRepo(
     item.id = nextId(repo, 'item', repo.items.length);
     for (const e of item.events) e.id = nextId(repo, 'event', repo.events.push(e) - 1);
     for (const c of item.comments) {
-      c.id = nextId(repo, 'comment', repo.comments.push(c) - 1);
+      c.id = nextId(repo, 'comment', commentPosition(repo));
+      repo.comments.push(c);
       out.newComments.push(c.id);
     }
     for (const r of item.pull?.reviews ?? []) r.id = nextReviewId(repo);
@@ -144,6 +145,11 @@ export function closeItem(
 /** The id of the `position`th record of `kind` in the repository. */
 export function nextId(repo: RepoRecord, kind: 'item' | 'comment' | 'event', position: number): number {
   return ID_BASE[kind] + repo.index * REPO_ID_SPAN + position;
+}
+
+/** The position of the repository's next comment: past every comment it had, deleted ones included. */
+export function commentPosition(repo: RepoRecord): number {
+  return repo.comments.length + repo.deletedComments.length;
 }
 
 function nextReviewId(repo: RepoRecord): number {

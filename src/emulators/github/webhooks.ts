@@ -19,7 +19,7 @@ import { renderRepository, renderUser, type RenderContext } from './renderRepo.j
 export type GithubChange =
   | { event: 'issues'; action: 'opened' | 'edited' | 'closed' | 'deleted'; item: ItemRecord }
   | { event: 'pull_request'; action: 'opened' | 'edited' | 'closed'; item: ItemRecord }
-  | { event: 'issue_comment'; action: 'created' | 'edited'; comment: CommentRecord }
+  | { event: 'issue_comment'; action: 'created' | 'edited' | 'deleted'; comment: CommentRecord }
   | { event: 'pull_request_review'; action: 'submitted'; review: ReviewRecord };
 
 /** What a delivery is rendered with besides the change: the URLs, the App's installation. */

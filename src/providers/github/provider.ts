@@ -12,6 +12,8 @@
  * list (issueList.ts), which lists pull requests too and has a `since`: a unit carrying several of
  * them (`UnitInfo.datasets`) reads each page once for all. A verify run (verify.ts) lists the same
  * list once for the three: issues are compared with `work_items`, pull requests with `pull_requests`.
+ * Its unit of `work-item-comments` (verifyComments.ts) lists the repository's issue comments and
+ * compares them with `work_item_comments`.
  */
 import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
 import type { BudgetLedger } from '../kit/budget.js';
@@ -27,6 +29,7 @@ import { withInstallation } from './installation.js';
 import { GITHUB_SURFACE_HOOKS } from './starts.js';
 import * as units from './units.js';
 import { verifyIssueList } from './verify.js';
+import { verifyComments } from './verifyComments.js';
 
 export const GITHUB_PROVIDER = 'github';
 
@@ -36,7 +39,7 @@ const DATASETS = [
   reference('repositories', ['repositories'], units.repositories),
   reference('members', ['members'], units.members),
   work('work-items', ['work_items'], units.readIssueList, { verify: verifyIssueList }),
-  work('work-item-comments', ['work_item_comments'], units.workItemComments),
+  work('work-item-comments', ['work_item_comments'], units.workItemComments, { verify: verifyComments }),
   work('work-item-history', ['work_item_events'], units.workItemHistory),
   // Labels arrive on the issues: the work-items unit writes them.
   work('work-item-labels', [], null, { coveredBy: 'work-items' }),

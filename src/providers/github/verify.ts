@@ -155,7 +155,8 @@ async function writeFamily(job: Job, writer: PageWriter, objects: GhIssue[]): Pr
   await writer.write('pull_request_reviews', reviews);
 }
 
-function timeOf(iso: string | undefined): Date | null {
+/** A GitHub time as a Date, or null without a valid one. */
+export function timeOf(iso: string | undefined): Date | null {
   const ms = iso ? Date.parse(iso) : Number.NaN;
   return Number.isFinite(ms) ? new Date(ms) : null;
 }
@@ -175,16 +176,18 @@ async function readIssue(job: Job, number: number, home: string | null): Promise
       issue_number: number,
     });
     const issue = res.data as unknown as GhIssue;
-    return issue.number === number && inRepository(job, issue, home) ? issue : null;
+    return issue.number === number && inRepository(job, issue.repository_url, home) ? issue : null;
   } catch (err) {
     if (isGone(err)) return null;
     throw err;
   }
 }
 
-/** Whether `issue` is of this repository: its `repository_url` is the listing's, or names `owner/repo`. */
-function inRepository(job: Job, issue: GhIssue, home: string | null): boolean {
-  const url = issue.repository_url;
+/**
+ * Whether an answer whose repository API URL is `url` is of this repository: `url` is the
+ * listing's (`home`), or names `owner/repo`.
+ */
+export function inRepository(job: Job, url: string | undefined, home: string | null): boolean {
   if (url === undefined) return true; // an answer without it: its number is all there is to compare
   if (home !== null && url === home) return true;
   const path = `/repos/${job.repo.owner}/${job.repo.repo}`.toLowerCase();
@@ -192,7 +195,7 @@ function inRepository(job: Job, issue: GhIssue, home: string | null): boolean {
 }
 
 /** A 404 (`not_found`) or 410 Gone answer. */
-function isGone(err: unknown): boolean {
+export function isGone(err: unknown): boolean {
   if (!(err instanceof NonRetryableError)) return false;
   if (err.category === 'not_found') return true;
   return err.cause instanceof ProviderAnswerError && err.cause.status === 410;
