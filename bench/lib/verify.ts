@@ -84,7 +84,10 @@ function figures(t: VerifyTarget, p: VerifyPhase) {
   return {
     status: p.status,
     requests: p.requests,
-    requests_per_item: Math.round((p.requests / Math.max(1, t.items)) * 10_000) / 10_000,
+    // Per object the verify checked (listed or confirmed: issues, pull requests, comments — every
+    // surface a verified dataset lists), or per item of the source when the run reports none.
+    items_checked: p.counts?.checked ?? null,
+    requests_per_item: Math.round((p.requests / Math.max(1, p.counts?.checked ?? t.items)) * 10_000) / 10_000,
     wall_s: round(p.wallMs / 1000),
     minimum_s: round(minimumMs / 1000),
     ratio: round(p.wallMs / Math.max(1, minimumMs)),
