@@ -104,7 +104,7 @@ interface Tables {
   repositories: TruthTable;
   members: TruthTable;
   work_items: TruthTable & { deleted: Set<string> };
-  work_item_comments: TruthTable;
+  work_item_comments: TruthTable & { deleted: Set<string> };
   work_item_events: TruthTable;
   pull_requests: TruthTable;
   pull_request_reviews: TruthTable;
@@ -115,7 +115,7 @@ function table(name: TruthTableName, versioned: boolean): TruthTable {
   return { table: name, versionColumn: versioned ? 'updated_at' : null, rows: new Map() };
 }
 
-/** Deleted issues' keys, kept by the work-items table (a verify run tombstones them). */
+/** Deleted objects' keys, kept by their table (a verify run tombstones them). */
 function withDeletions(t: TruthTable): TruthTable & { deleted: Set<string> } {
   return Object.assign(t, { deleted: new Set<string>() });
 }
@@ -127,14 +127,17 @@ function withDeletions(t: TruthTable): TruthTable & { deleted: Set<string> } {
  * `updated_at`; comments on issues (not on pull requests) by id at their `updated_at`; events of
  * issues (not of pull requests) by id; reviews by id; default-branch commits by SHA. Deleted issues,
  * and their comments and events, are gone from every list: not in the rows; the issues' keys are
- * the work-items table's `deleted`.
+ * the work-items table's `deleted`. A comment deleted on an issue still there is the comments
+ * table's `deleted` (its issue's row holds it in the repository's scope, so the verify confirms it);
+ * the comments of a deleted issue are held to neither (a comment stored before its issue's row was
+ * belongs to no repository the store knows).
  */
 export function githubTruth(data: OrgData): GroundTruth {
   const t: Tables = {
     repositories: table('repositories', true),
     members: table('members', false),
     work_items: withDeletions(table('work_items', true)),
-    work_item_comments: table('work_item_comments', true),
+    work_item_comments: withDeletions(table('work_item_comments', true)),
     work_item_events: table('work_item_events', false),
     pull_requests: table('pull_requests', true),
     pull_request_reviews: table('pull_request_reviews', false),
@@ -171,6 +174,9 @@ function addRepository(t: Tables, full: string, repo: RepoRecord): void {
   }
   for (const c of repo.comments) {
     if (c.item.deletedAt === undefined && !c.item.pull) t.work_item_comments.rows.set(String(c.id), c.updatedAt);
+  }
+  for (const c of repo.deletedComments) {
+    if (c.item.deletedAt === undefined && !c.item.pull) t.work_item_comments.deleted.add(String(c.id));
   }
   for (const e of repo.events) {
     if (e.item.deletedAt === undefined && !e.item.pull) t.work_item_events.rows.set(String(e.id), null);
