@@ -6,12 +6,14 @@
  *   (received + duplicate) as 202 answers; a duplicate row arms nothing;
  * - every received delivery that armed, joined or was remembered ends covered: its row names a run
  *   (remembered ones get theirs when the reconciler arms it) that planned a unit of the delivery's
- *   repository, whose reading of it started after the delivery was received, and that ended
+ *   source (its source key, compared case-blind with the integration's: a GitHub repository, a
+ *   Linear team, a Jira project), whose reading of it started after the delivery was received, and
+ *   that ended
  *   (success, or failed / partial_failed under the usual rules; never cancelled or open);
  * - no delivery id names two runs, and every webhook-armed run is named by a delivery;
- * - coalescing: for each repository, the webhook runs its deliveries name are at most its groups —
+ * - coalescing: for each source, the webhook runs its deliveries name are at most its groups —
  *   deliveries in received order, a new group when one comes a debounce interval or more after the
- *   group's first, or after a run of that repository left `planned` (a later delivery cannot join a
+ *   group's first, or after a run of that source left `planned` (a later delivery cannot join a
  *   dispatched run; it may arm the next one);
  * - no webhook_pending_runs row is left.
  */
@@ -55,13 +57,13 @@ export interface WebhookRunRow {
   left_planned: Date | null;
 }
 
-/** First `running` of each of the run's units, per (run, repository key, lower-cased). */
+/** First `running` of each of the run's units, per (run, source key, lower-cased). */
 export type ReadStarts = Map<string, Date | null>;
 
 export interface WebhookFacts {
   deliveries: DeliveryRow[];
   runs: Map<string, WebhookRunRow>;
-  /** `${runId} ${repository}` → the earliest start of a unit of it (null: planned, never started). */
+  /** `${runId} ${source key, lower-cased}` → the earliest start of a unit of it (null: planned, never started). */
   reads: ReadStarts;
   pendingRows: number;
 }
@@ -212,7 +214,7 @@ function oneRunPerId(f: WebhookFacts): string[] {
   return out;
 }
 
-/** Per repository: the runs its deliveries name ≤ its groups (see the module's comment). */
+/** Per source: the runs its deliveries name ≤ its groups (see the module's comment). */
 function coalesced(f: WebhookFacts, debounceMs: number): string[] {
   const bySource = new Map<string, DeliveryRow[]>();
   for (const d of f.deliveries) {

@@ -78,7 +78,7 @@ export interface ChaosOptions {
   providerModes: ProviderRunMode[];
   /**
    * Post signed webhook deliveries (with redeliveries) at an API server of the run while the faults
-   * happen, and check the webhook invariant (needs `provider` github). @default false
+   * happen, and check the webhook invariant (needs `provider`: github, linear or jira). @default false
    */
   webhooks?: boolean;
 }

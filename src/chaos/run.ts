@@ -131,10 +131,10 @@ export class ChaosRun implements ChaosTally {
     if (this.opts.pgBin && this.opts.keep) {
       throw new ValidationError('--keep', 'keeps a database on DATABASE_URL; a private cluster (--pg-bin) is removed');
     }
-    if (this.opts.webhooks && this.opts.provider !== 'github') {
+    if (this.opts.webhooks && !this.opts.provider) {
       throw new ValidationError(
         '--webhooks',
-        'needs --provider github (webhooks are received for GitHub integrations)',
+        'needs --provider (github, linear or jira: the integration the deliveries are for)',
       );
     }
     if (this.opts.pgBin) await checkPgBin(this.opts.pgBin);
@@ -208,7 +208,7 @@ export class ChaosRun implements ChaosTally {
       await Promise.all([this.triggerAll(runPlan, t0, engine, names.orgId), this.injectAll(faultPlan, t0, ctx)]);
       await this.faultsWhileBacklogged(kinds, durationMs / Math.max(1, faultPlan.length), ctx, names.orgId);
       r.target?.hostile(false);
-      // GitHub sends an unacknowledged delivery again: so does the producer, until each has its 202.
+      // The provider sends an unacknowledged delivery again: so does the producer, until each has its 202.
       await this.hooks?.finish(this.io.signal);
       // Every fault has ended (processes resumed, link up, Redis up, publishes healthy) and every run is triggered.
       const faultsStoppedAt = Date.now();

@@ -1,23 +1,29 @@
 /**
- * `syncrelay chaos --webhooks`: an API server of the chaos run (in this process, on connections named
- * as the run's engine connections, so pg-terminate cuts them too, through the run's PgBouncer if
- * any) and a producer posting signed GitHub `issues` deliveries at it for the run's GitHub
- * integration while the faults happen, a share of them redeliveries of an earlier id. An answer
- * other than 202 (a fault reached the API) leaves the delivery unacknowledged: GitHub sends it
- * again, and so does the producer, after the faults too, until each one has had its 202. The
- * producer keeps what the API answered: the invariant (./checkWebhooks.ts) holds the rows to it.
+ * `syncrelay chaos --provider github|linear|jira --webhooks`: an API server of the chaos run (in this
+ * process, on connections named as the run's engine connections, so pg-terminate cuts them too,
+ * through the run's PgBouncer if any) and a producer posting signed deliveries of the run's provider
+ * at it (GitHub `issues`, Linear `Issue`, Jira `jira:issue_updated`, each naming an issue of the
+ * emulator) for the run's integration while the faults happen, a share of them redeliveries of an
+ * earlier id. An answer other than 202 (a fault reached the API) leaves the delivery
+ * unacknowledged: the provider sends it again, and so does the producer, after the faults too,
+ * until each one has had its 202. The producer keeps what the API answered: the invariant
+ * (./checkWebhooks.ts) holds the rows to it.
  */
 import { InProcessBroker } from '../broker/inprocess.js';
 import { loadSettings } from '../config.js';
 import { openDb } from '../db/open.js';
 import type { Db } from '../db/types.js';
 import { Engine } from '../engine.js';
+import { ValidationError } from '../errors.js';
 import { silentLogger } from '../logger.js';
 import { createWebhookSecret } from '../secrets/webhookSecrets.js';
 import { engineDbSettings } from './database.js';
 import { CHILD_SETTINGS } from './options.js';
 import type { Rng } from './random.js';
 import type { Resources } from './setup.js';
+import type { ChaosTarget } from './targets/index.js';
+import { deliveryBuilder } from './webhookDeliveries.js';
+import { issueCatalog } from './webhookIssues.js';
 import { WebhookProducer } from './webhooksProducer.js';
 
 /** The debounce the chaos API arms runs with (SYNC_WEBHOOK_DEBOUNCE_SECONDS). */
@@ -48,6 +54,13 @@ export async function startWebhookChaos(
   rng: Rng,
   startApiServer: ApiServerStarter,
 ): Promise<WebhookChaos> {
+  if (!r.target) throw new ValidationError('--webhooks', 'needs --provider (github, linear or jira)');
+  const target: Pick<ChaosTarget, 'provider' | 'integration'> = {
+    provider: r.target.provider,
+    integration: { ...r.target.integration, sources: [...integration.sources] },
+  };
+  // Before the faults: the emulator lists each source's issues while it is quiet.
+  const issues = await issueCatalog(target);
   // Through the run's PgBouncer, if any, as the engine processes are.
   const route = { server: r.serverUrl, pooler: r.pooler?.clientUrl() ?? null };
   const settings = loadSettings({
@@ -70,9 +83,9 @@ export async function startWebhookChaos(
     server = await startApiServer(engine);
     const secret = await makeSecret(engine, orgId, integration.id);
     const producer = new WebhookProducer({
-      url: `${server.url}/api/v1/webhooks/github/${integration.id}`,
-      secret,
-      sources: integration.sources,
+      url: `${server.url}/api/v1/webhooks/${target.provider}/${integration.id}`,
+      builder: deliveryBuilder(target.provider, secret),
+      issues,
       rng,
       perSecond: CHAOS_WEBHOOKS_PER_SECOND,
       redeliveryShare: CHAOS_REDELIVERY_SHARE,

@@ -1,13 +1,13 @@
 /**
- * The chaos run's webhook producer: signed GitHub `issues` deliveries (`edited`, a random issue of
- * one of the integration's repositories) posted at a steady rate, a share of the posts an earlier
- * delivery sent again with its own id and body, as GitHub's redeliveries are. Each delivery's
- * answers are kept: how many 202s, how many other answers (a fault reached the API, or the request
- * failed).
+ * The chaos run's webhook producer: signed deliveries of the run's provider (an edit of an issue of
+ * one of the integration's sources, ./webhookDeliveries.ts) posted at a steady rate, a share of the
+ * posts an earlier delivery sent again with its own id, as the provider resends it (GitHub: the
+ * same body; Linear: stamped and signed again; Jira: with its retry count). Each delivery's answers
+ * are kept: how many 202s, how many other answers (a fault reached the API, or the request failed).
  */
-import { randomUUID } from 'node:crypto';
-import { signWebhookBody } from '../secrets/webhookSecrets.js';
 import type { Rng } from './random.js';
+import type { Delivery, DeliveryBuilder } from './webhookDeliveries.js';
+import type { IssueCatalog } from './webhookIssues.js';
 
 const POST_TIMEOUT_MS = 15_000;
 /** Posts in flight at most (a stalled API holds the producer back rather than piling requests up). */
@@ -15,8 +15,7 @@ const MAX_IN_FLIGHT = 16;
 
 interface Sent {
   id: string;
-  body: string;
-  signature: string;
+  first: Delivery;
   posts: number;
   accepted: number;
   other: number;
@@ -35,8 +34,8 @@ export interface ProducerStats {
 
 export interface ProducerOptions {
   url: string;
-  secret: string;
-  sources: readonly string[];
+  builder: DeliveryBuilder;
+  issues: IssueCatalog;
   rng: Rng;
   perSecond: number;
   redeliveryShare: number;
@@ -75,42 +74,27 @@ export class WebhookProducer {
   }
 
   private fresh(): Sent {
-    const repo = this.o.rng.pick(this.o.sources);
-    const number = this.o.rng.int(1, 400);
-    const [owner, name] = repo.split('/');
-    const body = JSON.stringify({
-      action: 'edited',
-      issue: { number, title: `Issue ${number}`, state: 'open', updated_at: new Date().toISOString() },
-      repository: { name, full_name: repo, private: false, owner: { login: owner } },
-      sender: { login: 'chaos', type: 'User' },
-    });
-    const d: Sent = {
-      id: randomUUID(),
-      body,
-      signature: signWebhookBody(body, this.o.secret),
-      posts: 0,
-      accepted: 0,
-      other: 0,
-    };
+    const first = this.o.builder.build(this.o.issues.pick(this.o.rng), Date.now());
+    const d: Sent = { id: first.id, first, posts: 0, accepted: 0, other: 0 };
     this.sent.set(d.id, d);
     this.order.push(d);
     return d;
   }
 
+  /** The delivery as its next post sends it: the first as built, a later one as the provider resends. */
+  private nextPost(d: Sent): Delivery {
+    return d.posts === 0 ? d.first : this.o.builder.resend(d.first, d.posts, Date.now());
+  }
+
   private async post(d: Sent): Promise<void> {
+    const { headers, body } = this.nextPost(d);
     d.posts += 1;
     let status = 0;
     try {
       const res = await fetch(this.o.url, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'GitHub-Hookshot/chaos',
-          'x-github-event': 'issues',
-          'x-github-delivery': d.id,
-          'x-hub-signature-256': d.signature,
-        },
-        body: d.body,
+        headers,
+        body,
         signal: AbortSignal.timeout(POST_TIMEOUT_MS),
       });
       await res.arrayBuffer();

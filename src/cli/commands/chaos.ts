@@ -146,8 +146,8 @@ export function registerChaos(program: Command): void {
     )
     .option(
       '--webhooks',
-      'with --provider github: post signed webhook deliveries (and redeliveries) at an API server of the run ' +
-        'while the faults happen, and check that none is lost',
+      'with --provider github|linear|jira: post signed webhook deliveries of that provider (and redeliveries) ' +
+        'at an API server of the run while the faults happen, and check that none is lost',
     )
     .option('--keep', 'keep the chaos database instead of dropping it')
     .option('--log-dir <dir>', "write each engine process's logs (level warn) to <dir>/<name>.log")
@@ -202,12 +202,14 @@ invariant is checked: the normalized store equals the emulator's records (every 
 its latest version). net-partition is skipped with --provider (the namespace cannot reach the
 emulator).
 
-With --provider github --webhooks, an API server of the run (its connections cut by pg-terminate
-like the engine's) receives signed issues deliveries for the integration, a tenth of them
-redeliveries, while the faults happen; one not answered 202 is sent again until it is. One more
-invariant: every acknowledged delivery is recorded once and covered by a run that read its
-repository after it was received and ended, no delivery names two runs, runs coalesce within the
-debounce interval, and nothing remembered is left.
+With --provider github|linear|jira --webhooks, an API server of the run (its connections cut by
+pg-terminate like the engine's) receives signed deliveries of that provider for the integration
+(GitHub issues, Linear Issue, Jira jira:issue_updated, each naming an issue of the emulator), a
+tenth of them redeliveries, while the faults happen; one not answered 202 is sent again, as the
+provider resends it (a Linear one stamped and signed again, a Jira one with its retry header),
+until it is. One more invariant: every acknowledged delivery is recorded once and covered by a run
+that read its source (repository, team, project) after it was received and ended, no delivery
+names two runs, runs coalesce within the debounce interval, and nothing remembered is left.
 
 Then it waits for every run to be terminal, checks the invariants of a durable run and prints
 the report. Exit status 0 only if every invariant holds; 1 if one does not.`,
