@@ -39,6 +39,7 @@ import { planFaults } from './schedule.js';
 import { makeNames, resolveFaults, setUp, tearDown, type Resources } from './setup.js';
 import type { ChaosTally } from './tally.js';
 import { checkWebhooks } from './checkWebhooks.js';
+import { pause } from './watched.js';
 import {
   CHAOS_WEBHOOK_DEBOUNCE_MS,
   settleWebhooks,
@@ -63,17 +64,6 @@ export interface ChaosIo {
   signal: AbortSignal;
   out?: NodeJS.WriteStream;
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** How long each final run (incremental, then verify) of a `--provider` run may take on a quiet emulator. */
 const FINAL_RUN_TIMEOUT_MS = 180_000;
@@ -336,7 +326,7 @@ export class ChaosRun implements ChaosTally {
   ): Promise<void> {
     const cancels: Promise<void>[] = [];
     for (const p of plan) {
-      await sleep(t0 + p.at - Date.now(), this.io.signal);
+      await pause(t0 + p.at - Date.now(), this.io.signal);
       if (this.io.signal.aborted) break;
       try {
         // Triggers wait out an injected PostgreSQL outage; one cut off by it is looked for before it is retried.
@@ -349,7 +339,7 @@ export class ChaosRun implements ChaosTally {
         if (p.cancelAfterMs !== undefined) {
           const cancel = () => engine.cancel(runId, orgId);
           cancels.push(
-            sleep(p.cancelAfterMs, this.io.signal).then(async () => {
+            pause(p.cancelAfterMs, this.io.signal).then(async () => {
               const outcome = await throughOutage(this.outage, cancel, async () => null).catch(() => null);
               if (outcome === 'cancelled') this.userCancels += 1;
             }),
@@ -377,7 +367,7 @@ export class ChaosRun implements ChaosTally {
   private async injectAll(plan: { at: number; kind: FaultKind }[], t0: number, ctx: FaultContext): Promise<void> {
     const pending: Promise<void>[] = [];
     for (const f of plan) {
-      await sleep(t0 + f.at - Date.now(), this.io.signal);
+      await pause(t0 + f.at - Date.now(), this.io.signal);
       if (this.io.signal.aborted) break;
       pending.push(this.inject(f.kind, ctx));
     }
@@ -398,7 +388,7 @@ export class ChaosRun implements ChaosTally {
     while (kinds.length > 0 && Date.now() < until && !this.io.signal.aborted) {
       if ((await waitingUnits(ctx.db, orgId)) <= slots) break;
       await this.inject(rng.pick(kinds), ctx);
-      await sleep(gapMs, this.io.signal);
+      await pause(gapMs, this.io.signal);
     }
     this.extendedMs = Date.now() - start;
   }
@@ -436,7 +426,7 @@ export class ChaosRun implements ChaosTally {
         [orgId],
       );
       if (rows[0]!.n === 0) break;
-      await sleep(200, this.io.signal);
+      await pause(200, this.io.signal);
     }
     await this.drainPostSync(db);
   }
@@ -451,9 +441,9 @@ export class ChaosRun implements ChaosTally {
           WHERE kind = 'post_sync' AND status = 'pending'`,
       );
       if (rows[0]!.n === 0) break;
-      await sleep(250, this.io.signal);
+      await pause(250, this.io.signal);
     }
-    await sleep(2 * RECONCILE_INTERVAL_MS + LEASE_MS / 2, this.io.signal);
+    await pause(2 * RECONCILE_INTERVAL_MS + LEASE_MS / 2, this.io.signal);
   }
 
   /**
@@ -498,7 +488,7 @@ export class ChaosRun implements ChaosTally {
       );
       status = rows[0]?.status ?? 'missing';
       if (!['planned', 'dispatching'].includes(status)) break;
-      await sleep(200, this.io.signal);
+      await pause(200, this.io.signal);
     }
     await this.drainPostSync(engine.db);
     return { id, status };
