@@ -26,8 +26,10 @@
  * leaves it to the reconciler's next pass). Only arming takes the integration's row lock — then
  * looks again, as another delivery may have armed meanwhile — so deliveries that join or are
  * remembered, the common case under load, do not queue behind one another. Where a delivery goes
- * is decided before it writes anything: every row it writes references the integration (a
- * key-share lock on its row), and a transaction holding one must not wait for the row lock.
+ * is decided before it writes anything. The integration's row lock is FOR NO KEY UPDATE: the
+ * key-share lock every row referencing the integration takes does not wait for it, so a delivery
+ * that only writes rows never waits for an arming one (which may be waiting for it: the same
+ * delivery id redelivered, a pending-run row).
  */
 import type { Logger } from 'pino';
 import type { ResolvedSettings } from '../config.js';
@@ -131,9 +133,7 @@ export async function receiveDeliveryInTx(
   const now = deps.clock.now();
   const resolved = { ...d, source: key };
   const source = integration.enabled ? facts.source : null;
-  // Decided before anything is written: a row referencing the integration takes a key-share lock on
-  // it, and a transaction holding one must not then wait for the integration's row lock (two
-  // arming deliveries would each wait for the other).
+  // Decided before anything is written; only arming takes the integration's row lock.
   const route = source === null ? null : await routeOf(tx, deps, facts, source, ask);
   const row = rowOf(integration, resolved);
   if (route !== null && 'arm' in route) return receiveArming(tx, deps, route, source!, resolved, now);

@@ -73,7 +73,13 @@ export async function insertDatasets(
   return rows;
 }
 
-/** One integration (optionally of one org). Locks: FOR UPDATE when `lock` (serialises triggers). */
+/**
+ * One integration (optionally of one org). Locks: FOR NO KEY UPDATE when `lock` — it serialises what
+ * decides about the integration (triggers, arming a webhook run, credential and secret changes)
+ * without blocking the key-share lock a row referencing it takes by its foreign key: a transaction
+ * that only writes such a row (a webhook delivery that joins or is remembered) never waits for the
+ * holder, which may be waiting for it (a delivery id, a pending-run row: a deadlock).
+ */
 export async function getIntegration(
   tx: Tx,
   id: string,
@@ -81,7 +87,7 @@ export async function getIntegration(
 ): Promise<IntegrationRow | null> {
   const { rows } = await tx.query<IntegrationRow>(
     `SELECT * FROM ${tx.schema.integrations}
-      WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR UPDATE' : ''}`,
+      WHERE id = $1 AND ($2::text IS NULL OR org_id = $2)${opts.lock ? ' FOR NO KEY UPDATE' : ''}`,
     [id, opts.orgId ?? null],
   );
   return rows[0] ?? null;
