@@ -110,9 +110,25 @@ export async function verifyCost(t: VerifyTarget, label: string) {
       ...figures(t, found),
       deleted_at_provider: deleted.length,
       lost_from_store: lost.length,
-      found_all: found.counts?.deleted === deleted.length && found.counts.missing === lost.length,
+      found_all: found.status === 'success' && (await foundAll(t, deleted, lost)),
     },
   };
+}
+
+/**
+ * Whether the store shows what was done, read from `work_items` itself (the run's counts also hold
+ * what other verified surfaces found, e.g. the comments of the deleted issues): every issue deleted
+ * at the provider marked deleted, every one lost from the store written again.
+ */
+async function foundAll(t: VerifyTarget, deleted: readonly string[], lost: readonly string[]): Promise<boolean> {
+  const table = t.db.schema.table('work_items');
+  const { rows } = await t.db.query<{ marked: number; back: number }>(
+    `SELECT count(*) FILTER (WHERE external_id = ANY($2::text[]) AND deleted_at IS NOT NULL)::int AS marked,
+            count(*) FILTER (WHERE external_id = ANY($3::text[]) AND deleted_at IS NULL)::int AS back
+       FROM ${table} WHERE integration_id = $1`,
+    [t.integrationId, [...deleted], [...lost]],
+  );
+  return rows[0]!.marked === deleted.length && rows[0]!.back === lost.length;
 }
 
 function nothingFound(c: VerifyCounts | null): boolean {
