@@ -9,7 +9,8 @@
  * lock held) and the commit alone.
  *
  * Prints `ready <pid> <url>` once listening; to the stdin line `stats` it answers
- * `stats <json>` (see TxStats) and starts counting afresh. Exits when stdin ends or on SIGTERM.
+ * `stats <json>` (see TxStats, with the process's CPU time since the last `stats`) and starts
+ * counting afresh. Exits when stdin ends or on SIGTERM.
  */
 import { createInterface } from 'node:readline';
 import { startApiServer } from '../../src/api/server.js';
@@ -36,10 +37,12 @@ export interface TxStats {
   commitMs: number[];
   /** Per transaction: its statements. */
   perTx: number[];
+  /** The whole process's CPU time (process.cpuUsage(), user + system) since the last `stats`. */
+  cpuMs: number;
 }
 
 function emptyStats(): TxStats {
-  return { transactions: 0, statements: 0, firstMs: [], heldMs: [], commitMs: [], perTx: [] };
+  return { transactions: 0, statements: 0, firstMs: [], heldMs: [], commitMs: [], perTx: [], cpuMs: 0 };
 }
 
 /** `db` with its transactions timed into `stats()`. */
@@ -83,10 +86,13 @@ function timedDb(db: Db): { db: Db; take: () => TxStats } {
     listen: (channel, onNotify) => db.listen(channel, onNotify),
     close: () => db.close(),
   };
+  let cpuSince = process.cpuUsage();
   return {
     db: wrapped,
     take: () => {
-      const s = stats;
+      const cpu = process.cpuUsage(cpuSince);
+      cpuSince = process.cpuUsage();
+      const s = { ...stats, cpuMs: (cpu.user + cpu.system) / 1000 };
       stats = emptyStats();
       return s;
     },

@@ -1,8 +1,12 @@
 /**
- * The webhook benchmark's ingestion part: one API process (./webhooksApi.ts, the reconciler in it),
- * a GitHub integration of S repositories per client shape, its secret made as the API makes one,
- * and the signed deliveries of ./webhooksLoad.ts posted at it; then the database is asked whether
- * every delivery is there (rows = sent, received = unique ids, duplicate = redeliveries).
+ * The webhook benchmark's ingestion part: per API-process count P, P API processes
+ * (./webhooksApi.ts; the reconciler in the first only) on one database, and per client shape C a
+ * GitHub integration of S repositories, its secret made as the API makes one, and the signed
+ * deliveries of ./webhooksLoad.ts posted at them (client k to process k mod P); then the database is
+ * asked whether every delivery is there (rows = sent, received = unique ids, duplicate =
+ * redeliveries). Beside each shape, the CPU time the load generator (this process) and the API
+ * processes used. Where taskset is installed, one extra shape pins the load generator to one CPU and
+ * the API process to another (PostgreSQL unpinned), labelled as such and never the best shape.
  */
 import { loadavg } from 'node:os';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
@@ -14,33 +18,65 @@ import { benchSettings, childEnv } from './engine.js';
 import type { BenchDatabase } from './pg.js';
 import { benchPrefix } from './pg.js';
 import { deletePrefix } from './redis.js';
-import { quantile, round } from './stats.js';
+import { round } from './stats.js';
 import type { BenchOptions } from './types.js';
 import type { TxStats } from './webhooksApi.js';
 import { planDeliveries, postAll, type DeliveryPlan, type LoadResult } from './webhooksLoad.js';
-import { WebhookApiProcess } from './webhooksServer.js';
+import {
+  cpuAffinity,
+  cpuList,
+  mergeStats,
+  setCpuAffinity,
+  startApiProcesses,
+  stopApiProcesses,
+  txFigures,
+  type TxFigures,
+  type WebhookApiProcess,
+} from './webhooksServer.js';
 
 export const ORG = 'org-bench-webhooks';
-/** Connections of the API process's pool. */
+/** Connections of each API process's pool: SYNCRELAY_BENCH_WEBHOOK_API_POOL overrides (reported). */
 export const API_POOL = 16;
+
+export function apiPool(): number {
+  const override = Number(process.env.SYNCRELAY_BENCH_WEBHOOK_API_POOL ?? 0);
+  return Number.isInteger(override) && override > 0 ? override : API_POOL;
+}
 
 export interface IngestSizes {
   deliveries: number;
   sources: number;
+  /** API-process counts P; each is swept over every client count. */
+  processes: number[];
+  /** Client counts C. */
   shapes: number[];
   warmup: number;
+  /** The extra pinned shape (when taskset is installed). */
+  pinned: { processes: number; concurrency: number };
 }
 
 /** Deliveries per shape: SYNCRELAY_BENCH_WEBHOOK_DELIVERIES overrides the full run's 20,000 (reported). */
 export function ingestSizes(quick: boolean): IngestSizes {
   const override = Number(process.env.SYNCRELAY_BENCH_WEBHOOK_DELIVERIES ?? 0);
-  if (quick) return { deliveries: 300, sources: 200, shapes: [8, 32], warmup: 50 };
+  const common = { sources: 200, processes: [1, 2], pinned: { processes: 1, concurrency: 32 } };
+  if (quick) return { ...common, deliveries: 300, shapes: [8, 32], warmup: 50 };
   const deliveries = Number.isInteger(override) && override > 0 ? override : 20_000;
-  return { deliveries, sources: 200, shapes: [8, 16, 32, 64], warmup: Math.min(1000, deliveries) };
+  return { ...common, deliveries, shapes: [8, 16, 32, 64], warmup: Math.min(1000, deliveries) };
+}
+
+/** A shape's name: p<P>-c<C>, "-pinned" for the pinned one. */
+export function shapeName(s: { api_processes: number; concurrency: number; pinned: string | null }): string {
+  return `p${s.api_processes}-c${s.concurrency}${s.pinned ? '-pinned' : ''}`;
 }
 
 export interface ShapeFigures {
+  shape: string;
+  api_processes: number;
   concurrency: number;
+  /** Connections of each API process's pool. */
+  api_pool: number;
+  /** null, or where the load generator and the API processes were pinned. */
+  pinned: string | null;
   accepted_per_s: number;
   p50_ms: number;
   p95_ms: number;
@@ -55,46 +91,33 @@ export interface ShapeFigures {
   none_lost: boolean;
   outcomes: Record<string, number>;
   transactions: TxFigures;
+  cpu: CpuFigures;
   load_avg_1m: number;
 }
 
-/** The API process's delivery transactions: statements, the lock's wait and hold, the commit. */
-export interface TxFigures {
-  count: number;
-  statements_per_delivery: number;
-  lock_wait_p50_ms: number;
-  lock_wait_p99_ms: number;
-  lock_held_p50_ms: number;
-  lock_held_mean_ms: number;
-  commit_p50_ms: number;
-  /** 1000 ÷ mean lock hold: the most deliveries per second one integration's row lock lets through. */
-  serial_bound_per_s: number;
-}
-
-function mean(xs: readonly number[]): number {
-  return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
-}
-
-function txFigures(s: TxStats): TxFigures {
-  const held = mean(s.heldMs);
-  return {
-    count: s.transactions,
-    statements_per_delivery: round(s.statements / Math.max(1, s.transactions)),
-    lock_wait_p50_ms: round(quantile(s.firstMs, 0.5)),
-    lock_wait_p99_ms: round(quantile(s.firstMs, 0.99)),
-    lock_held_p50_ms: round(quantile(s.heldMs, 0.5)),
-    lock_held_mean_ms: round(held),
-    commit_p50_ms: round(quantile(s.commitMs, 0.5)),
-    serial_bound_per_s: round(1000 / held),
-  };
+/** CPU time over the shape: cores = CPU ms ÷ wall ms (1 = one core busy throughout). */
+export interface CpuFigures {
+  wall_ms: number;
+  load_generator_ms: number;
+  load_generator_cores: number;
+  /** Per API process, the first one (the reconciler's) first. */
+  api_ms: number[];
+  api_cores: number;
 }
 
 interface Ctx {
   b: BenchDatabase;
   engine: Engine;
-  api: WebhookApiProcess;
-  url: string;
   opts: BenchOptions;
+  /** The API processes' environment. */
+  env: Record<string, string>;
+}
+
+/** P API processes serving one shape group, and where they were pinned. */
+interface Apis {
+  procs: WebhookApiProcess[];
+  urls: string[];
+  pinned: string | null;
 }
 
 /** A GitHub integration of `sources` repositories (not served: nothing reads them here) and its secret. */
@@ -137,12 +160,31 @@ async function deliveryRows(c: Ctx, integrationId: string) {
   return { rows: rows.reduce((a, r) => a + r.n, 0), received: by('received'), duplicate: by('duplicate'), outcomes };
 }
 
-async function oneShape(c: Ctx, sizes: IngestSizes, concurrency: number, seed: number): Promise<ShapeFigures> {
-  const target = await integration(c, `c${concurrency}`, sizes.sources);
+/** The API processes' figures since their last `stats` (which starts them counting afresh). */
+async function apiStats(apis: Apis): Promise<TxStats[]> {
+  return Promise.all(apis.procs.map((p) => p.stats()));
+}
+
+function cpuFigures(r: LoadResult, api: readonly TxStats[]): CpuFigures {
+  const apiMs = api.map((s) => round(s.cpuMs));
+  return {
+    wall_ms: round(r.wallMs),
+    load_generator_ms: round(r.cpuMs),
+    load_generator_cores: round(r.cpuMs / r.wallMs),
+    api_ms: apiMs,
+    api_cores: round(apiMs.reduce((a, b) => a + b, 0) / r.wallMs),
+  };
+}
+
+async function oneShape(c: Ctx, apis: Apis, sizes: IngestSizes, concurrency: number, seed: number) {
+  const name = shapeName({ api_processes: apis.urls.length, concurrency, pinned: apis.pinned });
+  const target = await integration(c, name, sizes.sources);
   const plan: DeliveryPlan = planDeliveries(sizes.deliveries, target.repos, target.secret, seed);
-  await c.api.stats(); // counts afresh
-  const r: LoadResult = await postAll(c.url, `/api/v1/webhooks/github/${target.id}`, plan, concurrency);
-  const tx = txFigures(await c.api.stats());
+  await apiStats(apis); // counts afresh
+  const r = await postAll(apis.urls, `/api/v1/webhooks/github/${target.id}`, plan, concurrency);
+  const perProcess = await apiStats(apis);
+  const tx = txFigures(mergeStats(perProcess));
+  const cpu = cpuFigures(r, perProcess);
   const found = await deliveryRows(c, target.id);
   // Every delivery answered 202 wrote its row; one that was not answered 202 may have written none.
   const noneLost =
@@ -151,12 +193,29 @@ async function oneShape(c: Ctx, sizes: IngestSizes, concurrency: number, seed: n
     found.received === plan.unique &&
     found.duplicate === plan.redeliveries;
   c.opts.note(
-    `webhooks c${concurrency}: ${r.acceptedPerS}/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-202 ${r.non202}; ` +
-      `rows ${found.rows} (received ${found.received}, duplicate ${found.duplicate}); lock held p50 ` +
-      `${tx.lock_held_p50_ms} ms, ${tx.statements_per_delivery} statements per delivery`,
+    `webhooks ${name}: ${r.acceptedPerS}/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-202 ${r.non202}; ` +
+      `rows ${found.rows} (received ${found.received}, duplicate ${found.duplicate}); ` +
+      `${tx.statements_per_delivery} statements per delivery; CPU cores: load generator ` +
+      `${cpu.load_generator_cores}, API ${cpu.api_cores}`,
   );
+  return shapeFigures(name, apis, r, { tx, cpu, found, noneLost, sent: plan.deliveries.length });
+}
+
+interface Checked {
+  tx: TxFigures;
+  cpu: CpuFigures;
+  found: Awaited<ReturnType<typeof deliveryRows>>;
+  noneLost: boolean;
+  sent: number;
+}
+
+function shapeFigures(name: string, apis: Apis, r: LoadResult, k: Checked): ShapeFigures {
   return {
-    concurrency,
+    shape: name,
+    api_processes: apis.urls.length,
+    concurrency: r.concurrency,
+    api_pool: apiPool(),
+    pinned: apis.pinned,
     accepted_per_s: r.acceptedPerS,
     p50_ms: r.p50Ms,
     p95_ms: r.p95Ms,
@@ -164,18 +223,74 @@ async function oneShape(c: Ctx, sizes: IngestSizes, concurrency: number, seed: n
     max_ms: r.maxMs,
     non_202: r.non202,
     non_202_statuses: r.statuses,
-    sent: plan.deliveries.length,
-    rows: found.rows,
-    received: found.received,
-    duplicate: found.duplicate,
-    none_lost: noneLost,
-    outcomes: found.outcomes,
-    transactions: tx,
+    sent: k.sent,
+    rows: k.found.rows,
+    received: k.found.received,
+    duplicate: k.found.duplicate,
+    none_lost: k.noneLost,
+    outcomes: k.found.outcomes,
+    transactions: k.tx,
+    cpu: k.cpu,
     load_avg_1m: round(loadavg()[0]!),
   };
 }
 
-/** Every client shape on one API process; a warm-up integration first (its figures discarded). */
+/** A warm-up integration's deliveries over every API process (figures discarded). */
+async function warmUp(c: Ctx, apis: Apis, sizes: IngestSizes): Promise<void> {
+  const tag = `warmup-p${apis.urls.length}${apis.pinned ? '-pinned' : ''}`;
+  const warm = await integration(c, tag, sizes.sources);
+  const plan = planDeliveries(sizes.warmup, warm.repos, warm.secret, 1);
+  await postAll(apis.urls, `/api/v1/webhooks/github/${warm.id}`, plan, 8);
+}
+
+/** Every client count on `processes` API processes, started afresh and warmed up. */
+async function sweepProcesses(c: Ctx, sizes: IngestSizes, processes: number, seed: number): Promise<ShapeFigures[]> {
+  const procs = await startApiProcesses(c.env, processes);
+  try {
+    const apis: Apis = { procs, urls: await Promise.all(procs.map((p) => p.url)), pinned: null };
+    await warmUp(c, apis, sizes);
+    const out: ShapeFigures[] = [];
+    for (const [i, concurrency] of sizes.shapes.entries())
+      out.push(await oneShape(c, apis, sizes, concurrency, seed + i));
+    return out;
+  } finally {
+    await stopApiProcesses(procs);
+  }
+}
+
+/**
+ * The extra shape: this process (the load generator) moved to the first CPU it may use, the API
+ * processes started on the second; null without taskset or a second CPU. The affinity is restored.
+ */
+async function pinnedShape(c: Ctx, sizes: IngestSizes, seed: number): Promise<ShapeFigures | null> {
+  const own = cpuAffinity(process.pid);
+  const cpus = own ? cpuList(own) : [];
+  if (!own || cpus.length < 2) return null;
+  const [loadCpu, apiCpu] = [String(cpus[0]), String(cpus[1])];
+  const procs = await startApiProcesses(c.env, sizes.pinned.processes, apiCpu);
+  try {
+    setCpuAffinity(process.pid, loadCpu);
+    const pinned = `load generator on CPU ${loadCpu}, API processes on CPU ${apiCpu}, PostgreSQL unpinned`;
+    const apis: Apis = { procs, urls: await Promise.all(procs.map((p) => p.url)), pinned };
+    await warmUp(c, apis, sizes);
+    return await oneShape(c, apis, sizes, sizes.pinned.concurrency, seed);
+  } finally {
+    setCpuAffinity(process.pid, own);
+    await stopApiProcesses(procs);
+  }
+}
+
+async function openEngine(b: BenchDatabase, prefix: string, env: Record<string, string>): Promise<Engine> {
+  return Engine.open({
+    settings: benchSettings(b.url, prefix, env),
+    db: b.db,
+    broker: new InProcessBroker(),
+    migrate: false,
+    logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),
+  });
+}
+
+/** Every (API processes × clients) shape, then the pinned one when the machine allows it. */
 export async function measureIngestion(opts: BenchOptions, b: BenchDatabase): Promise<ShapeFigures[]> {
   const sizes = ingestSizes(opts.quick);
   const prefix = benchPrefix('webhooks');
@@ -184,24 +299,15 @@ export async function measureIngestion(opts: BenchOptions, b: BenchDatabase): Pr
     SYNCRELAY_SECRET_KEY: SecretKey.generate().toBase64(),
     SYNCRELAY_ALLOW_INSECURE_PROVIDER_URLS: 'true',
   };
-  const engine = await Engine.open({
-    settings: benchSettings(b.url, prefix, env),
-    db: b.db,
-    broker: new InProcessBroker(),
-    migrate: false,
-    logger: createLogger(process.env.SYNCRELAY_LOG_LEVEL ?? 'error', 'syncrelay-bench'),
-  });
-  const api = new WebhookApiProcess({ ...childEnv(b.url, prefix, env), BENCH_POOL: String(API_POOL) });
+  const engine = await openEngine(b, prefix, env);
   try {
-    const c: Ctx = { b, engine, api, url: await api.url, opts };
-    const warm = await integration(c, 'warmup', sizes.sources);
-    const warmPlan = planDeliveries(sizes.warmup, warm.repos, warm.secret, 1);
-    await postAll(c.url, `/api/v1/webhooks/github/${warm.id}`, warmPlan, 8);
+    const c: Ctx = { b, engine, opts, env: { ...childEnv(b.url, prefix, env), BENCH_POOL: String(apiPool()) } };
     const out: ShapeFigures[] = [];
-    for (const [i, concurrency] of sizes.shapes.entries()) out.push(await oneShape(c, sizes, concurrency, 100 + i));
-    return out;
+    for (const [i, processes] of sizes.processes.entries())
+      out.push(...(await sweepProcesses(c, sizes, processes, 100 + 10 * i)));
+    const pinned = await pinnedShape(c, sizes, 200);
+    return pinned ? [...out, pinned] : out;
   } finally {
-    await api.stop();
     await engine.close();
     await engine.ctx.broker.close();
     await deletePrefix(prefix);

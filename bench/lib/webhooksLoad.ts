@@ -1,11 +1,13 @@
 /**
  * The webhook benchmark's load: a fixed list of signed GitHub `issues` deliveries (each a unique
  * X-GitHub-Delivery spread over the repositories, a share of them redeliveries of an earlier id with
- * that delivery's own body), signed before the clock starts, then posted by C concurrent clients over
- * keep-alive connections (an undici Pool of C connections), each taking the next delivery.
+ * that delivery's own body), signed before the clock starts, then posted by C concurrent clients,
+ * each on a keep-alive connection of its own (an undici Client) to one of the P API processes (client
+ * k to URL k mod P), each taking the next delivery. The load generator's own CPU time is measured
+ * beside, so a reader can see whether it took a core.
  */
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'undici';
+import { Client } from 'undici';
 import { signWebhookBody } from '../../src/secrets/webhookSecrets.js';
 import { Rng } from '../../src/chaos/random.js';
 import { quantile, round } from './stats.js';
@@ -78,6 +80,8 @@ function issuesPayload(repo: string, number: number, i: number): Record<string, 
 
 export interface LoadResult {
   concurrency: number;
+  /** API processes (URLs) the clients were spread over. */
+  processes: number;
   sent: number;
   wallMs: number;
   accepted: number;
@@ -89,56 +93,79 @@ export interface LoadResult {
   non202: number;
   /** Non-202 answers by status (0: the request failed). */
   statuses: Record<string, number>;
+  /** This process's CPU time (process.cpuUsage(), user + system) while posting. */
+  cpuMs: number;
 }
 
-/** Posts every delivery of `plan` to `url` + `path` with `concurrency` clients; times each answer. */
-export async function postAll(url: string, path: string, plan: DeliveryPlan, concurrency: number): Promise<LoadResult> {
-  const pool = new Pool(url, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+const HEADERS = {
+  'content-type': 'application/json',
+  'user-agent': 'GitHub-Hookshot/bench',
+  'x-github-event': 'issues',
+};
+
+/** One delivery posted on `client`: its status (0 when the request failed). */
+async function post(client: Client, path: string, d: PlannedDelivery): Promise<number> {
+  try {
+    const res = await client.request({
+      path,
+      method: 'POST',
+      headers: { ...HEADERS, 'x-github-delivery': d.id, 'x-hub-signature-256': d.signature },
+      body: d.body,
+    });
+    await res.body.dump();
+    return res.statusCode;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Posts every delivery of `plan` to `path` on the API processes at `urls` with `concurrency`
+ * clients (client k on `urls[k mod P]`, a keep-alive connection of its own); times each answer.
+ */
+export async function postAll(
+  urls: readonly string[],
+  path: string,
+  plan: DeliveryPlan,
+  concurrency: number,
+): Promise<LoadResult> {
+  const clients = Array.from(
+    { length: concurrency },
+    (_, k) => new Client(urls[k % urls.length]!, { pipelining: 1, keepAliveTimeout: 30_000 }),
+  );
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let next = 0;
-  let accepted = 0;
-  const client = async () => {
+  const run = async (client: Client) => {
     for (let i = next++; i < plan.deliveries.length; i = next++) {
-      const d = plan.deliveries[i]!;
       const t0 = performance.now();
-      let status = 0;
-      try {
-        const res = await pool.request({
-          path,
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': 'GitHub-Hookshot/bench',
-            'x-github-event': 'issues',
-            'x-github-delivery': d.id,
-            'x-hub-signature-256': d.signature,
-          },
-          body: d.body,
-        });
-        await res.body.dump();
-        status = res.statusCode;
-      } catch {
-        status = 0;
-      }
-      const ms = performance.now() - t0;
-      if (status === 202) {
-        accepted += 1;
-        latencies.push(ms);
-      } else statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
+      const status = await post(client, path, plan.deliveries[i]!);
+      if (status === 202) latencies.push(performance.now() - t0);
+      else statuses[String(status)] = (statuses[String(status)] ?? 0) + 1;
     }
   };
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   try {
-    await Promise.all(Array.from({ length: concurrency }, client));
+    await Promise.all(clients.map(run));
   } finally {
-    await pool.close();
+    await Promise.all(clients.map((c) => c.close()));
   }
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  return summary(plan, latencies, { concurrency, processes: urls.length, wallMs, statuses, cpuMs });
+}
+
+type Measured = Pick<LoadResult, 'concurrency' | 'processes' | 'wallMs' | 'statuses' | 'cpuMs'>;
+
+/** The answers' figures: `latencies` are the 202s'. */
+function summary(plan: DeliveryPlan, latencies: readonly number[], m: Measured): LoadResult {
+  const { wallMs } = m;
+  const accepted = latencies.length;
   return {
-    concurrency,
+    ...m,
     sent: plan.deliveries.length,
-    wallMs,
     accepted,
     acceptedPerS: round((accepted / wallMs) * 1000),
     p50Ms: round(quantile(latencies, 0.5)),
@@ -146,6 +173,5 @@ export async function postAll(url: string, path: string, plan: DeliveryPlan, con
     p99Ms: round(quantile(latencies, 0.99)),
     maxMs: round(latencies.reduce((a, b) => Math.max(a, b), 0)),
     non202: plan.deliveries.length - accepted,
-    statuses,
   };
 }

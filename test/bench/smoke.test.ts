@@ -184,17 +184,35 @@ describe('npm run bench -- --quick', () => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const ingest = lines.find((l) => l.scenario === 'webhooks_ingestion')!;
-    type Shape = { shape: string; sent: number; rows: number; received: number; duplicate: number; non_202: number };
+    type Shape = {
+      shape: string;
+      api_processes: number;
+      concurrency: number;
+      pinned: string | null;
+      sent: number;
+      rows: number;
+      received: number;
+      duplicate: number;
+      non_202: number;
+      cpu: { load_generator_ms: number; api_ms: number[] };
+    };
     const shapes = ingest.shapes as Shape[];
-    expect(shapes.map((s) => s.shape)).toEqual(['c8', 'c32']);
+    const unpinned = shapes.filter((s) => s.pinned === null);
+    // The pinned shape is extra, and only where taskset is installed.
+    expect(unpinned.map((s) => s.shape)).toEqual(['p1-c8', 'p1-c32', 'p2-c8', 'p2-c32']);
+    for (const s of shapes.filter((x) => x.pinned !== null)) expect(s.shape).toMatch(/^p\d+-c\d+-pinned$/);
     for (const s of shapes) {
+      expect(s.shape, s.shape).toMatch(new RegExp(`^p${s.api_processes}-c${s.concurrency}`));
       expect(s.non_202, s.shape).toBe(0);
       expect(s.rows, s.shape).toBe(s.sent);
       expect(s.received + s.duplicate, s.shape).toBe(s.sent);
       expect(s.duplicate, s.shape).toBeGreaterThan(0);
+      expect(typeof s.cpu.load_generator_ms, s.shape).toBe('number');
+      expect(s.cpu.api_ms, s.shape).toHaveLength(s.api_processes);
     }
     expect(ingest.none_lost).toBe(true);
-    expect(shapes.map((s) => s.shape)).toContain(ingest.best_shape);
+    expect(unpinned.map((s) => s.shape)).toContain(ingest.best_shape);
+    expect(ingest.best_shape).toBe(`p${String(ingest.api_processes)}-c${String(ingest.concurrency)}`);
     const quota = lines.find((l) => l.scenario === 'webhooks_quota')!;
     const second = quota.second_incremental as { status: string; not_modified_304: number; rate_limit_points: number };
     expect(second.status).toBe('success');
