@@ -17,7 +17,7 @@ import type { DbSchema } from '../db/schema.js';
 import type { Tx } from '../db/types.js';
 import { OUTBOX_TRANSITIONS } from '../domain/statuses.js';
 import { armConflictSql, type Wake } from './outbox.js';
-import { DISPATCH, RUN_OPEN, RUN_TERMINAL, sqlLit, UNIT_IN_FLIGHT, UNIT_OPEN } from './sql.js';
+import { DISPATCH, OUTBOX_PENDING, RUN_OPEN, RUN_TERMINAL, sqlLit, UNIT_IN_FLIGHT, UNIT_OPEN } from './sql.js';
 
 const ARM_TO = sqlLit(OUTBOX_TRANSITIONS.arm.to);
 
@@ -87,7 +87,20 @@ function bucketWaitingSql(s: DbSchema, org: string, provider: string, costClass:
   return `ARRAY(SELECT jsonb_build_object('org_id', wr.org_id, 'sync_run_id', wr.id) FROM ${s.sync_runs} wr
                  WHERE wr.org_id = ${org} AND wr.status IN ${RUN_OPEN} AND COALESCE(wr.planned_units > 0, true)
                    AND ${hasPlannedInBucketSql(s, 'wr.id', provider, costClass)}
+                   AND NOT ${firstDispatchDeferredSql(s, 'wr.id')}
                  ORDER BY wr.id LIMIT ${limit})`;
+}
+
+/**
+ * Whether run `run`'s first dispatch was armed for later than it was armed and has not been relayed
+ * yet (a webhook run's debounce: deliveries for its source join it until then). A freed slot does
+ * not wake such a run — it would start before the deliveries it waits for — it starts at its time.
+ * One probe of the outbox's (run, kind) key.
+ */
+function firstDispatchDeferredSql(s: DbSchema, run: string): string {
+  return `EXISTS (SELECT 1 FROM ${s.sync_dispatch_outbox} d
+                   WHERE d.sync_run_id = ${run} AND d.kind = 'dispatch_sync_run' AND d.status = ${OUTBOX_PENDING}
+                     AND d.attempts = 0 AND d.available_at > d.created_at)`;
 }
 
 /**
