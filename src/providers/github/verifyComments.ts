@@ -21,7 +21,7 @@ import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit
 import { PageWriter } from '../kit/write.js';
 import { commentRow, isPullRequestComment, type GhComment } from './mapping.js';
 import { details, keysetPages, type Job } from './pages.js';
-import { inRepository, isGone, timeOf } from './verify.js';
+import { CONFIRM_PER_STEP, inRepository, isGone, timeOf } from './verify.js';
 
 const SURFACE = 'work_item_comments';
 
@@ -57,6 +57,7 @@ export function commentReader(job: Job, counts: Record<string, number>): VerifyR
   const read = (ids: readonly string[]) => details(job, ids, (id) => readComment(job, id, home));
   return {
     scope: sourceScope(job.ctx, job.scope.provider, SURFACE, job.scope.container),
+    confirmBatch: CONFIRM_PER_STEP,
     async *list(from) {
       const place = { f: VERIFY_RESUME, p: freshProgress(VERIFY_RESUME), resumed: false };
       const route = 'GET /repos/{owner}/{repo}/issues/comments';

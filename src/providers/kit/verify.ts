@@ -40,6 +40,13 @@ export interface VerifyReader {
   confirm(ids: readonly string[]): Promise<ListedItem[]>;
   /** Fetches these objects with their family and writes them through the unit's fenced sink. */
   fetch(ids: readonly string[]): Promise<void>;
+  /**
+   * Ids confirmed at a time in the second step (@default CONFIRM_BATCH). A reader that confirms an
+   * id per request keeps it small: the second step's progress is kept batch by batch, so a batch
+   * must fit in what a unit gets of a window's budget — else every attempt is deferred inside the
+   * same batch and starts it again.
+   */
+  confirmBatch?: number;
 }
 
 /** The store rows a verify of the unit's source compares: `surface` of its container `source`. */
@@ -87,7 +94,7 @@ export async function runVerify(ctx: Fenced, reader: VerifyReader, place: Verify
     p.after = '';
   }
   for (;;) {
-    const ids = await store.unseen(reader.scope, startedAt, p.after || null, CONFIRM_BATCH);
+    const ids = await store.unseen(reader.scope, startedAt, p.after || null, reader.confirmBatch ?? CONFIRM_BATCH);
     if (ids.length === 0) return;
     const present = await reader.confirm(ids);
     await settle(ctx, store, reader, p, present, seen);

@@ -171,6 +171,33 @@ describe('GitHub verify of issue comments', () => {
     await expectAllStored();
   });
 
+  const smallWindows =
+    'confirmations keep their progress step by step: a window smaller than a hundred reads still ends the verify';
+  it(smallWindows, async () => {
+    await fx.start({ rateLimit: { limit: 100_000, windowSeconds: 600 } });
+    await backfill();
+    fx.clock.set(T0 + 600_001 + MINUTE); // a fresh window
+    const before = fx.emu.log.length;
+    await verify(); // what an unchanged verify asks
+    const asks = fx.emu.log.length - before;
+    const gone = issueComments().slice(10, 22);
+    for (const c of gone) fx.emu.edit.removeComment(c.id);
+    fx.clock.set(fx.clock.now().getTime() + 700_000); // past that verify's window
+    // The listing, then room for ten reads of one comment each.
+    fx.emu.rateLimit.limit = asks + 10;
+    const planned = fx.clock.now();
+    const err = await rateLimitOf(verify(null, planned));
+    expect(err.checkpoint).toHaveProperty('after');
+    expect((err.checkpoint as { after: string }).after).not.toBe('');
+    const first = await marked();
+    expect(first.length).toBeGreaterThan(0);
+
+    fx.clock.set(err.liftsAt!.getTime() + 1);
+    const r = await verify(err.checkpoint, planned);
+    expect(r.verify).toMatchObject({ deleted: gone.length }); // the unit's counts, both attempts
+    expect(await marked()).toEqual(idsOf(gone));
+  });
+
   const serverError =
     'a 5xx outlasting the retries on a later listing page marks nothing; the retried unit marks the deleted';
   it(serverError, async () => {
