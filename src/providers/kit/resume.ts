@@ -46,6 +46,11 @@ export interface KeysetProgress {
    * second stands, once the first is done ('' at its start); undefined while the first runs.
    */
   after?: string;
+  /**
+   * A read of several such reads one after another (a verify's passes: issues, then their
+   * comments): the index of the one running; the keyset and `after` are its own. @default 0
+   */
+  pass?: number;
 }
 
 export function freshProgress(f: KeysetFormat): KeysetProgress {
@@ -76,21 +81,29 @@ export function writtenBefore(f: KeysetFormat, p: KeysetProgress, id: string, ms
 
 /** The checkpoint of `p`, or null when nothing was written, the order broke, or too many ties. */
 export function checkpointOf(f: KeysetFormat, p: KeysetProgress): UnitCheckpoint | null {
-  if (p.edge === null || !p.inOrder || p.tied.size > (f.maxTied ?? 100)) return null;
+  if (!p.inOrder || p.tied.size > (f.maxTied ?? 100)) return null;
+  // Nothing written: nothing to resume from, unless a later pass or the second phase is reached.
+  if (p.edge === null && p.after === undefined && !p.pass) return null;
   const cp: UnitCheckpoint = { v: f.v, from: p.edge, tied: [...p.tied], pages: p.pages, counts: { ...p.counts } };
-  return p.after === undefined ? cp : { ...cp, after: p.after };
+  const withPass = p.pass ? { ...cp, pass: p.pass } : cp;
+  return p.after === undefined ? withPass : { ...withPass, after: p.after };
 }
 
 /** The progress a checkpoint records, or null when it is none, or not one of `f` (then: start over). */
 export function progressFrom(f: KeysetFormat, cp: UnitCheckpoint | null): KeysetProgress | null {
-  if (!cp || cp.v !== f.v || !isTime(cp.from) || !isCount(cp.pages)) return null;
+  if (!cp || cp.v !== f.v || !isCount(cp.pages)) return null;
+  const later = typeof cp.after === 'string' || (isCount(cp.pass) && cp.pass > 0);
+  if (!(isTime(cp.from) || (cp.from === null && later))) return null;
   const tied = cp.tied;
   if (!Array.isArray(tied) || tied.length > (f.maxTied ?? 100) || !tied.every(isId)) return null;
   const counts = countsOf(f, cp.counts);
   if (!counts) return null;
   if (cp.after !== undefined && typeof cp.after !== 'string') return null;
+  if (cp.pass !== undefined && !isCount(cp.pass)) return null;
   const after = typeof cp.after === 'string' ? { after: cp.after } : {};
-  return { edge: cp.from, tied: new Set(tied), inOrder: true, pages: cp.pages, counts, ...after };
+  const pass = isCount(cp.pass) && cp.pass > 0 ? { pass: cp.pass } : {};
+  const edge = isTime(cp.from) ? cp.from : null;
+  return { edge, tied: new Set(tied), inOrder: true, pages: cp.pages, counts, ...after, ...pass };
 }
 
 /**

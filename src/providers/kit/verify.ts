@@ -16,8 +16,10 @@
  * A unit that fails, is rate limited or loses its lease marks nothing it has not confirmed. A rate
  * limit hands its deferral where it stands (../kit/resume.ts: the listing's keyset, then the id the
  * second step reached in `after`); the stamps already made stay, so a resumed verify lists on from
- * there. Counts: checked (objects listed or confirmed present, each once an attempt), missing (fetched), stale
- * (fetched again), restored (stale ones that were marked deleted), deleted (marked now).
+ * there. A unit of several passes (`runVerify` given several readers) runs them in turn, and its
+ * checkpoint names the pass it stands in. Counts: checked (objects listed or confirmed present,
+ * each once an attempt), missing (fetched), stale (fetched again), restored (stale ones that were
+ * marked deleted), deleted (marked now).
  */
 import { diffListing, type ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
@@ -68,8 +70,34 @@ export interface VerifyPlace {
 
 type Fenced = Pick<UnitContext, 'sink' | 'lease' | 'clock' | 'unit'>;
 
-/** Runs both steps from where `place` stands; the counts land in `place.p.counts`. */
-export async function runVerify(ctx: Fenced, reader: VerifyReader, place: VerifyPlace): Promise<void> {
+/**
+ * Runs both steps of each reader, one reader after another (a unit's passes: a source's issues,
+ * then their comments), from where `place` stands: the pass it reached (`p.pass`), its listing's
+ * keyset, its second step's `after`. The counts of every pass land together in `place.p.counts`.
+ */
+export async function runVerify(
+  ctx: Fenced,
+  readers: VerifyReader | readonly VerifyReader[],
+  place: VerifyPlace,
+): Promise<void> {
+  const passes: readonly VerifyReader[] = isReader(readers) ? [readers] : readers;
+  const { p } = place;
+  for (let pass = p.pass ?? 0; pass < passes.length; pass++) {
+    if (pass !== (p.pass ?? 0)) {
+      // A new pass: its own keyset and second step, from the start.
+      Object.assign(p, { pass, edge: null, tied: new Set<string>(), inOrder: true, after: undefined });
+      place = { ...place, resumed: false };
+    }
+    await runPass(ctx, passes[pass]!, place);
+  }
+}
+
+function isReader(r: VerifyReader | readonly VerifyReader[]): r is VerifyReader {
+  return !Array.isArray(r);
+}
+
+/** Both steps of one reader from where `place` stands. */
+async function runPass(ctx: Fenced, reader: VerifyReader, place: VerifyPlace): Promise<void> {
   const startedAt = ctx.unit.before;
   if (startedAt === null) {
     throw new NonRetryableError(`verify unit ${ctx.unit.id} has no start (before)`, 'adapter_error');

@@ -52,6 +52,21 @@ describe('keyset progress', () => {
     expect(checkpointOf(DESC, freshProgress(DESC))).toBeNull(); // nothing written
   });
 
+  it('a later pass, or the second phase, hands a checkpoint before its listing wrote anything', () => {
+    const p = freshProgress(ASC);
+    expect(checkpointOf(ASC, p)).toBeNull(); // nothing written: start over
+    p.pass = 1;
+    const cp = checkpointOf(ASC, p)!;
+    expect(cp).toEqual({ v: 1, from: null, tied: [], pages: 0, counts: { work_items: 0, commits: 0 }, pass: 1 });
+    expect(progressFrom(ASC, cp)).toMatchObject({ edge: null, pass: 1 });
+    p.pass = 0;
+    p.after = 'x-1';
+    expect(progressFrom(ASC, checkpointOf(ASC, p))).toMatchObject({ edge: null, after: 'x-1' });
+    expect(progressFrom(ASC, { ...cp, pass: 0 })).toBeNull(); // no time and nothing past the first listing
+    expect(progressFrom(ASC, { ...cp, pass: -1 })).toBeNull();
+    expect(progressFrom(ASC, { ...cp, pass: '1' })).toBeNull();
+  });
+
   it('a checkpoint of another version, or with counts not of the format, is refused', () => {
     const cp = { v: 1, from: 5, tied: ['a'], pages: 0, counts: { work_items: 1, commits: 0 } };
     expect(progressFrom(ASC, cp)).not.toBeNull();
