@@ -122,7 +122,7 @@ export class LeaseLostError extends SyncRelayError {
 export class RateLimitError extends SyncRelayError {
   readonly liftsAt: Date | null;
   readonly checkpoint: UnitCheckpoint | null;
-  /** The jitter its deferral may add after the lift, when not the default 0–5 s. */
+  /** The jitter its deferral may add after the lift, at most, when not the default 5 s. */
   readonly spreadMs: number | null;
   constructor(
     readonly retryAfterMs: number,

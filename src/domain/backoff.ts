@@ -39,9 +39,17 @@ export const DEFAULT_RATE_LIMIT_POLICY: RateLimitPolicy = {
   maxWaitMs: RATE_LIMIT_MAX_TOTAL_MS,
 };
 
+/** The jitter of a rate-limit deferral as a share of its wait, and the least it spans. */
+export const RATE_LIMIT_JITTER_SHARE = 0.1;
+export const RATE_LIMIT_MIN_JITTER_MS = 250;
+
 /**
- * Delay before a rate-limited unit is tried again: until the limit lifts, plus a jitter of 0–5 s
- * (or 0–`spreadMs`) so units deferred by one limit do not all come back at the same instant.
+ * Delay before a rate-limited unit is tried again: until the limit lifts, plus a jitter so units
+ * deferred by one limit do not all come back at the same instant. The jitter spans a tenth of the
+ * wait, at least 250 ms and at most 5 s (or `spreadMs`): an hour's window keeps the whole 0–5 s,
+ * while a wait of a few seconds is not stretched by more than its tenth — the units deferred to
+ * one reset come back spread over a tenth of the wait, and the first of them (the probe:
+ * ../providers/kit/budget.ts) starts the window's work that much sooner.
  */
 export function rateLimitDelayMs(
   retryAfterMs: number,
@@ -49,7 +57,8 @@ export function rateLimitDelayMs(
   spreadMs = RATE_LIMIT_MAX_JITTER_MS,
 ): number {
   const wait = Number.isFinite(retryAfterMs) ? Math.max(retryAfterMs, 0) : 0;
-  return Math.ceil(wait) + Math.floor(random() * spreadMs);
+  const spread = Math.min(spreadMs, Math.max(RATE_LIMIT_MIN_JITTER_MS, Math.ceil(wait * RATE_LIMIT_JITTER_SHARE)));
+  return Math.ceil(wait) + Math.floor(random() * spread);
 }
 
 /**

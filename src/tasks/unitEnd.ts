@@ -34,7 +34,8 @@ export function failure(category: ErrorCategory, err: unknown, extra: Record<str
 }
 
 /**
- * A RateLimitError: `retrying` until the limit lifts plus 0–5 s of jitter (its `spreadMs` when set), within the policy
+ * A RateLimitError: `retrying` until the limit lifts plus a jitter of a tenth of the wait, 250 ms to 5 s
+ * (../domain/backoff.ts; at most its `spreadMs` when set), within the policy
  * (SYNC_RATE_LIMIT_MAX_DEFERRALS deferrals, SYNC_RATE_LIMIT_MAX_WAIT_SECONDS of wait); past
  * either it fails `rate_limit`. `liftsAt` (absolute) wins over `retryAfterMs` when given.
  * `checkpoint` (JSON text, already bounded: ./checkpoint.ts) is stored for the next attempt.

@@ -150,12 +150,15 @@ describe('rate-limit helpers (SPEC §5.6, §9)', () => {
     );
   });
 
-  it('the jitter spans the whole 0–5 s range, even for a short wait', () => {
+  it('the jitter spans a tenth of the wait: at least 250 ms, at most 5 s (or the spread given)', () => {
     expect(rateLimitDelayMs(500, () => 0)).toBe(500);
-    expect(rateLimitDelayMs(500, () => 0.999_999)).toBe(500 + 4999);
+    expect(rateLimitDelayMs(500, () => 0.999_999)).toBe(500 + 249); // at least 250 ms
+    expect(rateLimitDelayMs(8 * S, () => 0.999_999)).toBe(8 * S + 799); // a tenth of 8 s
+    expect(rateLimitDelayMs(60 * S, () => 0.999_999)).toBe(60 * S + 4999); // at most 5 s
     expect(rateLimitDelayMs(3600 * S, () => 0)).toBe(3600 * S);
     expect(rateLimitDelayMs(3600 * S, () => 0.5)).toBe(3600 * S + 2500);
-    expect(rateLimitDelayMs(500, () => 0.999_999, 500)).toBe(500 + 499);
+    expect(rateLimitDelayMs(60 * S, () => 0.999_999, 500)).toBe(60 * S + 499);
+    expect(rateLimitDelayMs(2 * S, () => 0.999_999, 500)).toBe(2 * S + 249);
   });
 
   it('uses the stated defaults', () => {

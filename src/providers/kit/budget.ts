@@ -24,7 +24,7 @@ import {
 } from '../../store/rateBudgets.js';
 import { sleep } from './sleep.js';
 
-/** How a provider's budget windows read and start (@default none of it: exact resets, the 0–5 s jitter). */
+/** How a provider's budget windows read and start (@default none of it: exact resets, the engine's jitter). */
 export interface BudgetWindowRules {
   /**
    * How far apart the resets of one window can read (`resolutionMs` of mergeObservations): a reset
@@ -32,10 +32,10 @@ export interface BudgetWindowRules {
    */
   resetResolutionMs?: number;
   /**
-   * The jitter after the reset of a unit this budget defers without calling, when not the engine's
-   * 0–5 s: short where a window starts with its first request after the last one ended (a late first
-   * request makes the window run late); the probe already lets one unit call first and holds the
-   * others until its answer is recorded.
+   * The most jitter after the reset of a unit this budget defers without calling, when not the
+   * engine's (a tenth of the wait, 250 ms to 5 s): short where a window starts with its first
+   * request after the last one ended (a late first request makes the window run late); the probe
+   * already lets one unit call first and holds the others until its answer is recorded.
    */
   deferralSpreadMs?: number;
 }

@@ -1,6 +1,7 @@
 /**
  * The deferral policy of a rate-limited unit (SPEC §5.6, §9): `retrying` until the limit lifts plus
- * 0–5 s of jitter (or the spread a budget hands it: Jira's 0–0.5 s); SYNC_RATE_LIMIT_MAX_DEFERRALS and
+ * a jitter of a tenth of the wait, 250 ms to 5 s (at most the spread a budget hands it: Jira's
+ * 0.5 s); SYNC_RATE_LIMIT_MAX_DEFERRALS and
  * SYNC_RATE_LIMIT_MAX_WAIT_SECONDS bound it.
  * The checkpoint a deferral carries reaches the next attempt; a success clears it; one over 4 KiB
  * is dropped with a warning and the unit is deferred all the same.
@@ -36,7 +37,7 @@ async function nextAttempt(harness: Harness, unitId: string): Promise<unknown> {
 }
 
 describe('rate-limit deferral policy', () => {
-  it('defers to the absolute lift time plus the jitter, which spans 0–5 s even for a short wait', async () => {
+  it('defers to the absolute lift time plus the jitter, a tenth of the wait within 250 ms to 5 s', async () => {
     h = await Harness.open({ random: () => 0.9 });
     const { unitId, msg } = await oneUnit(h);
     const liftsAt = new Date(T0 + 42 * 60 * SECOND); // a primary limit 42 min away: no 600 s chunk
@@ -47,8 +48,13 @@ describe('rate-limit deferral policy', () => {
     h.provider.throwOnce(unitId, new RateLimitError(200));
     expect(await nextAttempt(h, unitId)).toBe('retrying');
     const u = await h.unit(unitId);
-    expect(u.available_at!.getTime() - h.clock.now().getTime()).toBe(200 + 4500);
-    expect(u.rate_limit_deferrals).toBe(2);
+    expect(u.available_at!.getTime() - h.clock.now().getTime()).toBe(200 + 225); // 0.9 of 250 ms
+
+    h.provider.throwOnce(unitId, new RateLimitError(20 * SECOND));
+    expect(await nextAttempt(h, unitId)).toBe('retrying');
+    const w = await h.unit(unitId);
+    expect(w.available_at!.getTime() - h.clock.now().getTime()).toBe(20 * SECOND + 1800); // 0.9 of 2 s
+    expect(w.rate_limit_deferrals).toBe(3);
   });
 
   it('a deferral with its own spread (a shared budget: its probe orders the units) jitters within it', async () => {
