@@ -33,6 +33,7 @@ import { dispatchSyncRun } from '../../src/tasks/dispatchSyncRun.js';
 import { finalizeSyncRun } from '../../src/tasks/finalizeSyncRun.js';
 import { postSync } from '../../src/tasks/postSync.js';
 import { UnitEnds } from '../../src/tasks/unitEnds.js';
+import { armRememberedRunOf } from '../../src/planning/webhooks.js';
 import { runUnitMessage } from '../../src/tasks/runSyncUnit.js';
 import { testSettings } from '../helpers/engine.js';
 import { createTestDatabase, REDIS_URL, uniquePrefix, type TestDatabase } from '../helpers/pg.js';
@@ -436,9 +437,15 @@ export class Harness {
    * group commit and re-checks), with `overrides` (e.g. a Db that gates its statements).
    */
   worker(overrides: Partial<EngineContext> = {}): EngineContext {
-    const ctx = { ...this.engine.ctx, ...overrides };
+    const ctx: EngineContext = { ...this.engine.ctx, ...overrides };
     const { db, clock, faults, logger, metrics } = ctx;
-    return { ...ctx, unitEnds: new UnitEnds({ db, clock, faults, logger, metrics }) };
+    // Wired as the engine wires its own (src/engine.ts): remembered deliveries armed at a unit's end.
+    const armRemembered = (integrationId: string) => armRememberedRunOf(db, worker, integrationId);
+    const worker: EngineContext = {
+      ...ctx,
+      unitEnds: new UnitEnds({ db, clock, faults, logger, metrics, armRemembered }),
+    };
+    return worker;
   }
 
   get db() {
