@@ -1,101 +1,67 @@
 /** Spawning bench/lib/child.ts processes and reading their one-line announcements. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { buildChildEntry } from './compile.js';
+import { Spawned } from './spawned.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const STDERR_KEEP = 8000;
 
 type LineListener = (words: string[], at: number) => void;
 
 /** One child: lines on stdout are split into words and handed to listeners with their arrival time. */
 export class ChildProc {
-  readonly child: ChildProcess;
   readonly pid: number;
   readonly ready: Promise<void>;
   readonly exited: Promise<void>;
-  private readonly listeners = new Set<LineListener>();
-  private stderrTail = '';
-  private alive = true;
+  private readonly proc: Spawned;
 
   constructor(mode: 'worker' | 'peer', env: Record<string, string>) {
     // SYNCRELAY_BENCH_CHILD_ARGS: extra node flags for the children, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
     const nodeArgs = (process.env.SYNCRELAY_BENCH_CHILD_ARGS ?? '').split(/\s+/).filter(Boolean);
-    this.child = spawn(process.execPath, [...nodeArgs, buildChildEntry(), mode], {
+    this.proc = new Spawned(process.execPath, [...nodeArgs, buildChildEntry(), mode], {
+      name: `${mode} process`,
+      env,
       cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stopBy: 'stdin',
     });
-    if (this.child.pid === undefined) throw new Error(`could not spawn a ${mode} process`);
-    this.pid = this.child.pid;
-    this.exited = new Promise((resolve) => this.child.once('exit', () => ((this.alive = false), resolve())));
-    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
-    });
-    createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      const at = performance.now();
-      const words = line.trim().split(/\s+/);
-      for (const l of this.listeners) l(words, at);
-    });
-    this.ready = new Promise((resolve, reject) => {
-      const off = this.on((w) => {
-        if (w[0] === 'ready') {
-          off();
-          resolve();
-        }
-      });
-      void this.exited.then(() => reject(new Error(`${mode} process exited before ready: ${this.stderrTail}`)));
-    });
+    this.pid = this.proc.pid;
+    this.exited = this.proc.exited;
+    this.ready = this.proc.line((line) => words(line)[0] === 'ready').then(() => undefined);
     this.ready.catch(() => undefined);
   }
 
   on(listener: LineListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.proc.on((line, at) => listener(words(line), at));
   }
 
   /** Resolves with the words of the first line for which `match` holds. */
-  next(match: (words: string[]) => boolean, timeoutMs = 60_000): Promise<string[]> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => (off(), reject(new Error(`timed out waiting for a line from ${this.pid}: ${this.stderrTail}`))),
-        timeoutMs,
-      );
-      const off = this.on((w) => {
-        if (match(w)) {
-          clearTimeout(timer);
-          off();
-          resolve(w);
-        }
-      });
-    });
+  async next(match: (words: string[]) => boolean, timeoutMs = 60_000): Promise<string[]> {
+    return words(await this.proc.line((line) => match(words(line)), timeoutMs));
   }
 
   /** Peak and current RSS in bytes. */
   async rss(): Promise<{ peak: number; now: number }> {
     const reply = this.next((w) => w[0] === 'rss', 10_000);
-    this.child.stdin!.write('rss\n');
+    this.proc.send('rss');
     const w = await reply;
     return { peak: Number(w[1]), now: Number(w[2]) };
   }
 
   kill(signal: NodeJS.Signals): void {
-    if (this.alive) this.child.kill(signal);
+    this.proc.kill(signal);
   }
 
   /** Graceful stop (stdin ends), SIGKILL after `ms`. */
-  async stop(ms = 10_000): Promise<void> {
-    if (!this.alive) return;
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.kill('SIGKILL'), ms);
-    await this.exited;
-    clearTimeout(timer);
+  stop(ms = 10_000): Promise<void> {
+    return this.proc.stop(ms);
   }
 
   get stderr(): string {
-    return this.stderrTail;
+    return this.proc.output;
   }
+}
+
+function words(line: string): string[] {
+  return line.trim().split(/\s+/);
 }
 
 /** Starts `n` children and waits until all are ready. */

@@ -8,7 +8,6 @@
  * processes used. Where taskset is installed, one extra shape pins the load generator to one CPU and
  * the API process to another (PostgreSQL unpinned), labelled as such and never the best shape.
  */
-import { loadavg } from 'node:os';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
 import { Engine } from '../../src/engine.js';
 import { createLogger } from '../../src/logger.js';
@@ -18,10 +17,12 @@ import { benchSettings, childEnv } from './engine.js';
 import type { BenchDatabase } from './pg.js';
 import { benchPrefix } from './pg.js';
 import { deletePrefix } from './redis.js';
-import { round } from './stats.js';
 import type { BenchOptions } from './types.js';
 import type { TxStats } from './webhooksApi.js';
-import { planDeliveries, postAll, type DeliveryPlan, type LoadResult } from './webhooksLoad.js';
+import { planDeliveries, postAll, type DeliveryPlan } from './webhooksLoad.js';
+import { cpuFigures, shapeFigures, shapeName, type DeliveryRows, type ShapeFigures } from './webhooksShapes.js';
+
+export type { ShapeFigures } from './webhooksShapes.js';
 import {
   cpuAffinity,
   cpuList,
@@ -30,7 +31,6 @@ import {
   startApiProcesses,
   stopApiProcesses,
   txFigures,
-  type TxFigures,
   type WebhookApiProcess,
 } from './webhooksServer.js';
 
@@ -62,47 +62,6 @@ export function ingestSizes(quick: boolean): IngestSizes {
   if (quick) return { ...common, deliveries: 300, shapes: [8, 32], warmup: 50 };
   const deliveries = Number.isInteger(override) && override > 0 ? override : 20_000;
   return { ...common, deliveries, shapes: [8, 16, 32, 64], warmup: Math.min(1000, deliveries) };
-}
-
-/** A shape's name: p<P>-c<C>, "-pinned" for the pinned one. */
-export function shapeName(s: { api_processes: number; concurrency: number; pinned: string | null }): string {
-  return `p${s.api_processes}-c${s.concurrency}${s.pinned ? '-pinned' : ''}`;
-}
-
-export interface ShapeFigures {
-  shape: string;
-  api_processes: number;
-  concurrency: number;
-  /** Connections of each API process's pool. */
-  api_pool: number;
-  /** null, or where the load generator and the API processes were pinned. */
-  pinned: string | null;
-  accepted_per_s: number;
-  p50_ms: number;
-  p95_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  non_202: number;
-  non_202_statuses: Record<string, number>;
-  sent: number;
-  rows: number;
-  received: number;
-  duplicate: number;
-  none_lost: boolean;
-  outcomes: Record<string, number>;
-  transactions: TxFigures;
-  cpu: CpuFigures;
-  load_avg_1m: number;
-}
-
-/** CPU time over the shape: cores = CPU ms ÷ wall ms (1 = one core busy throughout). */
-export interface CpuFigures {
-  wall_ms: number;
-  load_generator_ms: number;
-  load_generator_cores: number;
-  /** Per API process, the first one (the reconciler's) first. */
-  api_ms: number[];
-  api_cores: number;
 }
 
 interface Ctx {
@@ -148,7 +107,7 @@ async function integration(
   return { id: row.id, repos, secret: made!.secret };
 }
 
-async function deliveryRows(c: Ctx, integrationId: string) {
+async function deliveryRows(c: Ctx, integrationId: string): Promise<DeliveryRows> {
   const db = c.b.db;
   const { rows } = await db.query<{ status: string; outcome: string | null; n: number }>(
     `SELECT status, outcome, count(*)::int AS n FROM ${db.schema.webhook_deliveries}
@@ -163,17 +122,6 @@ async function deliveryRows(c: Ctx, integrationId: string) {
 /** The API processes' figures since their last `stats` (which starts them counting afresh). */
 async function apiStats(apis: Apis): Promise<TxStats[]> {
   return Promise.all(apis.procs.map((p) => p.stats()));
-}
-
-function cpuFigures(r: LoadResult, api: readonly TxStats[]): CpuFigures {
-  const apiMs = api.map((s) => round(s.cpuMs));
-  return {
-    wall_ms: round(r.wallMs),
-    load_generator_ms: round(r.cpuMs),
-    load_generator_cores: round(r.cpuMs / r.wallMs),
-    api_ms: apiMs,
-    api_cores: round(apiMs.reduce((a, b) => a + b, 0) / r.wallMs),
-  };
 }
 
 async function oneShape(c: Ctx, apis: Apis, sizes: IngestSizes, concurrency: number, seed: number) {
@@ -198,41 +146,8 @@ async function oneShape(c: Ctx, apis: Apis, sizes: IngestSizes, concurrency: num
       `${tx.statements_per_delivery} statements per delivery; CPU cores: load generator ` +
       `${cpu.load_generator_cores}, API ${cpu.api_cores}`,
   );
-  return shapeFigures(name, apis, r, { tx, cpu, found, noneLost, sent: plan.deliveries.length });
-}
-
-interface Checked {
-  tx: TxFigures;
-  cpu: CpuFigures;
-  found: Awaited<ReturnType<typeof deliveryRows>>;
-  noneLost: boolean;
-  sent: number;
-}
-
-function shapeFigures(name: string, apis: Apis, r: LoadResult, k: Checked): ShapeFigures {
-  return {
-    shape: name,
-    api_processes: apis.urls.length,
-    concurrency: r.concurrency,
-    api_pool: apiPool(),
-    pinned: apis.pinned,
-    accepted_per_s: r.acceptedPerS,
-    p50_ms: r.p50Ms,
-    p95_ms: r.p95Ms,
-    p99_ms: r.p99Ms,
-    max_ms: r.maxMs,
-    non_202: r.non202,
-    non_202_statuses: r.statuses,
-    sent: k.sent,
-    rows: k.found.rows,
-    received: k.found.received,
-    duplicate: k.found.duplicate,
-    none_lost: k.noneLost,
-    outcomes: k.found.outcomes,
-    transactions: k.tx,
-    cpu: k.cpu,
-    load_avg_1m: round(loadavg()[0]!),
-  };
+  const shape = { processes: apis.urls.length, pool: apiPool(), pinned: apis.pinned };
+  return shapeFigures(name, shape, r, { tx, cpu, found, noneLost, sent: plan.deliveries.length });
 }
 
 /** A warm-up integration's deliveries over every API process (figures discarded). */

@@ -3,68 +3,44 @@
  * their transaction statistics merged; and CPU affinity through util-linux `taskset`, for the one
  * shape that pins the load generator and the API processes to cores of their own.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { buildChildEntry } from './compile.js';
+import { Spawned } from './spawned.js';
 import { quantile, round } from './stats.js';
 import type { TxStats } from './webhooksApi.js';
 
-const STDERR_KEEP = 8000;
-
 export class WebhookApiProcess {
   readonly url: Promise<string>;
-  private readonly child: ChildProcess;
-  private readonly waiting: ((line: string) => void)[] = [];
-  private stderrTail = '';
-  private readonly exited: Promise<void>;
+  private readonly proc: Spawned;
 
   /** `cpus`: a taskset CPU list the process is started on (default: wherever the OS puts it). */
   constructor(env: Record<string, string>, cpus?: string) {
     const entry = join(dirname(buildChildEntry()), 'webhooksApi.js');
     const [cmd, args] = cpus ? ['taskset', ['-c', cpus, process.execPath, entry]] : [process.execPath, [entry]];
-    this.child = spawn(cmd, args, {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
-    this.child.stderr!.setEncoding('utf8').on('data', (c: string) => {
-      this.stderrTail = (this.stderrTail + c).slice(-STDERR_KEEP);
-    });
-    createInterface({ input: this.child.stdout! }).on('line', (line) => this.waiting.shift()?.(line));
-    this.url = Promise.race([
-      this.nextLine().then((line) => {
+    this.proc = new Spawned(cmd, args, { name: 'API process', env, stopBy: 'stdin' });
+    this.url = this.proc
+      .line(() => true)
+      .then((line) => {
         const [word, , url] = line.trim().split(/\s+/);
         if (word !== 'ready' || !url) throw new Error(`unexpected line from the API process: ${line}`);
         return url;
-      }),
-      this.exited.then(() => {
-        throw new Error(`the API process exited before it was ready: ${this.stderrTail}`);
-      }),
-    ]);
+      });
     this.url.catch(() => undefined);
-  }
-
-  private nextLine(): Promise<string> {
-    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   /** The transactions timed since the last call. */
   async stats(): Promise<TxStats> {
-    const line = this.nextLine();
-    this.child.stdin!.write('stats\n');
+    const line = this.proc.line(() => true);
+    this.proc.send('stats');
     const text = await line;
     if (!text.startsWith('stats ')) throw new Error(`unexpected line from the API process: ${text}`);
     return JSON.parse(text.slice(6)) as TxStats;
   }
 
   /** Graceful stop (stdin ends), SIGKILL after `ms`. */
-  async stop(ms = 10_000): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.stdin!.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), ms);
-    await this.exited;
-    clearTimeout(timer);
+  stop(ms = 10_000): Promise<void> {
+    return this.proc.stop(ms);
   }
 }
 
