@@ -11,7 +11,9 @@
  *
  * The ground truth is computed from the emulator's own records exactly as the Linear reader maps
  * them (src/providers/linear/mapping.ts): archived issues stay (the reader lists them with
- * `includeArchived`), deleted ones and their comments and history are gone.
+ * `includeArchived`), deleted ones and their comments and history are gone. A comment deleted on
+ * an issue still there (the emulator's `deleteComment`) is the comments table's `deleted`, which a
+ * verify marks; the churn deletes comments as it deletes issues.
  */
 import { Rng } from '../../emulators/core/random.js';
 import {
@@ -59,7 +61,7 @@ export const LINEAR_HOSTILE_FAULTS: readonly LinearFaultSpec[] = [
   { kind: 'slow', probability: 0.05, delayMs: 400 },
 ];
 
-/** The share of the changes asked for that archive or delete an issue (the rest edit one). */
+/** The share of the changes asked for that archive or delete an issue, or delete a comment (the rest edit one). */
 export const LINEAR_REMOVAL_SHARE = 0.1;
 
 /** Most issues removed (archived or deleted) in all, as a share of the workspace: it never runs dry. */
@@ -68,10 +70,11 @@ export const LINEAR_MAX_REMOVED_SHARE = 0.2;
 /** Most removals made between two pages (time owed while nothing was read is not paid at once). */
 const MAX_REMOVALS_PER_PAGE = 2;
 
-/** Archivals and deletions due by the clock, made between two pages of issues. */
+/** Archivals and deletions (of issues, and of comments) due by the clock, made between two pages of issues. */
 class Removals {
   readonly archived: string[] = [];
   readonly deleted: string[] = [];
+  readonly deletedComments: string[] = [];
   private readonly rng: Rng;
   private from: number | null = null;
   private done = 0;
@@ -108,8 +111,10 @@ class Removals {
     return this.archived.length + this.deleted.length;
   }
 
-  /** Archives or deletes (in turn) one issue drawn from the seed. */
+  /** Archives an issue, deletes one, deletes a comment of one (in turn), drawn from the seed. */
   private removeOne(skip: ReadonlySet<string>): void {
+    const turn = this.removed + this.deletedComments.length;
+    if (turn % 3 === 2) return this.removeComment(skip);
     const archive = this.removed % 2 === 0;
     const candidates = this.emu.data.issues.filter((i) => !skip.has(i.id) && !(archive && i.archivedAt));
     if (candidates.length === 0) return;
@@ -121,6 +126,15 @@ class Removals {
       this.emu.deleteIssue(issue.id);
       this.deleted.push(issue.id);
     }
+  }
+
+  /** Deletes one comment of an issue not on the page just answered (the issue stays). */
+  private removeComment(skip: ReadonlySet<string>): void {
+    const candidates = this.emu.data.issues.filter((i) => !skip.has(i.id) && i.comments.length > 0);
+    if (candidates.length === 0) return;
+    const comment = this.rng.pick(this.rng.pick(candidates).comments);
+    this.emu.deleteComment(comment.id);
+    this.deletedComments.push(comment.id);
   }
 }
 
@@ -197,7 +211,16 @@ export async function startLinearTarget(o: TargetOptions): Promise<ChaosTarget> 
       log.update();
       const { requests, faults, slow, limited } = log;
       const changes = { edits: emu.churned.length, archived: removals.archived.length };
-      return { requests, faults, slow, limited, ...changes, deletions: removals.deleted.length };
+      const deletions = removals.deleted.length;
+      return {
+        requests,
+        faults,
+        slow,
+        limited,
+        ...changes,
+        deletions,
+        commentDeletions: removals.deletedComments.length,
+      };
     },
     close: () => emu.close(),
   };
@@ -209,22 +232,26 @@ type History = Issue['history'][number];
 /**
  * What a complete read of `ws` stores, table by table (the reader's external ids; `updated_at` where
  * the mapping writes Linear's `updatedAt`); `deleted`, the ids of the issues deleted from it, are
- * the work-items table's `deleted`.
+ * the work-items table's `deleted`. The comments deleted on issues still there (`ws.deletedComments`)
+ * are the comments table's `deleted`; those of a deleted issue are held to
+ * neither (gone with their issue, whose row a verify marks).
  */
 export function linearTruth(ws: Workspace, deleted: readonly string[] = []): GroundTruth {
   const events = eventIdsOf(ws);
+  const comments = table(
+    'work_item_comments',
+    'updated_at',
+    ws.issues.flatMap((i) => i.comments),
+    (c) => c.updatedAt,
+  );
+  const goneComments = ws.deletedComments.filter((c) => ws.issueById.has(c.issueId)).map((c) => c.id);
   return [
     table('teams', null, ws.teams, () => null),
     table('members', null, ws.users, () => null),
     table('projects', 'updated_at', ws.projects, (p) => p.updatedAt),
     table('sprints', null, ws.cycles, () => null),
     { ...table('work_items', 'updated_at', ws.issues, (i) => i.updatedAt), deleted: new Set(deleted) },
-    table(
-      'work_item_comments',
-      'updated_at',
-      ws.issues.flatMap((i) => i.comments),
-      (c) => c.updatedAt,
-    ),
+    { ...comments, deleted: new Set(goneComments) },
     table(
       'work_item_events',
       null,

@@ -57,6 +57,12 @@ export interface CommentRec {
   createdAt: number;
   updatedAt: number;
 }
+/** A comment deleted from its issue (Linear's `commentDelete`): what a ground truth needs of it. */
+export interface DeletedCommentRec {
+  id: string;
+  issueId: string;
+  deletedAt: number;
+}
 export interface HistoryRec {
   id: string;
   createdAt: number;
@@ -104,6 +110,8 @@ export interface Workspace {
   /** Kept sorted by (updatedAt, id): the order `orderBy: updatedAt` serves. */
   issues: IssueRec[];
   issueById: Map<string, IssueRec>;
+  /** The comments deleted from issues, in deletion order (gone from every read). */
+  deletedComments: DeletedCommentRec[];
   /** Ids handed out by `mutate` (a counter per kind). */
   next: { issue: number; comment: number; history: number };
 }
@@ -196,6 +204,7 @@ export function generateWorkspace(seed: number, scale: LinearScale, nowMs: numbe
     cycles,
     issues: [],
     issueById: new Map(),
+    deletedComments: [],
     next: { issue: scale.issues, comment: 0, history: 0 },
   };
   const numbers = new Map<string, number>();

@@ -25,7 +25,9 @@ import { generateWorkspace, type Workspace } from './generate.js';
 import {
   archiveIssue,
   churnIssues,
+  deleteComment,
   deleteIssue,
+  editComment,
   editIssue,
   mutateWorkspace,
   type LinearMutationSummary,
@@ -91,6 +93,13 @@ export interface LinearEmulator extends EmulatorControls<LinearFaultSpec, Linear
   archiveIssue(id: string): void;
   /** Deletes an issue from the workspace. */
   deleteIssue(id: string): void;
+  /**
+   * Deletes a comment (Linear's `commentDelete`) at the clock's now: it leaves every read, and
+   * `data.deletedComments` keeps it; its issue's `updatedAt` stays.
+   */
+  deleteComment(id: string): void;
+  /** Edits a comment (Linear's `commentUpdate`) at the clock's now; its issue's `updatedAt` stays. */
+  editComment(id: string): void;
   /** Replaces the churn settings (edits per second, the hook between pages). */
   setChurn(churn: LinearChurn): void;
   /** Issues edited by churn so far (ids, in order). */
@@ -145,6 +154,7 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
       rateLimit,
       churn: () => churn.due(),
       afterIssuesPage: (page) => churn.settings.afterIssuesPage?.(page),
+      afterCommentsPage: (page) => churn.settings.afterCommentsPage?.(page),
       faults,
       log,
       logLimit,
@@ -168,6 +178,14 @@ export async function startLinearEmulator(opts: LinearEmulatorOptions = {}): Pro
     editIssue: (id) => editIssue(data, churn.rng, issueOf(data, id), now(), announce),
     archiveIssue: (id) => archiveIssue(data, issueOf(data, id), now(), announce),
     deleteIssue: (id) => deleteIssue(data, issueOf(data, id), now(), announce),
+    deleteComment: (id) => {
+      const { issue, comment } = commentOf(data, id);
+      deleteComment(data, issue, comment, now(), announce);
+    },
+    editComment: (id) => {
+      const { issue, comment } = commentOf(data, id);
+      editComment(issue, comment, now(), announce);
+    },
     setChurn: (c) => churn.set(c),
     churned: churn.edited,
     get webhooks() {
@@ -186,6 +204,15 @@ function issueOf(ws: Workspace, id: string) {
   const issue = ws.issueById.get(id);
   if (!issue) throw new ValidationError('id', `no issue ${id}`);
   return issue;
+}
+
+/** Comment `id` and its issue (a ValidationError when no issue holds it). */
+function commentOf(ws: Workspace, id: string) {
+  for (const issue of ws.issues) {
+    const comment = issue.comments.find((c) => c.id === id);
+    if (comment) return { issue, comment };
+  }
+  throw new ValidationError('id', `no comment ${id}`);
 }
 
 /** Edits due by the clock at `editsPerSecond`, counted from the first request after they are set. */

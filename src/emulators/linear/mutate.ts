@@ -12,6 +12,7 @@ import {
   moveTo,
   sortIssues,
   stateType,
+  type CommentRec,
   type IssueRec,
   type Workspace,
 } from './generate.js';
@@ -147,6 +148,40 @@ export function deleteIssue(
   ws.issues = ws.issues.filter((i) => i !== issue);
   ws.issueById.delete(issue.id);
   announce({ type: 'Issue', action: 'remove', issue, at });
+}
+
+/**
+ * Deletes comment `comment` of `issue` at `at` (Linear's `commentDelete(id)`, which answers a
+ * `DeletePayload`): it leaves every read, and `ws.deletedComments` keeps it for a ground truth; a
+ * Comment remove. The issue's `updatedAt` is left where it was: no Linear document says a comment's
+ * deletion moves it, and leaving it is the harder case for a reader (nothing on the issue shows it).
+ */
+export function deleteComment(
+  ws: Workspace,
+  issue: IssueRec,
+  comment: CommentRec,
+  at: number,
+  announce: Announce<LinearChange> = SILENT,
+): void {
+  issue.comments = issue.comments.filter((c) => c !== comment);
+  ws.deletedComments.push({ id: comment.id, issueId: issue.id, deletedAt: at });
+  announce({ type: 'Comment', action: 'remove', issue, comment, at });
+}
+
+/**
+ * Edits comment `comment` of `issue` at `at` (Linear's `commentUpdate`): a new body, its
+ * `updatedAt` moved to `at`; a Comment update. The issue's `updatedAt` stays, as for a deletion
+ * (`deleteComment`): only the comment's own time shows the edit.
+ */
+export function editComment(
+  issue: IssueRec,
+  comment: CommentRec,
+  at: number,
+  announce: Announce<LinearChange> = SILENT,
+): void {
+  comment.body = `${comment.body} (edited)`;
+  comment.updatedAt = Math.max(comment.updatedAt, at);
+  announce({ type: 'Comment', action: 'update', issue, comment, at });
 }
 
 /** Edits `count` issues still listed, drawn from `rng`, at `at`. */

@@ -81,6 +81,8 @@ export interface LinearChurn {
    * next request: the place to edit, archive or delete issues between two given pages.
    */
   afterIssuesPage?: (page: { operation: string | null; ids: string[]; seq: number }) => void;
+  /** Called after each page of the root `comments` connection is answered, like `afterIssuesPage`. */
+  afterCommentsPage?: (page: { operation: string | null; ids: string[]; seq: number }) => void;
 }
 
 export interface LinearEmulatorOptions extends CommonEmulatorOptions {

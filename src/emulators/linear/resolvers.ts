@@ -306,8 +306,11 @@ export class Views {
       createdAt: iso(c.createdAt),
       updatedAt: iso(c.updatedAt),
       url: `${this.baseUrl()}/issue/${this.identifier(i)}#comment-${c.id.slice(0, 8)}`,
+      // Archived with its issue (root.ts): Linear documents no rule of its own.
+      archivedAt: iso(i.archivedAt),
       user: nullable('user', c.userId, () => this.user(c.userId)),
       issue: () => this.issue(i),
+      issueId: i.id,
     };
   }
 

@@ -1,10 +1,13 @@
 /**
- * The Query root: issues, teams, users, projects, cycles and workflow states with the filters
- * syncrelay uses — `team: { key | id: { eq, in, neq, nin } }`, an issue's `id: { eq, in }` and
- * `updatedAt: { eq, gt, gte, lt, lte }` (ISO-8601 times; a null bound is no bound), combined with `and`.
+ * The Query root: issues, comments, teams, users, projects, cycles and workflow states with the
+ * filters syncrelay uses — `team: { key | id: { eq, in, neq, nin } }`, an issue's or a comment's
+ * `id: { eq, in }` and `updatedAt: { eq, gt, gte, lt, lte }` (ISO-8601 times; a null bound is no
+ * bound), a comment's `issue` (an issue filter; `null: true` for comments on no issue, which the
+ * emulator has none of), combined with `and`. Linear documents no rule for a comment of an archived
+ * issue; the emulator takes it as archived with its issue (left out unless `includeArchived`).
  */
 import { GraphQLError } from 'graphql';
-import type { IssueRec, Workspace } from './generate.js';
+import type { CommentRec, IssueRec, Workspace } from './generate.js';
 import { connection, type Views } from './resolvers.js';
 
 type Obj = Record<string, unknown>;
@@ -34,6 +37,26 @@ interface IssueFilter {
   team?: TeamFilter | null;
   updatedAt?: DateCmp | null;
   and?: IssueFilter[] | null;
+}
+
+interface NullableIssueFilter extends IssueFilter {
+  null?: boolean | null;
+}
+
+interface CommentFilter {
+  id?: StringCmp | null;
+  issue?: NullableIssueFilter | null;
+  updatedAt?: DateCmp | null;
+  and?: CommentFilter[] | null;
+}
+
+/** A comment with its issue, sortable by the connection. */
+interface CommentOf {
+  id: string;
+  createdAt: number;
+  updatedAt: number;
+  comment: CommentRec;
+  issue: IssueRec;
 }
 
 interface ListArgs {
@@ -90,6 +113,15 @@ export function rootValue(ws: Workspace, views: Views): Obj {
     return (i) =>
       matchString(f.id, i.id) && teamMatches(f.team, i.teamId) && updated(i.updatedAt) && all.every((g) => g(i));
   };
+  const commentTest = (f: CommentFilter | null | undefined): ((c: CommentOf) => boolean) => {
+    if (!f) return () => true;
+    const updated = dateTest(f.updatedAt);
+    const issue = f.issue ? issueTest(f.issue) : () => true;
+    const all = (f.and ?? []).map(commentTest);
+    const onNone = f.issue?.null === true; // every comment here is on an issue
+    return (c) =>
+      !onNone && matchString(f.id, c.id) && updated(c.updatedAt) && issue(c.issue) && all.every((g) => g(c));
+  };
   return {
     issues: (args: ListArgs & { filter?: IssueFilter | null }) => {
       // ws.issues is kept oldest update first: reversed, it is the newest-first order served.
@@ -97,6 +129,14 @@ export function rootValue(ws: Workspace, views: Views): Obj {
       const items = ws.issues.filter((i) => (args.includeArchived || !i.archivedAt) && test(i));
       if (args.orderBy === 'updatedAt') items.reverse();
       return connection(items, args, (i) => views.issue(i), args.orderBy === 'updatedAt');
+    },
+    comments: (args: ListArgs & { filter?: CommentFilter | null }) => {
+      const test = commentTest(args.filter);
+      const items = ws.issues
+        .filter((i) => args.includeArchived || !i.archivedAt)
+        .flatMap((issue) => issue.comments.map((comment) => commentOf(issue, comment)))
+        .filter(test);
+      return connection(items, args, (c) => views.comment(c.comment, c.issue));
     },
     issue: (args: { id: string }) => {
       const i = ws.issueById.get(args.id) ?? ws.issues.find((x) => views.identifier(x) === args.id);
@@ -133,4 +173,8 @@ export function rootValue(ws: Workspace, views: Views): Obj {
         (s) => views.state(s.id)!,
       ),
   };
+}
+
+function commentOf(issue: IssueRec, comment: CommentRec): CommentOf {
+  return { id: comment.id, createdAt: comment.createdAt, updatedAt: comment.updatedAt, comment, issue };
 }

@@ -9,10 +9,12 @@ import { buildSchema, type GraphQLSchema } from 'graphql';
 
 export const LINEAR_SDL = /* GraphQL */ `
   type Comment implements Node {
+    archivedAt: DateTime
     body: String!
     createdAt: DateTime!
     id: ID!
     issue: Issue
+    issueId: String
     updatedAt: DateTime!
     url: String!
     user: User
@@ -27,6 +29,13 @@ export const LINEAR_SDL = /* GraphQL */ `
   type CommentEdge {
     cursor: String!
     node: Comment!
+  }
+
+  input CommentFilter {
+    and: [CommentFilter!]
+    id: IDComparator
+    issue: NullableIssueFilter
+    updatedAt: DateComparator
   }
 
   type Cycle implements Node {
@@ -113,9 +122,16 @@ export const LINEAR_SDL = /* GraphQL */ `
 
   input IssueFilter {
     and: [IssueFilter!]
-    id: IDComparator
+    id: IssueIDComparator
     team: TeamFilter
     updatedAt: DateComparator
+  }
+
+  input IssueIDComparator {
+    eq: ID
+    in: [ID!]
+    neq: ID
+    nin: [ID!]
   }
 
   type IssueHistory implements Node {
@@ -160,6 +176,14 @@ export const LINEAR_SDL = /* GraphQL */ `
   type IssueLabelEdge {
     cursor: String!
     node: IssueLabel!
+  }
+
+  input NullableIssueFilter {
+    and: [NullableIssueFilter!]
+    id: IssueIDComparator
+    null: Boolean
+    team: TeamFilter
+    updatedAt: DateComparator
   }
 
   interface Node {
@@ -223,6 +247,13 @@ export const LINEAR_SDL = /* GraphQL */ `
   }
 
   type Query {
+    comments(
+      after: String
+      filter: CommentFilter
+      first: Int
+      includeArchived: Boolean
+      orderBy: PaginationOrderBy
+    ): CommentConnection!
     cycles(
       after: String
       filter: CycleFilter

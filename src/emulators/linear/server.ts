@@ -4,7 +4,8 @@
  * complexity, a spent budget (RATELIMITED: requests, complexity or the root field's endpoint
  * bucket), injected faults, then execution (a `partial` fault runs it with a PartialPlan). Every
  * answer carries the budget headers and lands in the request log (the key's id, never the key);
- * an answered page of `issues` is handed to the churn hook before the next request.
+ * an answered page of `issues` or of the root `comments` is handed to the churn hook before the next
+ * request.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
@@ -58,6 +59,13 @@ export interface LinearRequestLogEntry {
   endedAt: number;
 }
 
+/** An answered page of a root connection: its operation, its nodes' ids, the request's number. */
+export interface ListedPage {
+  operation: string | null;
+  ids: string[];
+  seq: number;
+}
+
 export interface ServerParts {
   clock: Clock;
   schema: GraphQLSchema;
@@ -71,7 +79,9 @@ export interface ServerParts {
   /** Runs the edits due by the clock (churn), before a request is served. */
   churn: () => void;
   /** Hands an answered page of `issues` to the churn hook. */
-  afterIssuesPage: (page: { operation: string | null; ids: string[]; seq: number }) => void;
+  afterIssuesPage: (page: ListedPage) => void;
+  /** Hands an answered page of the root `comments` connection to the churn hook. */
+  afterCommentsPage: (page: ListedPage) => void;
   faults: FaultDeck<LinearFaultSpec>;
   log: LinearRequestLogEntry[];
   logLimit: number;
@@ -170,7 +180,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     const entry = { seq, at: parts.clock.now().toISOString(), operation, after, upTo, keyId: key?.id ?? null };
     const outcome = { status: a.status, errorCode: a.code, fault, complexity, requests };
     appendLog(parts.log, { ...entry, ...outcome, startedAt, endedAt: performance.now() }, parts.logLimit);
-    if (a.status === 200) issuesPage(parts, seq, seen.operation, a.body);
+    if (a.status === 200) listedPage(parts, seq, seen.operation, a.body);
   };
   if (!key) return finish(unauthenticated(), {});
   const parsed = parseRequest(parts, text);
@@ -212,13 +222,15 @@ interface Seen {
   endpoint: { name: string; bucket: LeakyBucket } | null;
 }
 
-/** Hands the ids of an answered `issues` page to the churn hook. */
-function issuesPage(parts: ServerParts, seq: number, operation: string | null, body: unknown): void {
-  const data = (body as { data?: { issues?: { nodes?: { id?: unknown }[] } } } | null)?.data;
-  const nodes = data?.issues?.nodes;
-  if (!Array.isArray(nodes)) return;
-  const ids = nodes.map((n) => n?.id).filter((id): id is string => typeof id === 'string');
-  parts.afterIssuesPage({ operation, ids, seq });
+type Nodes = { nodes?: { id?: unknown }[] } | undefined;
+
+/** Hands the ids of an answered page of `issues` (or of the root `comments`) to its churn hook. */
+function listedPage(parts: ServerParts, seq: number, operation: string | null, body: unknown): void {
+  const data = (body as { data?: { issues?: Nodes; comments?: Nodes } } | null)?.data;
+  const ids = (nodes: Nodes) =>
+    (nodes?.nodes ?? []).map((n) => n?.id).filter((id): id is string => typeof id === 'string');
+  if (Array.isArray(data?.issues?.nodes)) parts.afterIssuesPage({ operation, ids: ids(data.issues), seq });
+  else if (Array.isArray(data?.comments?.nodes)) parts.afterCommentsPage({ operation, ids: ids(data.comments), seq });
 }
 
 /** What answers a parsed request before it runs: too complex, a spent budget, an injected fault. */

@@ -15,7 +15,7 @@ import { uuidFor, type CommentRec, type IssueRec, type Workspace } from './gener
 export type LinearChange =
   | { type: 'Issue'; action: 'create' | 'remove'; issue: IssueRec; at: number }
   | { type: 'Issue'; action: 'update'; issue: IssueRec; at: number; updatedFrom: Record<string, unknown> }
-  | { type: 'Comment'; action: 'create'; issue: IssueRec; comment: CommentRec; at: number };
+  | { type: 'Comment'; action: 'create' | 'update' | 'remove'; issue: IssueRec; comment: CommentRec; at: number };
 
 /** What a delivery is rendered with besides the change. */
 export interface LinearHookContext {

@@ -112,6 +112,57 @@ export const VERIFY_CONFIRM_QUERY = {
 }`,
 };
 
+/** What a verify lists of a comment: its id and update time (about 1.2 complexity points a comment). */
+const COMMENT_VERIFY_FIELDS = 'id updatedAt';
+
+/**
+ * The comments filter of the comments on some teams' issues, at or before `upTo` (Linear's own text
+ * of a time; null: no bound): Linear's `CommentFilter` names a comment's issue by a `NullableIssueFilter`.
+ */
+export function commentFilter(teams: readonly string[], upTo: string | null): Record<string, unknown> {
+  const issue = { team: { key: { in: [...teams] } } };
+  return upTo ? { issue, updatedAt: { lte: upTo } } : { issue };
+}
+
+/**
+ * A verify's listing of the comments on some teams' issues, archived ones included (an archive is
+ * not a delete), latest update first; `$filter` is `commentFilter(teams, upTo)`.
+ */
+export const COMMENTS_VERIFY_LIST_QUERY = {
+  name: 'SyncCommentsVerifyList',
+  text: `query SyncCommentsVerifyList($filter: CommentFilter!, $first: Int!, $after: String) {
+  comments(filter: $filter, orderBy: updatedAt, first: $first, after: $after, includeArchived: true) {
+    nodes { ${COMMENT_VERIFY_FIELDS} }
+    ${PAGE_INFO}
+  }
+}`,
+};
+
+/** Of some comment ids, those Linear has now (archived ones included), in one page of `$first`. */
+export const COMMENTS_VERIFY_CONFIRM_QUERY = {
+  name: 'SyncCommentsVerifyConfirm',
+  text: `query SyncCommentsVerifyConfirm($ids: [ID!]!, $first: Int!) {
+  comments(filter: { id: { in: $ids } }, first: $first, includeArchived: true) {
+    nodes { ${COMMENT_VERIFY_FIELDS} }
+    ${PAGE_INFO}
+  }
+}`,
+};
+
+/**
+ * Some comments by id (archived ones included) with the fields a family read writes of a comment,
+ * and their issue's id (`issueId`: null for a comment on no issue).
+ */
+export const COMMENTS_BY_IDS_QUERY = {
+  name: 'SyncCommentsByIds',
+  text: `query SyncCommentsByIds($ids: [ID!]!, $first: Int!, $after: String) {
+  comments(filter: { id: { in: $ids } }, first: $first, after: $after, includeArchived: true) {
+    nodes { ${COMMENT_FIELDS} issueId }
+    ${PAGE_INFO}
+  }
+}`,
+};
+
 /** The next page of one issue's nested connection (when the issues query's page overflowed). */
 export function issueConnectionQuery(kind: NestedKind): { name: string; text: string } {
   const name = `SyncIssue${kind[0]!.toUpperCase()}${kind.slice(1)}Page`;
@@ -171,6 +222,9 @@ export function allQueries(): { name: string; text: string }[] {
     ...kinds.map(issueConnectionQuery),
     VERIFY_LIST_QUERY,
     VERIFY_CONFIRM_QUERY,
+    COMMENTS_VERIFY_LIST_QUERY,
+    COMMENTS_VERIFY_CONFIRM_QUERY,
+    COMMENTS_BY_IDS_QUERY,
     TEAMS_QUERY,
     USERS_QUERY,
     PROJECTS_QUERY,

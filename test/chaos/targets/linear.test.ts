@@ -38,7 +38,7 @@ describe('the Linear chaos target', () => {
     target.hostile(true);
     const landed = () => {
       const s = target.stats();
-      return s.faults! > 0 && s.edits! > 0 && s.archived! > 0 && s.deletions! > 0;
+      return s.faults! > 0 && s.edits! > 0 && s.archived! > 0 && s.deletions! > 0 && s.commentDeletions! > 0;
     };
     for (let n = 0; n < MAX_HOSTILE_RUNS && (n < 2 || !landed()); n++) await incremental();
     target.hostile(false);
@@ -48,10 +48,11 @@ describe('the Linear chaos target', () => {
     const quiet = target.stats();
     expect(await incremental()).toBe('success');
     const after = target.stats();
-    expect([after.edits, after.archived, after.deletions, after.faults]).toEqual([
+    expect([after.edits, after.archived, after.deletions, after.commentDeletions, after.faults]).toEqual([
       quiet.edits,
       quiet.archived,
       quiet.deletions,
+      quiet.commentDeletions,
       quiet.faults,
     ]);
 
@@ -69,9 +70,14 @@ describe('the Linear chaos target', () => {
     const deletions = await checkDeletions(fx.db, ORG, integrationId, truth, { id: verify.runId, ...verify });
     expect(deletions.examples).toEqual([]);
     expect(deletions.ok).toBe(true);
-    // Those stored before they were deleted are marked (one deleted before any read stored it has no row).
+    // Those stored before they were deleted are marked (one deleted before any read stored it has no
+    // row); a comment deleted on an issue still there is among the comments' (unless its issue was
+    // deleted after it).
     expect(deletions.checked).toMatch(
-      new RegExp(`^work_items ${after.deletions!} deleted at the provider, [1-9]\\d* marked$`),
+      new RegExp(
+        `^work_items ${after.deletions!} deleted at the provider, [1-9]\\d* marked, ` +
+          'work_item_comments [1-9]\\d* deleted at the provider, [1-9]\\d* marked$',
+      ),
     );
   }, 90_000);
 

@@ -3,7 +3,9 @@
  * src/providers/kit/verify.ts): missing issues fetched with their family, stale ones refreshed,
  * deleted ones marked and archived ones kept (an archive is not a delete), a marked one that is
  * listed again restored, an unchanged team costing only its listing, issues changing during the
- * listing never marked, and a verify deferred by a rate limit resuming where its listing stood.
+ * listing never marked, and a verify deferred by a rate limit resuming where its listing stood. The
+ * unit carries work-item-comments, so its comments' pass runs too (counted with the issues'; its own
+ * cases: verifyComments.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
@@ -18,6 +20,9 @@ const FAST: LinearProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, 
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 const LIST = 'SyncIssuesVerifyList';
 const CONFIRM = 'SyncIssuesVerifyConfirm';
+/** The comments' pass (a unit carrying work-item-comments runs it after the issues'). */
+const COMMENTS = 'SyncCommentsVerifyList';
+const COMMENTS_CONFIRM = 'SyncCommentsVerifyConfirm';
 const MINUTE = 60_000;
 /** Issues a listing page holds; each page after the first lists again the one at its bound. */
 const PAGE = 250;
@@ -58,6 +63,11 @@ function verify(checkpoint: UnitCheckpoint | null = null, before = fx.clock.now(
 function issues() {
   const eng = fx.emu.data.teams.find((t) => t.key === 'ENG')!.id;
   return fx.emu.data.issues.filter((i) => i.teamId === eng);
+}
+
+/** The comments on `of` (the team's issues now, by default): what the comments' pass lists or marks. */
+function commentsOf(of = issues()): number {
+  return of.reduce((n, i) => n + i.comments.length, 0);
 }
 
 interface Stored {
@@ -130,12 +140,13 @@ describe('Linear verify', () => {
 
     const r = await verify();
     const now = issues();
+    // The comments of the deleted issues are gone with them: the comments' pass marks them.
     expect(r.verify).toEqual({
-      checked: now.length,
+      checked: now.length + commentsOf(),
       missing: lost.length + m.created.length,
       stale: stale.size,
       restored: 0,
-      deleted: gone.length,
+      deleted: gone.length + commentsOf(gone),
     });
     await expectStoredAsModel();
     const after = await stored();
@@ -153,9 +164,13 @@ describe('Linear verify', () => {
     // Unchanged: the listing's requests and nothing else (no fetch, no confirmation).
     const calls = fx.emu.requestLog.length;
     const again = await verify();
-    expect(again.verify).toEqual({ checked: now.length, missing: 0, stale: 0, restored: 0, deleted: 0 });
+    expect(again.verify).toEqual({ checked: now.length + commentsOf(), missing: 0, stale: 0, restored: 0, deleted: 0 });
     const log = requestsSince(calls);
-    expect(log.map((e) => e.operation)).toEqual(Array(listingRequests(now.map((i) => i.updatedAt))).fill(LIST));
+    const commentTimes = now.flatMap((i) => i.comments.map((c) => c.updatedAt));
+    expect(log.map((e) => e.operation)).toEqual([
+      ...Array<string>(listingRequests(now.map((i) => i.updatedAt))).fill(LIST),
+      ...Array<string>(listingRequests(commentTimes)).fill(COMMENTS),
+    ]);
     expect(log.every((e) => e.status === 200)).toBe(true);
   });
 
@@ -169,10 +184,12 @@ describe('Linear verify', () => {
     // listed): they are confirmed present, archived or not, and fetched.
     let moved: string[] = [];
     let dropped: string | null = null;
+    let droppedComments = 0;
     fx.emu.setChurn({
       afterIssuesPage: ({ operation, ids }) => {
         if (operation !== LIST || dropped) return;
         dropped = ids.at(-1)!;
+        droppedComments = commentsOf(issues().filter((i) => i.id === dropped));
         moved = issues()
           .filter((i) => !ids.includes(i.id))
           .slice(0, 2)
@@ -184,8 +201,15 @@ describe('Linear verify', () => {
       },
     });
     const r = await verify(null, before);
-    // The deleted one was listed before it went: it is not marked by this verify.
-    expect(r.verify).toEqual({ checked: issues().length + 1, missing: 0, stale: 2, restored: 0, deleted: 0 });
+    // The deleted one was listed before it went: it is not marked by this verify (its comments, which
+    // the comments' pass does not list, are).
+    expect(r.verify).toEqual({
+      checked: issues().length + 1 + commentsOf(),
+      missing: 0,
+      stale: 2,
+      restored: 0,
+      deleted: droppedComments,
+    });
     await expectStoredAsModel();
     const after = await stored();
     expect(after.get(dropped!)).toMatchObject({ deleted: false });
@@ -224,12 +248,26 @@ describe('Linear verify', () => {
     const resumedAt = fx.emu.requestLog.length;
     const r = await verify(err.checkpoint, planned);
     const n = issues().length;
-    expect(r.verify).toEqual({ checked: n, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    const goneComments = commentsOf([gone]);
+    expect(r.verify).toEqual({
+      checked: n + commentsOf(),
+      missing: 0,
+      stale: 0,
+      restored: 0,
+      deleted: 1 + goneComments,
+    });
     expect((await stored()).get(gone.id)).toMatchObject({ deleted: true });
     // The second attempt listed on from its checkpoint's edge (not from the latest issue again),
-    // then confirmed the one issue it did not list.
+    // then confirmed the one issue it did not list; then the comments' pass (the deleted issue's
+    // comments confirmed gone).
     const second = requestsSince(resumedAt);
-    expect(second.map((e) => e.operation)).toEqual([LIST, CONFIRM]);
+    const commentTimes = issues().flatMap((i) => i.comments.map((c) => c.updatedAt));
+    expect(second.map((e) => e.operation)).toEqual([
+      LIST,
+      CONFIRM,
+      ...Array<string>(listingRequests(commentTimes)).fill(COMMENTS),
+      ...(goneComments > 0 ? [COMMENTS_CONFIRM] : []),
+    ]);
     expect(Date.parse(second[0]!.upTo!)).toBe(err.checkpoint!.from);
     expect(n - listedFirst).toBeLessThan(PAGE); // one page holds the rest
   });
@@ -244,7 +282,13 @@ describe('Linear verify', () => {
     ]);
     fx.clock.set(T0 + 10 * MINUTE);
     const r = await verify();
-    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 1, restored: 1, deleted: 0 });
+    expect(r.verify).toEqual({
+      checked: issues().length + commentsOf(),
+      missing: 0,
+      stale: 1,
+      restored: 1,
+      deleted: 0,
+    });
     expect((await stored()).get(back.id)).toEqual({ updated: back.updatedAt, deleted: false, archived: null });
   });
 
@@ -272,7 +316,13 @@ describe('Linear verify', () => {
     fx.emu.setChurn({});
     fx.emu.setFaults([]);
     const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
-    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(r.verify).toEqual({
+      checked: issues().length + commentsOf(),
+      missing: 0,
+      stale: 0,
+      restored: 0,
+      deleted: 1 + commentsOf([gone]),
+    });
     expect(await marked()).toEqual([gone.id]);
     await expectStoredAsModel();
   });
