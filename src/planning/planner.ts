@@ -132,7 +132,9 @@ export async function computePlan(
     if (families.members.has(spec.key)) continue;
     const carried = families.carried.get(spec.key) ?? [];
     if (spec.tier === 'reference') {
-      groups.push({ spec, carried, source: null, windows: [{ since: null, before: null }] });
+      // A verify compares what the provider lists with what the store holds from before it began.
+      const before = args.mode === 'verify' ? now : null;
+      groups.push({ spec, carried, source: null, windows: [{ since: null, before }] });
       continue;
     }
     const family = [spec, ...specs.filter((s) => carried.includes(s.key))];

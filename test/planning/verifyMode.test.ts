@@ -157,7 +157,7 @@ describe('planning a verify run', () => {
       windows: g.windows,
     }));
     expect(groups).toEqual([
-      { key: 'teams', source: null, windows: [{ since: null, before: null }] },
+      { key: 'teams', source: null, windows: [{ since: null, before: NOW }] },
       { key: 'work-items', source: 'ENG', windows: [{ since: null, before: NOW }] },
       { key: 'work-items', source: 'OPS', windows: [{ since: null, before: NOW }] },
     ]);

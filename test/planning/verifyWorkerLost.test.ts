@@ -229,7 +229,9 @@ describe('a verify whose worker is lost mid-listing', () => {
     expect(issues.length).toBeGreaterThan(200); // three listing pages
 
     const gone = issues[10]!;
+    const goneComments = gone.comments.length;
     emu.deleteIssue(gone.id);
+    const liveComments = issues.reduce((n, i) => n + i.comments.length, 0);
     clock.advance(10 * 60 * SECOND);
     const run = await engine.trigger({ orgId: ORG, integrationId: id, mode: 'verify', triggeredBy: 'api' });
     await pass();
@@ -277,7 +279,8 @@ describe('a verify whose worker is lost mid-listing', () => {
     expect(done).toMatchObject({ status: 'success', attempts: 2, expired_lease_retry_count: 1 });
     expect(done!.lease_owner).not.toBe(owner);
     expect(done!.result).toMatchObject({
-      verify: { checked: issues.length, missing: 0, stale: 0, restored: 0, deleted: 1 },
+      // The issues listed, then their comments confirmed; the deleted issue marked, and its comments.
+      verify: { checked: issues.length + liveComments, missing: 0, stale: 0, restored: 0, deleted: 1 + goneComments },
     });
     expect(await marked()).toEqual([gone.id]);
   });

@@ -1,8 +1,9 @@
 /**
  * The GitHub target of `syncrelay chaos --provider github`: the GitHub REST emulator with a small
  * seeded organisation on 127.0.0.1, hostile on demand (limit responses, 5xx, slow answers, issues
- * edited and deleted while lists are read), and the ground truth the normalized store must equal,
- * computed from the emulator's own records exactly as the GitHub provider's mapping writes them.
+ * edited and deleted while lists are read, now and then a user's account deleted), and the ground
+ * truth the normalized store must equal, computed from the emulator's own records exactly as the
+ * GitHub provider's mapping writes them.
  */
 import { ValidationError } from '../../errors.js';
 import {
@@ -75,6 +76,7 @@ export async function startGithubTarget(o: TargetOptions): Promise<ChaosTarget> 
     emptyRepos: [2],
   });
   const org = emu.data.org.login;
+  let wasHostile = false;
   return {
     provider: 'github',
     url: emu.url,
@@ -85,7 +87,11 @@ export async function startGithubTarget(o: TargetOptions): Promise<ChaosTarget> 
       config: { baseUrl: emu.url },
       credential: emu.token,
     },
-    hostile: (on) => hostile(emu, on, o.editsPerSecond),
+    hostile: (on) => {
+      if (wasHostile && !on) removeSome(emu);
+      wasHostile = on;
+      hostile(emu, on, o.editsPerSecond);
+    },
     settled: () => Promise.resolve(), // every read sees every edit at once
     truth: () => githubTruth(emu.data),
     stats: () => ({ ...emu.activity() }),
@@ -99,10 +105,25 @@ function hostile(emu: GithubEmulator, on: boolean, editsPerSecond: number): void
   emu.setListEdits(on ? LIST_EDITS : 0);
 }
 
+/**
+ * As a hostile phase ends, a comment on an issue still there and a member's account are deleted
+ * (the churn's own deletions are drawn, and a short run may make none): the runs so far have
+ * stored them, and only a verify can find them gone. The first repository's last comment on a live
+ * issue; the last collaborator who is not its owner.
+ */
+function removeSome(emu: GithubEmulator): void {
+  const repo = emu.data.repos[0];
+  if (!repo) return;
+  const comment = repo.comments.filter((c) => !c.item.pull && c.item.deletedAt === undefined).at(-1);
+  if (comment) emu.edit.removeComment(comment.id, repo);
+  const member = repo.collaborators.filter((u) => u.association !== 'OWNER').at(-1);
+  if (member) emu.edit.deleteAccount(member.id);
+}
+
 /** The truth tables a GitHub sync of DEMO_GITHUB_DATASETS writes, each keyed as the mapping keys it. */
 interface Tables {
   repositories: TruthTable;
-  members: TruthTable;
+  members: TruthTable & { deleted: Set<string> };
   work_items: TruthTable & { deleted: Set<string> };
   work_item_comments: TruthTable & { deleted: Set<string> };
   work_item_events: TruthTable;
@@ -123,19 +144,20 @@ function withDeletions(t: TruthTable): TruthTable & { deleted: Set<string> } {
 /**
  * What a correct reader stores for the organisation as it is now (src/providers/github/mapping.ts):
  * repositories by id at their `updated_at` (the last push, else creation); members by user id (the
- * repositories' assignable users); issues and pull requests as `owner/repo#number` at their
- * `updated_at`; comments on issues (not on pull requests) by id at their `updated_at`; events of
- * issues (not of pull requests) by id; reviews by id; default-branch commits by SHA. Deleted issues,
- * and their comments and events, are gone from every list: not in the rows; the issues' keys are
- * the work-items table's `deleted`. A comment deleted on an issue still there is the comments
- * table's `deleted` (its issue's row holds it in the repository's scope, so the verify confirms it);
- * the comments of a deleted issue are held to neither (a comment stored before its issue's row was
- * belongs to no repository the store knows).
+ * repositories' assignable users; the accounts deleted are the members table's `deleted`, while a
+ * user who only stopped being assignable somewhere is no deletion); issues and pull requests as
+ * `owner/repo#number` at their `updated_at`; comments on issues (not on pull requests) by id at
+ * their `updated_at`; events of issues (not of pull requests) by id; reviews by id; default-branch
+ * commits by SHA. Deleted issues, and their comments and events, are gone from every list: not in
+ * the rows; the issues' keys are the work-items table's `deleted`. A comment deleted on an issue
+ * still there is the comments table's `deleted` (its issue's row holds it in the repository's
+ * scope, so the verify confirms it); the comments of a deleted issue are held to neither (a comment
+ * stored before its issue's row was belongs to no repository the store knows).
  */
 export function githubTruth(data: OrgData): GroundTruth {
   const t: Tables = {
     repositories: table('repositories', true),
-    members: table('members', false),
+    members: withDeletions(table('members', false)),
     work_items: withDeletions(table('work_items', true)),
     work_item_comments: withDeletions(table('work_item_comments', true)),
     work_item_events: table('work_item_events', false),
@@ -144,6 +166,7 @@ export function githubTruth(data: OrgData): GroundTruth {
     commits: table('commits', false),
   };
   for (const repo of data.repos) addRepository(t, `${data.org.login}/${repo.name}`, repo);
+  for (const u of data.deletedUsers) t.members.deleted.add(String(u.id));
   return [
     t.repositories,
     t.members,

@@ -6,12 +6,18 @@
  * its own random API token. Hostile: the emulator's limit answers (429 with `Retry-After` of 1–2 s,
  * on any endpoint and on search), 5xx and slow answers at low odds, and edits during reads (the
  * emulator's churn: transitions, comments, comment edits, label, assignee and summary changes, new
- * issues, and issues deleted at JIRA_CHAOS_DELETE_SHARE of the edits). The ground truth is read
+ * issues, issues deleted at JIRA_CHAOS_DELETE_SHARE of the edits and comments deleted at
+ * JIRA_CHAOS_COMMENT_DELETE_SHARE). The ground truth is read
  * from the emulator's records, mapped as the provider maps them (src/providers/jira/mapping.ts)
  * but computed here on its own.
  */
 import {
   jiraDemoIntegration,
+  type DeletedComment,
+  deletedSprints,
+  deletedUsers,
+  deleteSprint,
+  deleteUser,
   reachableUsers,
   startJiraEmulator,
   type FaultSpec,
@@ -29,6 +35,9 @@ const SCALE = { projects: 3, issues: 450, users: 12, maxComments: 4, maxHistorie
 
 /** The share of the churn's edits that delete their issue (a verify run tombstones them). */
 export const JIRA_CHAOS_DELETE_SHARE = 0.05;
+
+/** The share of the churn's edits that delete a comment (a verify run tombstones it). */
+export const JIRA_CHAOS_COMMENT_DELETE_SHARE = 0.03;
 
 /** A budget no chaos run spends: the faults supply the limit answers. */
 const RATE_LIMIT = { limit: 1_000_000_000, windowSeconds: 60 };
@@ -59,19 +68,39 @@ export async function startJiraTarget(o: TargetOptions): Promise<ChaosTarget> {
     searchLagMs: JIRA_CHAOS_SEARCH_LAG_MS,
     rateLimit: RATE_LIMIT,
   });
+  let wasHostile = false;
   return {
     provider: 'jira',
     url: emu.url,
     integration: jiraDemoIntegration(emu),
     hostile(on) {
+      if (wasHostile && !on) removeReference(emu.data);
+      wasHostile = on;
       emu.setFaults(on ? [...JIRA_CHAOS_FAULTS] : []);
       emu.setChurn(on ? o.editsPerSecond : 0, JIRA_CHAOS_DELETE_SHARE);
+      emu.setCommentDeleteShare(JIRA_CHAOS_COMMENT_DELETE_SHARE);
     },
     settled: () => searchSettled(emu),
-    truth: () => jiraGroundTruth(emu.data, emu.churnDeleted()),
+    truth: () => jiraGroundTruth(emu.data, emu.churnDeleted(), emu.deletedComments()),
     stats: () => statsOf(emu),
     close: () => emu.close(),
   };
+}
+
+/**
+ * As a hostile phase ends, one sprint and one user are deleted from the site (`DELETE
+ * /rest/agile/1.0/sprint/{id}`, a user removed by an admin): the runs so far have stored them, and
+ * only a verify can find them gone. The last sprint of a board whose sprints are read, and the last
+ * user the assignable-user search reaches (never the credential's own).
+ */
+function removeReference(data: SiteData): void {
+  const boards = new Set(data.boards.filter((b) => b.sprints && SPRINT_BOARDS.has(b.type)).map((b) => b.id));
+  const sprint = data.sprints.filter((sp) => boards.has(sp.boardId)).at(-1);
+  if (sprint) deleteSprint(data, sprint.id);
+  const user = reachableUsers(data)
+    .filter((u) => u.accountId !== data.users[0]?.accountId)
+    .at(-1);
+  if (user) deleteUser(data, user.accountId);
 }
 
 /** Resolves once search sees every change made so far (the emulator says when); rejects past lag + margin. */
@@ -112,12 +141,20 @@ const SPRINT_BOARDS = new Set(['scrum', 'simple']);
 
 /**
  * What a complete read of the site stores, by table: projects (project id), members (account ids
- * the assignable-user search can return), sprints (sprint id), work items (issue id, `updated`),
+ * the assignable-user search can return; `deleted`: the users deleted from the site), sprints
+ * (sprint id; `deleted`: the sprints deleted), work items (issue id, `updated`),
  * comments (comment id, `updated`) and work-item events (`<issue id>:<history id>:<n>`, a label
  * change one per label added or removed: `…:<n>:+label` / `…:<n>:-label`); `deleted`, the ids of
- * the issues deleted from the site, are the work-items table's `deleted`.
+ * the issues deleted from the site, are the work-items table's `deleted`; the comments deleted from
+ * issues still there (`deletedComments`) are the comments table's `deleted` (their issue's row holds
+ * them in the project's scope, so the verify confirms them). The comments of a deleted issue are held
+ * to neither: gone with it, not in the rows.
  */
-export function jiraGroundTruth(data: SiteData, deleted: readonly string[] = []): GroundTruth {
+export function jiraGroundTruth(
+  data: SiteData,
+  deleted: readonly string[] = [],
+  deletedComments: readonly DeletedComment[] = [],
+): GroundTruth {
   const issues = data.projects.flatMap((p) => p.issues);
   const boards = new Set(data.boards.filter((b) => b.sprints && SPRINT_BOARDS.has(b.type)).map((b) => b.id));
   return [
@@ -125,14 +162,20 @@ export function jiraGroundTruth(data: SiteData, deleted: readonly string[] = [])
       'projects',
       data.projects.map((p) => p.id),
     ),
-    presence(
-      'members',
-      reachableUsers(data).map((u) => u.accountId),
-    ),
-    presence(
-      'sprints',
-      data.sprints.filter((s) => boards.has(s.boardId)).map((s) => String(s.id)),
-    ),
+    {
+      ...presence(
+        'members',
+        reachableUsers(data).map((u) => u.accountId),
+      ),
+      deleted: new Set(deletedUsers(data)),
+    },
+    {
+      ...presence(
+        'sprints',
+        data.sprints.filter((s) => boards.has(s.boardId)).map((s) => String(s.id)),
+      ),
+      deleted: new Set(deletedSprints(data).map(String)),
+    },
     {
       ...versioned(
         'work_items',
@@ -140,10 +183,13 @@ export function jiraGroundTruth(data: SiteData, deleted: readonly string[] = [])
       ),
       deleted: new Set(deleted),
     },
-    versioned(
-      'work_item_comments',
-      issues.flatMap((i) => i.comments.map((c) => [c.id, c.updated] as [string, number])),
-    ),
+    {
+      ...versioned(
+        'work_item_comments',
+        issues.flatMap((i) => i.comments.map((c) => [c.id, c.updated] as [string, number])),
+      ),
+      deleted: new Set(deletedComments.filter((d) => data.issuesById.has(d.issueId)).map((d) => d.comment.id)),
+    },
     presence('work_item_events', issues.flatMap(eventIds)),
   ];
 }

@@ -8,7 +8,9 @@
  * - `churn` (edits per second of the emulator's clock): before each answer of a repository list,
  *   the edits due since the previous request (at most MAX_BURST, the rest dropped) are made in
  *   that repository, drawn from the seed: a new comment on an issue or pull request (half), an
- *   edited comment, a deleted comment (one in twenty), a closed issue, a deleted issue (one in ten).
+ *   edited comment, a deleted comment (one in twenty), a closed issue, a deleted issue (one in ten);
+ *   and, drawn apart (so the edits above stay as they were), one in ACCOUNT_DELETION_ODDS edits is
+ *   followed by a user's account deleted (accounts.ts: gone from every repository's assignees).
  * - `listEdits` (a probability): before each request for a later part of a list sorted by update
  *   time, ascending (`/issues` or `/issues/comments` with `sort=updated&direction=asc`, asking for
  *   `page` 2 or more, or `since` a time after some of the list), with that probability one more
@@ -22,11 +24,15 @@
  */
 import { ValidationError } from '../../errors.js';
 import { Rng } from '../core/random.js';
+import { deletableUsers } from './accounts.js';
 import { editHelpers, type EditHelpers } from './edits.js';
 import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
 
 /** Edits made at once at most, however long the emulator sat idle. */
 export const MAX_BURST = 5;
+
+/** One edit in this many is followed by an account deleted: rare, as people leaving are. */
+export const ACCOUNT_DELETION_ODDS = 200;
 
 /** The lists sorted by update time, which an edit reorders. */
 const SORTED_LISTS: ReadonlySet<string> = new Set(['/issues', '/issues/comments']);
@@ -39,8 +45,8 @@ interface Hook {
 }
 
 export class Churn {
-  /** Edits the churn made so far (deletions among them: issues and comments), for reports. */
-  readonly made = { edits: 0, deletions: 0 };
+  /** Edits the churn made so far (deletions among them: issues and comments), and accounts deleted, for reports. */
+  readonly made = { edits: 0, deletions: 0, accounts: 0 };
   private readonly hooks: Hook[] = [];
   private lastAt: number | null = null;
   private owed = 0;
@@ -135,6 +141,16 @@ export class Churn {
       this.edits.remove(repo, rng.pick(issues), now);
       this.made.deletions++;
     }
+    this.maybeDeleteAccount(now);
+  }
+
+  /** After the `made.edits`th edit: an account deleted, with odds 1 in ACCOUNT_DELETION_ODDS. */
+  private maybeDeleteAccount(now: number): void {
+    const rng = new Rng(this.data.seed, `churn-account:${this.made.edits}`);
+    const users = deletableUsers(this.data);
+    if (users.length === 0 || rng.next() * ACCOUNT_DELETION_ODDS >= 1) return;
+    this.edits.deleteAccount(rng.pick(users), now);
+    this.made.accounts++;
   }
 }
 

@@ -3,13 +3,22 @@
  * list: an issue commented on or edited (its `updated_at` moves to that time, so it moves to the
  * end of every list sorted by `updated` ascending), a comment edited, a comment deleted (gone from
  * every list; reading it answers 404; its issue keeps its `updated_at`), an issue closed, an issue
- * deleted (gone from every list; reading it answers 410). Each bumps the repository's version so
- * cached orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`), both
+ * deleted (gone from every list; reading it answers 410), a user removed as one repository's
+ * assignee, a user's account deleted (accounts.ts). Each bumps the repository's version so cached
+ * orderings are rebuilt. Used by the churn (churn.ts) and by tests (`emulator.edit`), both
  * through `editHelpers`, which announces every edit (the webhook it sends: webhooks.ts).
  */
 import { Rng } from '../core/random.js';
 import type { Announce } from '../core/webhooks.js';
-import { present, type CommentRecord, type ItemRecord, type OrgData, type RepoRecord } from './model.js';
+import { deleteAccount, liveUser, unassign } from './accounts.js';
+import {
+  present,
+  type CommentRecord,
+  type ItemRecord,
+  type OrgData,
+  type RepoRecord,
+  type UserRecord,
+} from './model.js';
 import { closeItem, commentPosition, nextId } from './mutate.js';
 import type { GithubChange } from './webhooks.js';
 import { COMMENT_BODIES } from './words.js';
@@ -28,6 +37,10 @@ export interface Edits {
   close(number: number, repo?: RepoRecord): ItemRecord;
   /** The issue `number` is deleted (pull requests cannot be, as on GitHub). */
   remove(number: number, repo?: RepoRecord): ItemRecord;
+  /** User `id` is no longer a collaborator of `repo`: gone from its assignees only. */
+  unassign(id: number, repo?: RepoRecord): UserRecord;
+  /** User `id`'s GitHub account is deleted (not the organisation's owner): gone everywhere, read as 404. */
+  deleteAccount(id: number): UserRecord;
 }
 
 /** Whole seconds, never before the item's own last change. */
@@ -116,6 +129,8 @@ export interface EditHelpers {
   removeComment(repo: RepoRecord, comment: CommentRecord, at: number): CommentRecord;
   close(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
   remove(repo: RepoRecord, item: ItemRecord, at: number): ItemRecord;
+  unassign(repo: RepoRecord, user: UserRecord): UserRecord;
+  deleteAccount(user: UserRecord, at: number): UserRecord;
 }
 
 /** An edit of an issue or a pull request, as its webhook names it. */
@@ -157,6 +172,9 @@ export function editHelpers(data: OrgData, announce: Announce<GithubChange> = ()
       announce({ event: 'issues', action: 'deleted', item });
       return item;
     },
+    // No webhook the emulator sends names these (GitHub's `member` and `organization` events).
+    unassign: (repo, user) => unassign(repo, user),
+    deleteAccount: (user, at) => deleteAccount(data, user, at),
   };
 }
 
@@ -170,5 +188,7 @@ export function editsOf(data: OrgData, now: () => number, helpers: EditHelpers =
     removeComment: (id, repo) => helpers.removeComment(pick(repo), commentOf(pick(repo), id), now()),
     close: (n, repo) => helpers.close(pick(repo), itemOf(pick(repo), n), now()),
     remove: (n, repo) => helpers.remove(pick(repo), itemOf(pick(repo), n), now()),
+    unassign: (id, repo) => helpers.unassign(pick(repo), liveUser(data, id)),
+    deleteAccount: (id) => helpers.deleteAccount(liveUser(data, id), now()),
   };
 }

@@ -45,7 +45,7 @@ export function generateOrg(
   const org: UserRecord = { index: 0, id: 9_000_000, login: orgLogin, type: 'Organization', association: 'NONE' };
   const users = makeUsers(scale.members);
   const members = users.filter((u) => u.association === 'MEMBER' || u.association === 'OWNER');
-  const data: OrgData = { seed, org, members, users, repos: [], now: end, start };
+  const data: OrgData = { seed, org, members, users, deletedUsers: [], repos: [], now: end, start };
   const withGit = Array.from({ length: scale.repos }, (_, r) => r).filter((r) => !empty.has(r));
   for (let r = 0; r < scale.repos; r++) {
     const pulls = empty.has(r) ? 0 : share(scale.pulls, withGit.length, withGit.indexOf(r));

@@ -83,9 +83,9 @@ export interface GithubEmulator extends EmulatorControls<FaultSpec, MutationSumm
   setListEdits(p: number): void;
   /**
    * What the emulator did so far: requests answered (by a fault, slowed, 304 Not Modified) and the
-   * churn's edits and deletions.
+   * churn's edits, deletions (issues and comments) and accounts deleted.
    */
-  activity(): RequestTotals & { edits: number; deletions: number };
+  activity(): RequestTotals & { edits: number; deletions: number; accounts: number };
   /** With the `app` option: the App's id (its JWTs' `iss`); null without an App. */
   appId: number | null;
   /** With the `app` option: the App's client ID (also accepted as `iss`); null without an App. */

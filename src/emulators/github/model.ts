@@ -10,6 +10,8 @@ export interface UserRecord {
   login: string;
   type: 'User' | 'Organization';
   association: 'OWNER' | 'MEMBER' | 'COLLABORATOR' | 'CONTRIBUTOR' | 'NONE';
+  /** When the account was deleted (it is then in `OrgData.deletedUsers` only: accounts.ts), if it was. */
+  deletedAt?: number;
 }
 
 export interface LabelRecord {
@@ -151,8 +153,10 @@ export interface OrgData {
   seed: number;
   org: UserRecord;
   members: UserRecord[];
-  /** Everyone who appears: members, outside collaborators, other authors. */
+  /** Everyone who appears: members, outside collaborators, other authors (accounts not deleted). */
   users: UserRecord[];
+  /** The accounts deleted (reading one answers 404), in deletion order: accounts.ts. */
+  deletedUsers: UserRecord[];
   repos: RepoRecord[];
   /** Where the generated history ends. */
   now: number;

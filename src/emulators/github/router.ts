@@ -8,10 +8,13 @@ import type { Route } from './routeTypes.js';
 import { ISSUE_ROUTES } from './routesIssues.js';
 import { ORG_ROUTES } from './routesOrg.js';
 import { PULL_ROUTES } from './routesPulls.js';
+import { USER_ROUTES } from './routesUsers.js';
 
-const ROUTES: { route: Route; segments: string[] }[] = [...ORG_ROUTES, ...ISSUE_ROUTES, ...PULL_ROUTES].map(
-  (route) => ({ route, segments: route.path.split('/').slice(1) }),
-);
+const TABLE = [...ORG_ROUTES, ...ISSUE_ROUTES, ...PULL_ROUTES, ...USER_ROUTES];
+const ROUTES: { route: Route; segments: string[] }[] = TABLE.map((route) => ({
+  route,
+  segments: route.path.split('/').slice(1),
+}));
 
 export interface Match {
   route: Route;

@@ -1,6 +1,5 @@
 /** The organisation, its repositories and people, and a repository's labels. */
-import type { components } from '@octokit/openapi-types';
-import { DAY_MS, isoSeconds, type LabelRecord, type RepoRecord, type UserRecord } from './model.js';
+import type { LabelRecord, RepoRecord, UserRecord } from './model.js';
 import { directed } from './orders.js';
 import { enumParam } from './query.js';
 import {
@@ -11,6 +10,7 @@ import {
   renderUser,
 } from './renderRepo.js';
 import { notFound } from './responses.js';
+import { renderPublicUser } from './routesUsers.js';
 import { repoOf, type HandlerResult, type RequestContext, type Route } from './routeTypes.js';
 
 const REPOS_DOCS = 'https://docs.github.com/rest/repos/repos';
@@ -77,27 +77,9 @@ function listLabels(ctx: RequestContext): HandlerResult {
   return { list: repo.labels, render: (l) => renderLabel(ctx.render, repo, l as LabelRecord) };
 }
 
-/** `GET /user`: the token's user (members hold no public repositories or followers here). */
+/** `GET /user`: the token's user. */
 function getViewer(ctx: RequestContext): HandlerResult {
-  const u = ctx.viewer;
-  const body: components['schemas']['public-user'] = {
-    ...renderUser(ctx.render, u),
-    name: u.login,
-    company: null,
-    blog: '',
-    location: null,
-    email: null,
-    hireable: null,
-    bio: null,
-    twitter_username: null,
-    public_repos: 0,
-    public_gists: 0,
-    followers: 0,
-    following: 0,
-    created_at: isoSeconds(ctx.render.data.start - 365 * DAY_MS),
-    updated_at: isoSeconds(ctx.render.data.start),
-  };
-  return { status: 200, body };
+  return { status: 200, body: renderPublicUser(ctx.render, ctx.viewer) };
 }
 
 const R = '/repos/{owner}/{repo}';

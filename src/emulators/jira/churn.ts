@@ -8,11 +8,15 @@
  * after its lag (searchIndex.ts); a direct read sees it at once. With a delete share set
  * (`setDeleteShare`), that share of the edits deletes the issue drawn instead, as
  * `DELETE /rest/api/3/issue/{issueIdOrKey}` does (deletions.ts), never more than MAX_DELETED_SHARE
- * of the site's issues; the ids deleted are kept.
+ * of the site's issues; the ids deleted are kept. With a comment-delete share set
+ * (`setCommentDeleteShare`), that share of the edits deletes a comment of the issue drawn instead,
+ * as `DELETE /rest/api/3/issue/{issueIdOrKey}/comment/{id}` does (commentDeletions.ts: the issue's
+ * `updated` does not move).
  */
 import { ValidationError } from '../../errors.js';
 import { Rng } from '../core/random.js';
 import { addComment, addIssue, history, labelChange, resolutionItem, transition } from './generate.js';
+import { deleteComment } from './commentDeletions.js';
 import { deleteIssue } from './deletions.js';
 import { compareIssues, type IssueRec, type SiteData } from './model.js';
 import type { JiraScale } from './options.js';
@@ -32,6 +36,7 @@ export const CHURN_KINDS = [
   'summary',
   'issue',
   'delete',
+  'comment-delete',
 ] as const;
 export type ChurnKind = (typeof CHURN_KINDS)[number];
 
@@ -43,6 +48,14 @@ export interface JiraChurnStats {
 
 const NEXT: Readonly<Record<string, string>> = { '10000': '3', '3': '10001', '10001': '10002' };
 const LABELS = ['backend', 'frontend', 'bug-bash', 'tech-debt', 'customer', 'perf'];
+
+/** A share from 0 to 1, else a ValidationError naming `field`. */
+function checkShare(field: string, share: number): number {
+  if (!Number.isFinite(share) || share < 0 || share > 1) {
+    throw new ValidationError(field, `expected a share from 0 to 1, got ${share}`);
+  }
+  return share;
+}
 
 /** The `churn` option: edits per second, 0 or more. */
 export function checkChurnRate(rate: number): number {
@@ -58,6 +71,7 @@ export class JiraChurn {
   private owed = 0;
   private created = 0;
   private deleteShare = 0;
+  private commentDeleteShare = 0;
   /** The ids of the issues churn deleted, in order. */
   readonly deleted: string[] = [];
   readonly stats: JiraChurnStats = {
@@ -84,10 +98,12 @@ export class JiraChurn {
 
   /** The share of edits that delete their issue from now on (0, the default: none). */
   setDeleteShare(share: number): void {
-    if (!Number.isFinite(share) || share < 0 || share > 1) {
-      throw new ValidationError('deleteShare', `expected a share from 0 to 1, got ${share}`);
-    }
-    this.deleteShare = share;
+    this.deleteShare = checkShare('deleteShare', share);
+  }
+
+  /** The share of edits that delete a comment of their issue from now on (0, the default: none). */
+  setCommentDeleteShare(share: number): void {
+    this.commentDeleteShare = checkShare('commentDeleteShare', share);
   }
 
   /** Called before a request is served: makes the edits due by `now`. */
@@ -106,7 +122,8 @@ export class JiraChurn {
     const roll = this.rng.next();
     const issue = this.rng.pick(issues);
     if (this.deletes(issues.length)) return this.remove(issue);
-    const kind: Exclude<ChurnKind, 'delete'> =
+    if (this.deletesComment(issue)) return this.removeComment(issue, now);
+    const kind: Exclude<ChurnKind, 'delete' | 'comment-delete'> =
       roll < 0.05
         ? 'issue'
         : roll < 0.3 && NEXT[issue.statusId]
@@ -143,7 +160,20 @@ export class JiraChurn {
     return issue.key;
   }
 
-  private change(kind: Exclude<ChurnKind, 'issue' | 'delete'>, issue: IssueRec, now: number): void {
+  /** Whether this edit deletes a comment (drawn only with a comment-delete share set). */
+  private deletesComment(issue: IssueRec): boolean {
+    if (this.commentDeleteShare <= 0 || issue.comments.length === 0) return false;
+    return this.rng.next() < this.commentDeleteShare;
+  }
+
+  private removeComment(issue: IssueRec, now: number): string {
+    deleteComment(this.data, issue.id, this.rng.pick(issue.comments).id, now);
+    this.stats.edits++;
+    this.stats.byKind['comment-delete']++;
+    return issue.key;
+  }
+
+  private change(kind: Exclude<ChurnKind, 'issue' | 'delete' | 'comment-delete'>, issue: IssueRec, now: number): void {
     const author = this.rng.pick(this.data.users).accountId;
     switch (kind) {
       case 'transition':

@@ -18,6 +18,7 @@ import {
   type EmulatorControls,
 } from '../core/index.js';
 import { JiraChurn, type JiraChurnStats } from './churn.js';
+import { deleteComment, deletedComments, type DeletedComment } from './commentDeletions.js';
 import { deleteIssue, watchDeletions } from './deletions.js';
 import { JIRA_FAULTS, type FaultSpec } from './faults.js';
 import { generateSite } from './generate.js';
@@ -48,6 +49,8 @@ export type { MutationSummary } from './mutate.js';
 export { jiraPayload, type JiraChange } from './webhooks.js';
 export { CHURN_KINDS, MAX_CHURN_BURST, type ChurnKind, type JiraChurnStats } from './churn.js';
 export type { RequestLogEntry } from './server.js';
+export type { DeletedComment } from './commentDeletions.js';
+export { COMMENT_LIST_MAX, COMMENT_LIST_PAGE } from './routesComments.js';
 export { OAuthGrant, type JiraOAuthOptions, type JiraOAuthStats } from './oauth.js';
 export * from './faults.js';
 export * from './options.js';
@@ -55,6 +58,7 @@ export type * from './model.js';
 export { EMBEDDED } from './render.js';
 export { DEFAULT_ENDPOINT_LIMITS, type EndpointLimitSpec } from './limits.js';
 export { reachableUsers, userPool, USER_SEARCH_CAP } from './users.js';
+export { deleteSprint, deletedSprints, deletedUsers, deleteUser, setAssignable } from './referenceDeletions.js';
 
 export interface JiraEmulatorStats {
   requests: number;
@@ -95,6 +99,15 @@ export interface JiraEmulator extends EmulatorControls<FaultSpec, MutationSummar
   setChurn(editsPerSecond: number, deleteShare?: number): void;
   /** The ids of the issues churn deleted so far. */
   churnDeleted(): readonly string[];
+  /** The share of churn's edits that delete a comment of their issue from now on (default 0). */
+  setCommentDeleteShare(share: number): void;
+  /**
+   * Deletes comment `commentId` of the issue with this id or key, as Jira Cloud does
+   * (commentDeletions.ts: its issue's `updated` does not move). Throws when there is no such comment.
+   */
+  deleteComment(issueIdOrKey: string, commentId: string): void;
+  /** Every comment deleted so far (by churn, a test or the API), with its issue's id, oldest first. */
+  deletedComments(): readonly DeletedComment[];
   /** Makes one churn edit at the clock's now; returns the key of the issue edited or created. */
   churnEdit(): string | null;
   /** What churn did so far. */
@@ -208,6 +221,10 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       churn.setRate(rate);
     },
     churnDeleted: () => [...churn.deleted],
+    setCommentDeleteShare: (share) => churn.setCommentDeleteShare(share),
+    deleteComment: (issueIdOrKey, commentId) =>
+      void deleteComment(data, issueIdOrKey, commentId, clock.now().getTime()),
+    deletedComments: () => [...deletedComments(data)],
     churnEdit: () => churn.edit(clock.now().getTime()),
     churnStats: () => ({ edits: churn.stats.edits, byKind: { ...churn.stats.byKind } }),
     deleteIssue: (idOrKey) => void deleteIssue(data, idOrKey),

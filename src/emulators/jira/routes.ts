@@ -2,61 +2,31 @@
  * The endpoints the emulator serves, each answering in Jira Cloud's shapes:
  * REST v3 `myself`, `status`, `project/search`, `project/{key}`, `user/assignable/search`,
  * `search/jql` (GET and POST; through the lagging search index), `issue/{id}` (current),
- * `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and `board/{id}/sprint`. Errors are
- * Jira's `{errorMessages, errors}`.
+ * `issue/{id}/comment`, `issue/{id}/changelog`; Agile `board` and `board/{id}/sprint`; and the
+ * routes of single comments (routesComments.ts: `comment/list`, `issue/{id}/comment/{id}`), of
+ * single sprints and users (routesReference.ts: `sprint/{id}`, `user`). Errors are Jira's
+ * `{errorMessages, errors}`.
  */
 import type { Answer } from '../core/http.js';
 import { JqlError, matchesUpdated, parseJql } from './jql.js';
-import type { IssueRec, ProjectRec, UserRec } from './model.js';
+import type { IssueRec, ProjectRec } from './model.js';
 import * as render from './render.js';
-import type { SearchIndex } from './searchIndex.js';
+import { intParam, issueByIdOrKey, jiraError, projectByKey, type RouteContext } from './routeContext.js';
+import { commentRoute } from './routesComments.js';
+import { isReferencePath, referenceRoute } from './routesReference.js';
 import { assignablePage } from './users.js';
 
 export type { Answer };
 
-export interface RouteContext {
-  site: render.Site;
-  method: string;
-  path: string;
-  q: URLSearchParams;
-  /** A POST's parsed JSON body (null otherwise). */
-  body: Record<string, unknown> | null;
-  viewer: UserRec;
-  /** The custom field holding sprints. */
-  sprintField: string;
-  /** What search sees of the issues. */
-  index: SearchIndex;
-  /** The clock's now, epoch ms. */
-  now: number;
-}
-
-export function jiraError(status: number, ...messages: string[]): Answer {
-  return { status, body: { errorMessages: messages, errors: {} } };
-}
+export { intParam, issueByIdOrKey, jiraError, projectByKey, type RouteContext } from './routeContext.js';
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
-
-export function intParam(raw: unknown, fallback: number, max: number): number {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw !== '' ? Number(raw) : fallback;
-  return Number.isInteger(n) && n >= 0 ? Math.min(n, max) : fallback;
-}
-
-export function projectByKey(ctx: RouteContext, keyOrId: string): ProjectRec | undefined {
-  return ctx.site.data.projects.find((p) => p.key === keyOrId || p.id === keyOrId);
-}
-
-export function issueByIdOrKey(ctx: RouteContext, idOrKey: string): IssueRec | undefined {
-  const byId = ctx.site.data.issuesById.get(idOrKey);
-  if (byId) return byId;
-  const key = idOrKey.toUpperCase();
-  const project = projectByKey(ctx, key.split('-')[0] ?? '');
-  return project?.issues.find((i) => i.key === key);
-}
 
 /** The answer for a request, or null when no route matches. */
 export function route(ctx: RouteContext): Answer | null {
   const p = ctx.path.replace(/\/+$/, '');
   const get = ctx.method === 'GET';
+  if (isReferencePath(p)) return referenceRoute(ctx);
   if (get && p === '/rest/api/3/myself') return ok(render.user(ctx.site, ctx.viewer));
   if (get && p === '/rest/api/3/status') return ok(ctx.site.data.statuses.map((s) => render.status(ctx.site, s)));
   if (get && p === '/rest/api/3/project/search') return projectSearch(ctx);
@@ -82,7 +52,7 @@ export function route(ctx: RouteContext): Answer | null {
   }
   m = /^\/rest\/agile\/1\.0\/board\/(\d+)\/sprint$/.exec(p);
   if (get && m) return sprints(ctx, Number(m[1]));
-  return null;
+  return commentRoute(ctx);
 }
 
 function projectSearch(ctx: RouteContext): Answer {

@@ -5,9 +5,9 @@
  * `search` (GET and POST, paged by `startAt`, answering `{expand, startAt, maxResults, total,
  * issues}` through the lagging search index; `maxResults` at most 1,000, Data Center's
  * `jira.search.views.default.max`), `issue/{id}` (current; `expand=changelog` gives the whole
- * changelog) and `issue/{id}/comment`. There is no `issue/{id}/changelog` (Cloud's only). Anything
- * under `/rest/api/3/` answers 404, as a Data Center site has no REST v3; the Agile API is Cloud's
- * (routes.ts), its links as they are.
+ * changelog), `issue/{id}/comment` and `user` by key or name (routesReference.ts). There is no
+ * `issue/{id}/changelog` (Cloud's only). Anything under `/rest/api/3/` answers 404, as a Data Center
+ * site has no REST v3; the Agile API is Cloud's (routes.ts), its links as they are.
  */
 import type { Answer } from '../core/http.js';
 import { JqlError, matchesUpdated, parseJql } from './jql.js';
@@ -25,6 +25,7 @@ import {
   searchParams,
   type RouteContext,
 } from './routes.js';
+import { dcUserRoute, DC_USER } from './routesReference.js';
 import { assignablePage } from './users.js';
 
 const ok = (body: unknown): Answer => ({ status: 200, body });
@@ -38,6 +39,7 @@ export function routeDc(ctx: RouteContext): Answer | null {
   if (get && p === '/rest/api/2/myself') return ok(dc.user(ctx.site, ctx.viewer));
   if (get && p === '/rest/api/2/status') return ok(ctx.site.data.statuses.map((s) => dc.status(ctx.site, s)));
   if (get && p === '/rest/api/2/user/assignable/search') return assignable(ctx);
+  if (p === DC_USER) return dcUserRoute(ctx);
   if (p === '/rest/api/2/search' && (get || ctx.method === 'POST')) return search(ctx);
   let m = /^\/rest\/api\/2\/project\/([^/]+)$/.exec(p);
   if (get && m) {

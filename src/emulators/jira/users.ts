@@ -5,9 +5,11 @@
  * before the end, and no user past the 1,000th of the pool is ever returned.
  *
  * The pool here: the first half of the site's users with two hidden accounts after every third, a
- * run of the remaining hidden accounts (long enough for empty pages), then the other half.
+ * run of the remaining hidden accounts (long enough for empty pages), then the other half. A user
+ * deleted from the site or no longer assignable (referenceDeletions.ts) keeps a hidden place.
  */
 import type { SiteData, UserRec } from './model.js';
+import { isAssignable } from './referenceDeletions.js';
 
 /** The assignable-user search looks no further than this many users of its pool. */
 export const USER_SEARCH_CAP = 1000;
@@ -32,14 +34,19 @@ export function userPool(users: readonly UserRec[], hidden: number): (UserRec | 
 /** One page: the pool's users in `[startAt, startAt + maxResults)`, cut at the cap, hidden ones left out. */
 export function assignablePage(data: SiteData, startAt: number, maxResults: number): UserRec[] {
   const end = Math.min(startAt + maxResults, USER_SEARCH_CAP);
-  return userPool(data.users, data.hiddenUsers)
+  return sitePool(data)
     .slice(startAt, Math.max(startAt, end))
     .filter((u): u is UserRec => u !== null);
 }
 
 /** The users the search can return at all (those within the cap): what a complete read finds. */
 export function reachableUsers(data: SiteData): UserRec[] {
-  return userPool(data.users, data.hiddenUsers)
+  return sitePool(data)
     .slice(0, USER_SEARCH_CAP)
     .filter((u): u is UserRec => u !== null);
+}
+
+/** The site's pool, its users deleted or no longer assignable hidden in their places. */
+function sitePool(data: SiteData): (UserRec | null)[] {
+  return userPool(data.users, data.hiddenUsers).map((u) => (u && isAssignable(data, u) ? u : null));
 }

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Announce, OutgoingDelivery } from '../core/webhooks.js';
 import { hmacHex } from '../core/webhooks.js';
 import { CHURN_KINDS, type ChurnKind, type JiraChurn } from './churn.js';
+import { deletedComments } from './commentDeletions.js';
 import { findIssue } from './deletions.js';
 import type { CommentRec, HistoryRec, IssueRec, SiteData } from './model.js';
 import {
@@ -38,7 +39,12 @@ export type JiraChange =
       changelog: HistoryRec;
       typeName: IssueEventTypeName;
     }
-  | { event: 'comment_created' | 'comment_updated'; issue: IssueRec; comment: CommentRec; at: number };
+  | {
+      event: 'comment_created' | 'comment_updated' | 'comment_deleted';
+      issue: IssueRec;
+      comment: CommentRec;
+      at: number;
+    };
 
 const TYPE_NAMES: Readonly<Record<string, IssueEventTypeName>> = {
   status: 'issue_generic',
@@ -68,6 +74,7 @@ export function jiraPayload(site: Site, change: JiraChange): Record<string, unkn
     }
     case 'comment_created':
     case 'comment_updated':
+    case 'comment_deleted':
       return { ...base, user, comment: renderComment(site, change.issue, change.comment), issue };
   }
 }
@@ -104,8 +111,17 @@ function editedComment(issue: IssueRec): CommentRec | undefined {
   return best;
 }
 
-/** The change a churn edit of `kind` made to `issue`. */
-function churnChange(kind: Exclude<ChurnKind, 'delete'>, issue: IssueRec, at: number): JiraChange | null {
+/** The change a churn edit of `kind` made to `issue` (of site `data`). */
+function churnChange(
+  kind: Exclude<ChurnKind, 'delete'>,
+  issue: IssueRec,
+  at: number,
+  data: SiteData,
+): JiraChange | null {
+  if (kind === 'comment-delete') {
+    const gone = deletedComments(data).at(-1);
+    return gone ? { event: 'comment_deleted', issue, comment: gone.comment, at } : null;
+  }
   if (kind === 'issue') return { event: 'jira:issue_created', issue, user: issue.reporter, at };
   if (kind === 'comment') {
     const comment = issue.comments.at(-1);
@@ -130,7 +146,7 @@ export function announceChurn(churn: JiraChurn, data: SiteData, announce: Announ
     const key = edit(now);
     const kind = CHURN_KINDS.find((k) => churn.stats.byKind[k] !== before[k]);
     const issue = key === null ? undefined : findIssue(data, key);
-    const change = issue && kind && kind !== 'delete' ? churnChange(kind, issue, now) : null;
+    const change = issue && kind && kind !== 'delete' ? churnChange(kind, issue, now, data) : null;
     if (change) announce(change);
     return key;
   };

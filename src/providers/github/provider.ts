@@ -13,7 +13,8 @@
  * them (`UnitInfo.datasets`) reads each page once for all. A verify run (verify.ts) lists the same
  * list once for the three: issues are compared with `work_items`, pull requests with `pull_requests`.
  * Its unit of `work-item-comments` (verifyComments.ts) lists the repository's issue comments and
- * compares them with `work_item_comments`.
+ * compares them with `work_item_comments`; its unit of `members` (verifyMembers.ts) lists each
+ * repository's assignees and marks a member deleted only once GitHub answers 404 for the account.
  */
 import type { DatasetSpec, Provider, UnitContext } from '../../sdk/types.js';
 import type { BudgetLedger } from '../kit/budget.js';
@@ -30,6 +31,7 @@ import { GITHUB_SURFACE_HOOKS } from './starts.js';
 import * as units from './units.js';
 import { verifyIssueList } from './verify.js';
 import { verifyComments } from './verifyComments.js';
+import { verifyMembers } from './verifyMembers.js';
 
 export const GITHUB_PROVIDER = 'github';
 
@@ -37,7 +39,7 @@ const { work, reference } = datasetTable<units.Job>('rest');
 
 const DATASETS = [
   reference('repositories', ['repositories'], units.repositories),
-  reference('members', ['members'], units.members),
+  reference('members', ['members'], units.members, { verify: verifyMembers }),
   work('work-items', ['work_items'], units.readIssueList, { verify: verifyIssueList }),
   work('work-item-comments', ['work_item_comments'], units.workItemComments, { verify: verifyComments }),
   work('work-item-history', ['work_item_events'], units.workItemHistory),

@@ -21,6 +21,7 @@ import { parseJiraConfig, projectOf, validateSource, type JiraConfig } from './c
 import { checkJiraCredential, jiraClientFor } from './signIn.js';
 import * as units from './units.js';
 import { verifyFamily } from './verify.js';
+import { verifyMembers, verifySprints } from './verifyReference.js';
 import { workItemFamily } from './namedIssues.js';
 
 export const JIRA_PROVIDER = 'jira';
@@ -31,8 +32,8 @@ const FAMILY_SURFACES = ['work_items', 'work_item_comments', 'work_item_events']
 
 const DATASETS = [
   reference('projects', ['projects'], units.projects),
-  reference('members', ['members'], units.members),
-  reference('sprints', ['sprints'], units.sprints),
+  reference('members', ['members'], units.members, { verify: verifyMembers }),
+  reference('sprints', ['sprints'], units.sprints, { verify: verifySprints }),
   reference('boards', [], null, { fetchedWith: 'sprints' }),
   work('work-items', FAMILY_SURFACES, workItemFamily, { verify: verifyFamily }),
   work('work-item-comments', ['work_item_comments'], workItemFamily, { fetchedWith: 'work-items', verify: true }),
@@ -61,9 +62,11 @@ const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, u
   sources: { validate: validateSource, of: projectOf },
   client: (setup) => jiraClientFor(setup),
   checkCredential: checkJiraCredential,
-  // One job per project, each timed when it starts.
+  // One job per project, each timed when it starts; a reference verify reads every project in one
+  // job (members are the integration's: one listing of them all before any is confirmed gone).
   *jobs({ ctx, opts, config, client, base }, projects) {
-    for (const project of projects) {
+    const verifiesAll = ctx.unit.mode === 'verify' && ctx.unit.tier === 'reference';
+    for (const project of verifiesAll ? projects.slice(0, 1) : projects) {
       yield {
         ...base,
         jira: client,
@@ -72,6 +75,7 @@ const JIRA: ProviderUnits<JiraProviderOptions, JiraConfig, string, JiraClient, u
         scope: { ...rowScope(ctx, JIRA_PROVIDER), siteUrl: config.siteUrl },
         pageSize: opts.pageSize ?? 100,
         detailConcurrency: opts.detailConcurrency ?? 4,
+        projects,
       };
     }
   },

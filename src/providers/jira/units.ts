@@ -30,6 +30,8 @@ export interface Job extends UnitBase {
   pageSize: number;
   /** Per-issue requests (long comment lists and changelogs) in flight at once. */
   detailConcurrency: number;
+  /** Every project the unit reads (a reference verify reads them all in one job). */
+  projects: readonly string[];
 }
 
 /** An Agile API page (`/rest/agile/1.0/…`): `values` with `startAt`, `maxResults` and `isLast`. */
@@ -41,7 +43,7 @@ interface AgilePage<T> {
   values: T[];
 }
 
-interface JiraBoard {
+export interface JiraBoard {
   id: number;
   name: string;
   type: string;
@@ -72,26 +74,37 @@ export const USER_SEARCH_CAP = 1000;
  */
 export async function members(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
-  const path = jiraApi(job.config).assignableUsers;
-  const trail = job.pages.trail(`GET ${path}`);
   let last = 0;
-  for (let startAt = 0; startAt < USER_SEARCH_CAP; startAt += USERS_PAGE) {
-    trail.visit(startAt);
-    const users = await job.jira.get<JiraUser[]>(path, {
-      project: job.project,
-      startAt,
-      maxResults: Math.min(USERS_PAGE, USER_SEARCH_CAP - startAt),
-    });
+  for await (const users of assignableUsers(job, job.project)) {
     await writer.write(
       'members',
       users.map((u) => memberRow(job.scope, u, 'assignee')),
     );
     last = users.length;
   }
-  if (last === 0) return writer.result();
+  const cut = last === 0 ? null : pastTheCap(job, job.project);
+  return cut ? { ...writer.result(), incomplete: cut } : writer.result();
+}
+
+/** Every range of `project`'s assignable-user search up to the cap, in order (a range may hold none). */
+export async function* assignableUsers(job: Job, project: string): AsyncGenerator<JiraUser[]> {
+  const path = jiraApi(job.config).assignableUsers;
+  const trail = job.pages.trail(`GET ${path}`);
+  for (let startAt = 0; startAt < USER_SEARCH_CAP; startAt += USERS_PAGE) {
+    trail.visit(startAt);
+    yield await job.jira.get<JiraUser[]>(path, {
+      project,
+      startAt,
+      maxResults: Math.min(USERS_PAGE, USER_SEARCH_CAP - startAt),
+    });
+  }
+}
+
+/** A search whose last range still held users may go on past the cap: warns, and says what is not listed. */
+export function pastTheCap(job: Job, project: string): { surface: string; reason: string } {
   const reason = `the assignable-user search stops at its ${USER_SEARCH_CAP}th user; members past it are not listed`;
-  job.ctx.logger.warn({ unitId: job.ctx.unit.id, project: job.project }, `jira members may be incomplete: ${reason}`);
-  return { ...writer.result(), incomplete: { surface: 'members', reason } };
+  job.ctx.logger.warn({ unitId: job.ctx.unit.id, project }, `jira members may be incomplete: ${reason}`);
+  return { surface: 'members', reason };
 }
 
 const AGILE_PAGE = 50;
@@ -119,22 +132,47 @@ const SPRINT_BOARDS = new Set(['scrum', 'simple']);
  */
 export async function sprints(job: Job): Promise<UnitResult> {
   const writer = new PageWriter(job.ctx);
-  const agile = jiraApi(job.config).agile;
-  for await (const boards of agilePages<JiraBoard>(job, agile('board'), { projectKeyOrId: job.project })) {
-    for (const board of boards.filter((b) => SPRINT_BOARDS.has(b.type))) {
-      try {
-        for await (const page of agilePages<JiraSprint>(job, agile(`board/${board.id}/sprint`))) {
-          await writer.write(
-            'sprints',
-            page.map((s) => sprintRow(job.scope, job.project, s)),
-          );
-        }
-      } catch (err) {
-        if (!(board.type === 'simple' && sprintsOff(err))) throw err;
-      }
-    }
+  for await (const page of projectSprints(job, job.project)) {
+    await writer.write(
+      'sprints',
+      page.map((s) => sprintRow(job.scope, job.project, s)),
+    );
   }
   return writer.result();
+}
+
+/**
+ * Every page of the sprints of `project`'s boards that can have them, board after board; `onBoard`
+ * hears of each such board before its sprints are read.
+ */
+export async function* projectSprints(
+  job: Job,
+  project: string,
+  onBoard: (board: JiraBoard) => void = () => {},
+): AsyncGenerator<JiraSprint[]> {
+  for await (const boards of sprintBoards(job, project)) {
+    for (const board of boards) {
+      onBoard(board);
+      yield* boardSprints(job, board);
+    }
+  }
+}
+
+/** The project's boards that can have sprints (scrum, simple), page by page. */
+export async function* sprintBoards(job: Job, project: string): AsyncGenerator<JiraBoard[]> {
+  const path = jiraApi(job.config).agile('board');
+  for await (const boards of agilePages<JiraBoard>(job, path, { projectKeyOrId: project })) {
+    yield boards.filter((b) => SPRINT_BOARDS.has(b.type));
+  }
+}
+
+/** A board's sprints, page by page; none for a team-managed board whose sprints feature is off. */
+async function* boardSprints(job: Job, board: JiraBoard): AsyncGenerator<JiraSprint[]> {
+  try {
+    yield* agilePages<JiraSprint>(job, jiraApi(job.config).agile(`board/${board.id}/sprint`));
+  } catch (err) {
+    if (!(board.type === 'simple' && sprintsOff(err))) throw err;
+  }
 }
 
 /** A 400 for a board's sprints: the board does not support sprints. */

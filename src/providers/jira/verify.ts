@@ -13,6 +13,9 @@
  * On Data Center the listing is `GET /rest/api/2/search` with `fields=updated`, read as the keyset of
  * ./searchDc.ts (from the latest `updated` listed, so an issue edited during the listing shifts no
  * page), and the direct read `GET /rest/api/2/issue/{id}`.
+ *
+ * When the unit carries `work-item-comments`, a second pass verifies the project's comments
+ * (./verifyComments.ts, Cloud only); a deferred unit's checkpoint names the pass it stood in.
  */
 import type { ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
@@ -21,10 +24,12 @@ import { mapLimited } from '../kit/concurrency.js';
 import { resumableRead, type KeysetFormat } from '../kit/resume.js';
 import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { jiraApi } from './api.js';
+import { deploymentOf } from './config.js';
 import { idsJql } from './jql.js';
 import type { IssuePage } from './searchDc.js';
 import { parseJiraTime } from './timeZone.js';
 import type { Job } from './units.js';
+import { commentReader } from './verifyComments.js';
 import { callerTimeZone, FAMILY, fetchFamily, idPages, result, windowPages } from './workItems.js';
 
 /** Issues a listing page holds. */
@@ -44,12 +49,18 @@ const LIST_ASK = { fields: ['updated'], maxResults: LIST_PAGE };
 /** The verify unit of the work-item family: its result counts the family's rows and the verify's. */
 export function verifyFamily(job: Job): Promise<UnitResult> {
   return resumableRead(job.ctx, VERIFY_RESUME, async (p, resumed) => {
-    const reader = await verifyReader(job, p.counts);
-    await runVerify(job.ctx, reader, { f: VERIFY_RESUME, p, resumed });
+    const readers = [await verifyReader(job, p.counts)];
+    if (verifiesComments(job)) readers.push(commentReader(job, p.counts));
+    await runVerify(job.ctx, readers, { f: VERIFY_RESUME, p, resumed });
     const verify = Object.fromEntries(VERIFY_COUNTS.map((k) => [k, p.counts[k] ?? 0]));
     const family = Object.fromEntries(Object.values(FAMILY).map((s) => [s, p.counts[s] ?? 0]));
     return { ...result(job, family), verify };
   });
+}
+
+/** Whether the unit verifies comments too: it carries them, on Cloud (./verifyComments.ts). */
+function verifiesComments(job: Job): boolean {
+  return job.datasets.includes('work-item-comments') && deploymentOf(job.config) === 'cloud';
 }
 
 async function verifyReader(job: Job, counts: Record<string, number>): Promise<VerifyReader> {

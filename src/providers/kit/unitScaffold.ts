@@ -4,6 +4,7 @@
  * the sources a reference-tier unit reads, combine per-source results, and record what the budgets
  * saw however the unit ends.
  */
+import { VERIFY_COUNTS, verifyCountsOf, type VerifyCounts } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
 import { listSources } from '../../store/integrations.js';
 import type { DatasetSpec, PostSyncHandler, UnitContext, UnitCredential, UnitResult } from '../../sdk/types.js';
@@ -106,7 +107,18 @@ export async function sourcesOf<T>(
 export function combineResults(results: readonly UnitResult[]): UnitResult {
   if (results.length === 1) return results[0]!;
   const touched = new Set(results.flatMap((r) => r.touchedSurfaces ?? []));
-  return { items: results.reduce((n, r) => n + (r.items ?? 0), 0), touchedSurfaces: [...touched] };
+  const combined: UnitResult = {
+    items: results.reduce((n, r) => n + (r.items ?? 0), 0),
+    touchedSurfaces: [...touched],
+  };
+  // A verify unit of several jobs (an integration-wide dataset, one job per source) counts them all.
+  const counts = results.map(verifyCountsOf).filter((c): c is VerifyCounts => c !== null);
+  if (counts.length > 0) {
+    combined.verify = Object.fromEntries(VERIFY_COUNTS.map((k) => [k, counts.reduce((n, c) => n + c[k], 0)]));
+  }
+  const incomplete = results.find((r) => r.incomplete !== undefined)?.incomplete;
+  if (incomplete !== undefined) combined.incomplete = incomplete;
+  return combined;
 }
 
 /** What the unit saw of each budget is recorded; a failure to record never masks the unit's outcome. */

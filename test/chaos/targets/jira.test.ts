@@ -52,6 +52,10 @@ describe('Jira chaos target (engine, emulator)', () => {
     const deletions = await checkDeletions(fx.db, ORG, integrationId, truth, { id: verify.runId, ...verify });
     expect(deletions.examples).toEqual([]);
     expect(deletions.ok).toBe(true);
+    // The hostile phase's end deleted a sprint and a user; comments deleted on live issues are held too.
+    expect(deletions.checked).toMatch(/members 1 deleted at the provider, [01] marked/);
+    expect(deletions.checked).toMatch(/sprints 1 deleted at the provider, [01] marked/);
+    expect(deletions.checked).toMatch(/work_item_comments \d+ deleted at the provider, \d+ marked/);
   }, 90_000);
 
   it('names a row missing from the store and a row stored at an older version', async () => {

@@ -2,13 +2,16 @@
  * Jira's verify of a project against the emulator (src/providers/jira/verify.ts on the kit's steps,
  * src/providers/kit/verify.ts): missing issues fetched with their family, stale ones refreshed,
  * deleted ones marked (never from an incomplete listing, never one still there), a marked one that
- * comes back restored, and a verify deferred by a rate limit resuming where it stood.
+ * comes back restored, and a verify deferred by a rate limit resuming where it stood. Each verify
+ * also runs its comments pass (verifyComments.test.ts): the stored comments of the issues it did
+ * not write again are confirmed, and those of a deleted issue marked with it.
  */
 import { describe, expect, it } from 'vitest';
 import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import { classifyError } from '../../../src/errors.js';
 import { createJiraProvider, runJiraUnit, type JiraProviderOptions } from '../../../src/providers/jira/index.js';
 import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
+import { COMMENT_LIST_PAGE } from '../../../src/emulators/jira/index.js';
 import { jiraRows } from '../../helpers/emulatorRows.js';
 import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
 import { failureOf, rateLimitOf } from '../../helpers/failures.js';
@@ -55,6 +58,20 @@ async function familyCounts() {
   };
 }
 
+/** The live comments stored of the issues `of` (all when null) less those of the issues `except`. */
+async function storedComments(except: readonly string[], of: readonly string[] | null = null): Promise<number> {
+  const { rows } = await fx.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM ${fx.db.schema.table('work_item_comments')}
+      WHERE deleted_at IS NULL AND NOT (work_item_external_id = ANY($1::text[]))
+        AND ($2::text[] IS NULL OR work_item_external_id = ANY($2::text[]))`,
+    [except, of],
+  );
+  return Number(rows[0]!.n);
+}
+
+/** The `comment/list` requests confirming `n` comments that all exist: pages of COMMENT_LIST_PAGE. */
+const commentListRequests = (n: number) => Math.ceil(n / COMMENT_LIST_PAGE);
+
 const hrefOf = (url: string | URL | Request) => (url instanceof Request ? url.url : url.toString());
 
 describe('Jira verify', () => {
@@ -82,32 +99,46 @@ describe('Jira verify', () => {
     const lostKeys = new Set(lost.map((i) => i.key));
     const stale = m.touched.filter((k) => !m.created.includes(k) && !lostKeys.has(k)).length;
     fx.clock.set(T0 + 10 * MINUTE);
+    // The comments pass confirms the stored comments of the issues the first pass did not write.
+    const byKey = new Map(issues().map((i) => [i.key, i.id]));
+    const written = [...m.touched.map((k) => byKey.get(k)!), ...lost.map((i) => i.id)];
+    const goneIds = gone.map((i) => i.id);
+    const confirmed = await storedComments([...written, ...goneIds]);
+    const goneComments = await storedComments([], goneIds);
+    expect(goneComments).toBeGreaterThan(0);
 
     const r = await verify();
     const now = issues();
     expect(r.verify).toEqual({
-      checked: now.length,
+      checked: now.length + confirmed,
       missing: lost.length + created,
       stale,
       restored: 0,
-      deleted: gone.length,
+      deleted: gone.length + goneComments,
     });
     const after = await stored();
     for (const i of now) expect(after.get(i.id), i.key).toEqual({ updated: i.updated, deleted: false });
     for (const i of gone) expect(after.get(i.id)!.deleted).toBe(true); // kept, marked
     expect(await count(fx.db, 'work_items')).toBe(now.length + gone.length);
-    const comments = lost.flatMap((i) => i.comments.map((c) => c.id));
+    const lostComments = lost.flatMap((i) => i.comments.map((c) => c.id));
     const { rows } = await fx.db.query(
       `SELECT 1 FROM ${fx.db.schema.table('work_item_comments')} WHERE external_id = ANY($1::text[])`,
-      [comments],
+      [lostComments],
     );
-    expect(rows).toHaveLength(comments.length); // the family came with the missing issues
+    expect(rows).toHaveLength(lostComments.length); // the family came with the missing issues
 
+    fx.clock.set(T0 + 20 * MINUTE); // a later verify: what the first stamped is unseen since it began
     const calls = fx.emu.requestLog.length;
+    const comments = await storedComments([]);
+    expect(comments).toBe(now.reduce((n, i) => n + i.comments.length, 0));
     const again = await verify();
-    expect(again.verify).toEqual({ checked: now.length, missing: 0, stale: 0, restored: 0, deleted: 0 });
-    // Unchanged: /myself, then one listing request per 100 issues, nothing else.
-    expect(fx.emu.requestLog.length - calls).toBe(1 + Math.ceil(now.length / 100));
+    expect(again.verify).toEqual({ checked: now.length + comments, missing: 0, stale: 0, restored: 0, deleted: 0 });
+    // Unchanged: /myself, one listing request per 100 issues, then the comments confirmed by id.
+    const asked = fx.emu.requestLog.slice(calls);
+    expect(asked.length).toBe(1 + Math.ceil(now.length / 100) + commentListRequests(comments));
+    expect(asked.filter((l) => l.path.startsWith('/rest/api/3/comment/list'))).toHaveLength(
+      commentListRequests(comments),
+    );
   });
 
   it('an issue the listing skips (it moved during the read) is confirmed present, never marked', async () => {
@@ -130,7 +161,9 @@ describe('Jira verify', () => {
       fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before: fx.clock.now() }),
       { ...FAST, fetch: edit },
     );
-    expect(r.verify).toMatchObject({ deleted: 0, checked: issues().length });
+    // Every issue checked once, and the comments of all but the one edited (written again).
+    const confirmed = (await storedComments([])) - first.comments.length;
+    expect(r.verify).toMatchObject({ deleted: 0, checked: issues().length + confirmed });
     expect([...(await stored()).values()].filter((s) => s.deleted)).toEqual([]);
   });
 
@@ -150,8 +183,16 @@ describe('Jira verify', () => {
 
     fx.clock.set(err.liftsAt!.getTime() + 1);
     fx.emu.rateLimit.limit = 1000;
+    const confirmed = await storedComments([gone.id]);
+    const goneComments = await storedComments([], [gone.id]);
     const r = await verify(err.checkpoint, planned);
-    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(r.verify).toEqual({
+      checked: issues().length + confirmed,
+      missing: 0,
+      stale: 0,
+      restored: 0,
+      deleted: 1 + goneComments,
+    });
     expect((await stored()).get(gone.id)!.deleted).toBe(true);
     // The second attempt listed on from its checkpoint (not the first two pages again), then
     // confirmed the one issue it did not list: a search by id, and a direct read answering 404.
@@ -200,8 +241,16 @@ describe('Jira verify', () => {
     expect(await marked()).toEqual([]); // an incomplete listing marks nothing
 
     fx.emu.setFaults([]);
+    const confirmed = await storedComments([gone.id]);
+    const goneComments = await storedComments([], [gone.id]);
     const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
-    expect(r.verify).toEqual({ checked: issues().length, missing: 0, stale: 0, restored: 0, deleted: 1 });
+    expect(r.verify).toEqual({
+      checked: issues().length + confirmed,
+      missing: 0,
+      stale: 0,
+      restored: 0,
+      deleted: 1 + goneComments,
+    });
     expect(await marked()).toEqual([gone.id]);
   });
 
@@ -253,9 +302,10 @@ describe('Jira verify', () => {
       changed.work_item_comments! + changed.work_item_events!,
     );
 
+    const confirmed = await storedComments(stale.map((k) => byKey.get(k)!.id));
     const r = await verify();
     expect(r.verify).toEqual({
-      checked: issues().length,
+      checked: issues().length + confirmed,
       missing: m.created.length,
       stale: stale.length,
       restored: 0,
