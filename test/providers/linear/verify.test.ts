@@ -8,16 +8,13 @@
  * cases: verifyComments.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import { classifyError } from '../../../src/errors.js';
 import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
-import { runLinearUnit, type LinearProviderOptions } from '../../../src/providers/linear/index.js';
-import { count, DAY, T0 } from '../../helpers/emulatorSuite.js';
+import { count, T0 } from '../../helpers/emulatorSuite.js';
 import { failureOf, rateLimitOf } from '../../helpers/failures.js';
 import { useLinearSuite } from './support.js';
+import { backfill, verify } from './verifySupport.js';
 
-const FAST: LinearProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20 } };
-const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 const LIST = 'SyncIssuesVerifyList';
 const CONFIRM = 'SyncIssuesVerifyConfirm';
 /** The comments' pass (a unit carrying work-item-comments runs it after the issues'). */
@@ -46,17 +43,6 @@ function listingRequests(times: readonly number[]): number {
     else from = latestFirst.indexOf(earliest);
     bound = earliest;
   }
-}
-
-/** Backfills the team's whole history with its family, so the store holds every issue. */
-async function backfill() {
-  await runLinearUnit(fx.unit({ datasetKey: 'work-items', datasets: FAMILY, since: new Date(T0 - 400 * DAY) }), FAST);
-}
-
-/** A verify unit planned at `before` (the run's planning time; a resumed attempt keeps it). */
-function verify(checkpoint: UnitCheckpoint | null = null, before = fx.clock.now()) {
-  const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before, checkpoint });
-  return runLinearUnit(unit, FAST);
 }
 
 /** The team's issues as the emulator holds them now. */
@@ -106,7 +92,7 @@ describe('Linear verify', () => {
   /** A backfilled store, one issue then deleted at the provider, the clock moved on: that issue, the plan time. */
   async function backfilledThenOneDeleted() {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const gone = issues()[20]!;
     fx.emu.deleteIssue(gone.id);
     fx.clock.set(T0 + 10 * MINUTE);
@@ -115,7 +101,7 @@ describe('Linear verify', () => {
 
   it('fetches the missing with their family, refreshes the stale, marks the deleted, keeps the archived', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const all = issues();
     expect(await count(fx.db, 'work_items')).toBe(all.length);
     // Missing: two issues' rows (and their comments) lost from the store.
@@ -138,7 +124,7 @@ describe('Linear verify', () => {
     const stale = new Set([...m.updated, archived.id].filter((id) => !lostIds.includes(id)));
     fx.clock.set(T0 + 10 * MINUTE);
 
-    const r = await verify();
+    const r = await verify(fx);
     const now = issues();
     // The comments of the deleted issues are gone with them: the comments' pass marks them.
     expect(r.verify).toEqual({
@@ -163,7 +149,7 @@ describe('Linear verify', () => {
 
     // Unchanged: the listing's requests and nothing else (no fetch, no confirmation).
     const calls = fx.emu.requestLog.length;
-    const again = await verify();
+    const again = await verify(fx);
     expect(again.verify).toEqual({ checked: now.length + commentsOf(), missing: 0, stale: 0, restored: 0, deleted: 0 });
     const log = requestsSince(calls);
     const commentTimes = now.flatMap((i) => i.comments.map((c) => c.updatedAt));
@@ -176,7 +162,7 @@ describe('Linear verify', () => {
 
   it('issues edited, archived or deleted during the listing: nothing skipped, nothing marked', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     fx.clock.set(T0 + 10 * MINUTE);
     const before = fx.clock.now();
     // After the first listing page: its last issue (where a cursor would point) is deleted, and two
@@ -200,7 +186,7 @@ describe('Linear verify', () => {
         fx.emu.archiveIssue(moved[1]!);
       },
     });
-    const r = await verify(null, before);
+    const r = await verify(fx, null, before);
     // The deleted one was listed before it went: it is not marked by this verify (its comments, which
     // the comments' pass does not list, are).
     expect(r.verify).toEqual({
@@ -228,7 +214,7 @@ describe('Linear verify', () => {
       },
     });
     const calls = fx.emu.requestLog.length;
-    const err = await rateLimitOf(verify(null, planned));
+    const err = await rateLimitOf(verify(fx, null, planned));
     // Two pages: the second lists again the issues at the first's earliest update.
     const latestFirst = issues().sort((a, b) => b.updatedAt - a.updatedAt);
     const edge = latestFirst[PAGE - 1]!.updatedAt;
@@ -246,7 +232,7 @@ describe('Linear verify', () => {
     fx.emu.setChurn({});
     fx.clock.set(err.liftsAt!.getTime() + 1);
     const resumedAt = fx.emu.requestLog.length;
-    const r = await verify(err.checkpoint, planned);
+    const r = await verify(fx, err.checkpoint, planned);
     const n = issues().length;
     const goneComments = commentsOf([gone]);
     expect(r.verify).toEqual({
@@ -274,14 +260,14 @@ describe('Linear verify', () => {
 
   it('a row stored deleted whose issue is listed is restored', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const back = issues()[7]!;
     await fx.db.query(`UPDATE ${fx.db.schema.table('work_items')} SET deleted_at = $1 WHERE external_id = $2`, [
       new Date(T0),
       back.id,
     ]);
     fx.clock.set(T0 + 10 * MINUTE);
-    const r = await verify();
+    const r = await verify(fx);
     expect(r.verify).toEqual({
       checked: issues().length + commentsOf(),
       missing: 0,
@@ -304,7 +290,7 @@ describe('Linear verify', () => {
       },
     });
     const calls = fx.emu.requestLog.length;
-    const err = await failureOf(verify(null, planned));
+    const err = await failureOf(verify(fx, null, planned));
     expect(classifyError(err)).toBe('provider_error');
     expect(requestsSince(calls).map((e) => [e.operation, e.status])).toEqual([
       [LIST, 200],
@@ -315,7 +301,7 @@ describe('Linear verify', () => {
 
     fx.emu.setChurn({});
     fx.emu.setFaults([]);
-    const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
+    const r = await verify(fx, null, planned); // no checkpoint: the unit runs again from the start
     expect(r.verify).toEqual({
       checked: issues().length + commentsOf(),
       missing: 0,

@@ -7,16 +7,14 @@
  * pass without listing the issues again.
  */
 import { describe, expect, it } from 'vitest';
-import type { UnitCheckpoint } from '../../../src/domain/checkpoint.js';
 import { classifyError } from '../../../src/errors.js';
 import { RETRY_DEFAULTS } from '../../../src/providers/kit/retry.js';
-import { runLinearUnit, type LinearProviderOptions } from '../../../src/providers/linear/index.js';
-import { DAY, T0 } from '../../helpers/emulatorSuite.js';
+import { runLinearUnit } from '../../../src/providers/linear/index.js';
+import { T0 } from '../../helpers/emulatorSuite.js';
 import { failureOf, rateLimitOf } from '../../helpers/failures.js';
 import { useLinearSuite } from './support.js';
+import { backfill, FAST, verify } from './verifySupport.js';
 
-const FAST: LinearProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, budget: { probePollMs: 20 } };
-const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 const LIST = 'SyncIssuesVerifyList';
 const COMMENTS = 'SyncCommentsVerifyList';
 const CONFIRM = 'SyncCommentsVerifyConfirm';
@@ -24,17 +22,6 @@ const BY_IDS = 'SyncCommentsByIds';
 const MINUTE = 60_000;
 
 const fx = useLinearSuite({ seed: 21, scale: { teams: 1, issues: 600, days: 20 } });
-
-/** Backfills the team's whole history with its family, so the store holds every issue and comment. */
-async function backfill() {
-  await runLinearUnit(fx.unit({ datasetKey: 'work-items', datasets: FAMILY, since: new Date(T0 - 400 * DAY) }), FAST);
-}
-
-/** A verify unit planned at `before` (the run's planning time; a resumed attempt keeps it). */
-function verify(checkpoint: UnitCheckpoint | null = null, before = fx.clock.now()) {
-  const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, mode: 'verify', since: null, before, checkpoint });
-  return runLinearUnit(unit, FAST);
-}
 
 /** The team's issues and their comments as the emulator holds them now. */
 function issues() {
@@ -95,7 +82,7 @@ describe('Linear verify: comments', () => {
   /** A backfilled store, then three comments deleted at Linear and the clock moved on: their ids, the plan time. */
   async function backfilledThenCommentsDeleted() {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const gone = threeComments().sort();
     for (const id of gone) fx.emu.deleteComment(id);
     fx.clock.set(T0 + 10 * MINUTE);
@@ -106,7 +93,7 @@ describe('Linear verify: comments', () => {
     const { gone } = await backfilledThenCommentsDeleted();
     expect(fx.emu.data.deletedComments.map((c) => c.id).sort()).toEqual(gone);
     const calls = fx.emu.requestLog.length;
-    const r = await verify();
+    const r = await verify(fx);
     expect(r.verify).toEqual({
       checked: issues().length + comments().length,
       missing: 0,
@@ -124,7 +111,7 @@ describe('Linear verify: comments', () => {
 
   it('writes again a comment the store lost, and refreshes an edited one (its issue unmoved)', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const [lost, edited] = threeComments();
     await fx.db.query(`DELETE FROM ${fx.db.schema.table('work_item_comments')} WHERE external_id = $1`, [lost]);
     fx.clock.set(T0 + MINUTE);
@@ -133,7 +120,7 @@ describe('Linear verify: comments', () => {
     expect(issues().map((i) => [i.id, i.updatedAt])).toEqual(issuesBefore);
     fx.clock.set(T0 + 10 * MINUTE);
     const calls = fx.emu.requestLog.length;
-    const r = await verify();
+    const r = await verify(fx);
     expect(r.verify).toEqual({
       checked: issues().length + comments().length,
       missing: 1,
@@ -154,7 +141,7 @@ describe('Linear verify: comments', () => {
 
   it('restores a comment stored deleted that Linear still has (its row written back, deleted_at cleared)', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     const [back] = threeComments();
     await fx.db.query(`UPDATE ${fx.db.schema.table('work_item_comments')} SET deleted_at = $1 WHERE external_id = $2`, [
       new Date(T0),
@@ -162,7 +149,7 @@ describe('Linear verify: comments', () => {
     ]);
     expect((await marked()).comments).toEqual([back]);
     fx.clock.set(T0 + 10 * MINUTE);
-    const r = await verify();
+    const r = await verify(fx);
     expect(r.verify).toMatchObject({ stale: 1, restored: 1, deleted: 0 });
     expect(await marked()).toEqual({ comments: [], items: [] });
     await expectCommentsAsModel();
@@ -179,7 +166,7 @@ describe('Linear verify: comments', () => {
       },
     });
     const calls = fx.emu.requestLog.length;
-    const err = await rateLimitOf(verify(null, planned));
+    const err = await rateLimitOf(verify(fx, null, planned));
     expect(err.checkpoint).toMatchObject({ v: 1, pass: 1, pages: expect.any(Number) as number });
     expect(err.checkpoint!.after).toBeUndefined(); // still listing
     expect(typeof err.checkpoint!.from).toBe('number');
@@ -194,7 +181,7 @@ describe('Linear verify: comments', () => {
     fx.emu.setChurn({});
     fx.clock.set(err.liftsAt!.getTime() + 1);
     const resumedAt = fx.emu.requestLog.length;
-    const r = await verify(err.checkpoint, planned);
+    const r = await verify(fx, err.checkpoint, planned);
     expect(r.verify).toMatchObject({ deleted: gone.length, missing: 0, stale: 0 });
     expect(await marked()).toEqual({ comments: gone, items: [] });
     // The issues are not listed again: the comments' listing goes on from its checkpoint's edge.
@@ -214,7 +201,7 @@ describe('Linear verify: comments', () => {
       },
     });
     const calls = fx.emu.requestLog.length;
-    const err = await failureOf(verify(null, planned));
+    const err = await failureOf(verify(fx, null, planned));
     expect(classifyError(err)).toBe('provider_error');
     const commentCalls = requestsSince(calls).filter((e) => e.operation === COMMENTS);
     expect(commentCalls.map((e) => e.status)).toEqual([200, ...Array<number>(RETRY_DEFAULTS.attempts).fill(503)]);
@@ -222,14 +209,14 @@ describe('Linear verify: comments', () => {
 
     fx.emu.setChurn({});
     fx.emu.setFaults([]);
-    const r = await verify(null, planned);
+    const r = await verify(fx, null, planned);
     expect(r.verify).toMatchObject({ deleted: gone.length });
     expect(await marked()).toEqual({ comments: gone, items: [] });
   });
 
   it('without work-item-comments in the unit, no comment is listed', async () => {
     await fx.start();
-    await backfill();
+    await backfill(fx);
     fx.emu.deleteComment(threeComments()[0]!);
     fx.clock.set(T0 + 10 * MINUTE);
     const calls = fx.emu.requestLog.length;
