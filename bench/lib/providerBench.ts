@@ -33,6 +33,8 @@ export interface BenchEmulator {
   ok(): number;
   /** Every request answered. */
   total(): number;
+  /** Every request answered so far, by kind: its path with ids as `{id}`, or its GraphQL operation. */
+  requestKinds?(): Record<string, number>;
   /** Limit responses per budget window. */
   limitsPerWindow(): number[];
   /** Deletes `n` issues spread over the data; returns their ids as the store keys them. */
@@ -99,4 +101,19 @@ export async function freshWindow(emu: BenchEmulator): Promise<void> {
     await new Promise((r) => setTimeout(r, at - Date.now()));
     at = await emu.freshWindowAt(at);
   }
+}
+
+/** A request path as a kind: no query, a repository as `{o}/{r}`, numeric segments as `{id}`. */
+export function pathKind(path: string): string {
+  return path
+    .split('?')[0]!
+    .replace(/^\/repos\/[^/]+\/[^/]+/, '/repos/{o}/{r}')
+    .replace(/\/\d+(?=\/|$)/g, '/{id}');
+}
+
+/** How many of `kinds` there are of each. */
+export function tallyKinds(kinds: Iterable<string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of kinds) out[k] = (out[k] ?? 0) + 1;
+  return out;
 }

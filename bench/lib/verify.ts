@@ -19,6 +19,8 @@ export interface VerifyTarget {
   integrationId: string;
   /** The emulator's requests so far, whatever the answer (a confirmation's 404 or 410 counts too). */
   requests: () => number;
+  /** The same by kind (path or operation), where the emulator tells. */
+  requestKinds?: () => Record<string, number>;
   note: (line: string) => void;
   /** Items the source holds (the per-item figures' denominator). */
   items: number;
@@ -36,6 +38,9 @@ interface VerifyPhase {
   requests: number;
   wallMs: number;
   counts: VerifyCounts | null;
+  /** The run's requests by kind (where the emulator tells), and each verified dataset's units' checked. */
+  byKind: Record<string, number> | null;
+  checkedByDataset: Record<string, number>;
 }
 
 async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
@@ -43,9 +48,28 @@ async function verifyRun(t: VerifyTarget, label: string): Promise<VerifyPhase> {
   // the minimum (requests ÷ R × window) counts whole windows from the trigger, and a run started in
   // a window something else has partly spent would first wait out its rest. The wait is not timed.
   await t.freshWindow();
+  const kindsBefore = t.requestKinds?.() ?? null;
   const { run, status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
   const view = await readRunView(t.db, run.syncRunId);
-  return { status, requests, wallMs, counts: view?.verify ?? null };
+  const byKind = kindsBefore && t.requestKinds ? kindsSince(kindsBefore, t.requestKinds()) : null;
+  const checkedByDataset = await checkedOf(t, run.syncRunId);
+  return { status, requests, wallMs, counts: view?.verify ?? null, byKind, checkedByDataset };
+}
+
+/** The kinds of request made between two tallies, most first. */
+function kindsSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const made = Object.entries(after).map(([k, n]) => [k, n - (before[k] ?? 0)] as const);
+  return Object.fromEntries(made.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]));
+}
+
+/** Objects checked per dataset of the run's units (a family's unit counts its comments' pass too). */
+async function checkedOf(t: VerifyTarget, runId: string): Promise<Record<string, number>> {
+  const { rows } = await t.db.query<{ dataset_key: string; checked: number }>(
+    `SELECT dataset_key, sum((result->'verify'->>'checked')::bigint)::int AS checked
+       FROM ${t.db.schema.sync_run_units} WHERE sync_run_id = $1 GROUP BY dataset_key ORDER BY dataset_key`,
+    [runId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.dataset_key, r.checked ?? 0]));
 }
 
 /** A verify with no budget (the emulator's set unlimited): what the verify's own pace is. */
@@ -94,6 +118,8 @@ function figures(t: VerifyTarget, p: VerifyPhase) {
     reserve: t.limit - usable,
     ratio_to_budget_less_reserve: round(p.wallMs / Math.max(1, usableMs)),
     counts: p.counts,
+    checked_by_dataset: p.checkedByDataset,
+    requests_by_kind: p.byKind,
   };
 }
 

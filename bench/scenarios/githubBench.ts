@@ -5,7 +5,7 @@
 import { createGithubProvider } from '../../src/providers/github/index.js';
 import { startGithubEmulator, type GithubEmulator } from '../../src/emulators/github/index.js';
 import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
-import type { Budget, BenchEmulator, ProviderBench } from '../lib/providerBench.js';
+import { pathKind, tallyKinds, type Budget, type BenchEmulator, type ProviderBench } from '../lib/providerBench.js';
 import { spread } from '../lib/verify.js';
 
 export const GITHUB_DATASETS = ['work-items', 'work-item-comments', 'pull-requests', 'pull-request-reviews', 'commits'];
@@ -78,6 +78,7 @@ function githubView(emu: GithubEmulator): BenchEmulator {
     },
     ok: answered,
     total: () => emu.log.length,
+    requestKinds: () => tallyKinds(emu.log.map((l) => pathKind(l.path))),
     limitsPerWindow: () => githubLimitsPerWindow(emu),
     deleteIssues: (n) => deleteGithubIssues(emu, n),
     setBudget: (budget) => emu.setRateLimit(budget),

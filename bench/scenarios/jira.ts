@@ -16,7 +16,7 @@
 import { createJiraProvider } from '../../src/providers/jira/index.js';
 import { startJiraEmulator, type JiraEmulator } from '../../src/emulators/jira/index.js';
 import { workItemMetricsHandler } from '../../src/sinks/normalized/index.js';
-import { RESERVE, type BenchEmulator, type ProviderBench } from '../lib/providerBench.js';
+import { pathKind, RESERVE, tallyKinds, type BenchEmulator, type ProviderBench } from '../lib/providerBench.js';
 import type { Scenario } from '../lib/types.js';
 import { spread } from '../lib/verify.js';
 import { runProviderBench } from './linear.js';
@@ -71,6 +71,7 @@ function jiraView(emu: JiraEmulator): BenchEmulator {
     },
     ok: () => log.filter((l) => l.status >= 200 && l.status < 300).length,
     total: () => log.length,
+    requestKinds: () => tallyKinds(log.map((l) => pathKind(l.path))),
     limitsPerWindow: () => limitsPerWindow(emu),
     deleteIssues: (n) => spread(issues, n).map((i) => (emu.deleteIssue(i.id), i.id)),
     setBudget: (budget) => emu.setRateLimit(budget),

@@ -41,6 +41,7 @@ import {
   bindingLimit,
   enforcedWindow,
   RESERVE,
+  tallyKinds,
   UNLIMITED,
   type BenchEmulator,
   type ProviderBench,
@@ -92,6 +93,7 @@ function linearView(emu: LinearEmulator): BenchEmulator {
     },
     ok: () => log.filter((l) => l.status >= 200 && l.status < 300 && l.errorCode === null).length,
     total: () => log.length,
+    requestKinds: () => tallyKinds(log.map((l) => l.operation ?? '(none)')),
     limitsPerWindow() {
       const per = new Map<string, number>();
       for (const l of log) {

@@ -52,6 +52,7 @@ async function measure(c: Ctx): Promise<ScenarioResult> {
     const fill = await backfill(c, emu, id, 'filling the store (unthrottled)');
     if (fill.status !== 'success')
       throw new Error(`${c.bench.name}: the backfill filling the store ended ${fill.status}`);
+    const kinds = emu.requestKinds ? { requestKinds: () => emu.requestKinds!() } : {};
     const base = { engine: c.engine, db: c.db, orgId: orgOf(c, 'verify'), integrationId: id, requests: emu.total };
     const free = await unthrottledVerify({ ...base, note: c.opts.note }, `${c.bench.name}: verify (unthrottled)`);
     const verifyRate = free.requests / Math.max(0.001, free.wallMs / 1000);
@@ -62,6 +63,7 @@ async function measure(c: Ctx): Promise<ScenarioResult> {
     const verify = await verifyCost(
       {
         ...base,
+        ...kinds,
         note: c.opts.note,
         items: emu.items ?? emu.issues,
         limit: budget.limit,
