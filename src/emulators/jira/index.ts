@@ -190,6 +190,7 @@ export async function startJiraEmulator(opts: JiraEmulatorOptions = {}): Promise
       faults,
       churn: (now) => churn.before(now),
       sprintField: SPRINT_FIELD,
+      commentListPage: opts.commentListPage ?? null,
       oauth,
       log: requestLog,
       logLimit,

@@ -81,6 +81,13 @@ export interface JiraEmulatorOptions extends CommonEmulatorOptions {
   searchLagMs?: number | string;
   /** Per-endpoint burst limits (limits.ts). @default DEFAULT_ENDPOINT_LIMITS */
   endpointLimits?: Partial<EndpointLimitSpec>;
+  /**
+   * Comments a `comment/list` page holds at most (routesComments.ts). Jira documents no page size
+   * for it and the operation takes no paging parameter (clients read one answer's `values`); a
+   * smaller one makes a reader page through the answer, as a `PageBean` answer may. @default
+   * everything asked
+   */
+  commentListPage?: number;
   /** Edits per second of the clock while requests come in (churn.ts). @default 0 */
   churn?: number;
   /**

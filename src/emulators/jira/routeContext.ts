@@ -18,6 +18,8 @@ export interface RouteContext {
   viewer: UserRec;
   /** The custom field holding sprints. */
   sprintField: string;
+  /** Comments a `comment/list` page holds at most (null or absent: everything asked). */
+  commentListPage?: number | null;
   /** What search sees of the issues. */
   index: SearchIndex;
   /** The clock's now, epoch ms. */

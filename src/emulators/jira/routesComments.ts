@@ -4,7 +4,8 @@
  *   of 1 to COMMENT_LIST_MAX comment ids (numbers, or strings of digits), else 400 (Jira: "if the
  *   request contains more than 1000 IDs or is empty"); answers a `PageBeanComment` `{self,
  *   nextPage?, maxResults, startAt, total, isLast, values}` of the comments among them that exist,
- *   in id order, at most COMMENT_LIST_PAGE a page (`startAt` and `maxResults` from the query);
+ *   in id order, in one page (the operation takes no paging parameter), or pages of the
+ *   emulator's `commentListPage` when set (`startAt` from the query);
  * - `GET /rest/api/3/issue/{issueIdOrKey}/comment/{id}`: the comment, or 404;
  * - `DELETE /rest/api/3/issue/{issueIdOrKey}/comment/{id}`: 204, the comment deleted
  *   (commentDeletions.ts), or 404.
@@ -18,7 +19,7 @@ import { intParam, issueByIdOrKey, jiraError, type RouteContext } from './routeC
 /** Ids one `comment/list` request takes at most. */
 export const COMMENT_LIST_MAX = 1000;
 
-/** Comments a `comment/list` page holds at most: fewer than a full request's ids, so a reader must page. */
+/** A `comment/list` page the tests ask for: fewer than a full request's ids, so a reader must page. */
 export const COMMENT_LIST_PAGE = 100;
 
 const LIST_PATH = '/rest/api/3/comment/list';
@@ -62,7 +63,7 @@ function commentList(ctx: RouteContext): Answer {
   }
   found.sort((a, b) => Number(a.comment.id) - Number(b.comment.id));
   const startAt = intParam(ctx.q.get('startAt'), 0, 1e9);
-  const maxResults = Math.max(1, intParam(ctx.q.get('maxResults'), COMMENT_LIST_PAGE, COMMENT_LIST_PAGE));
+  const maxResults = ctx.commentListPage ?? COMMENT_LIST_MAX;
   const page = found.slice(startAt, startAt + maxResults);
   const isLast = startAt + page.length >= found.length;
   const self = (at: number) => `${ctx.site.url}${LIST_PATH}?startAt=${at}&maxResults=${maxResults}`;

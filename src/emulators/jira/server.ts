@@ -124,6 +124,7 @@ async function handle(parts: ServerParts, seq: number, req: IncomingMessage, res
     body,
     viewer: parts.viewer,
     sprintField: parts.sprintField,
+    commentListPage: parts.commentListPage,
     index: parts.index,
     now,
   });

@@ -48,6 +48,8 @@ export interface ServerParts {
   /** Makes the edits due by the clock (churn.ts) before a request is served. */
   churn?: (now: number) => void;
   sprintField: string;
+  /** Comments a `comment/list` page holds at most (null: everything asked). */
+  commentListPage: number | null;
   /** The OAuth 2.0 grant (oauth.ts): the token endpoint, accessible-resources and the gateway. */
   oauth: OAuthGrant | null;
   log: RequestLogEntry[];

@@ -25,9 +25,11 @@ afterEach(async () => {
 
 const call = (path: string, init: CallInit = {}) => jiraCall(emu, path, init);
 let clock = new ManualClock(T0);
-const start = () => {
+/** The emulator, its `comment/list` pages of `page` comments (null: one page holds all). */
+const start = (page: number | null = COMMENT_LIST_PAGE) => {
   clock = new ManualClock(T0);
-  return startJiraEmulator({ clock, seed: 4, scale: { projects: 1, issues: 80, maxComments: 6 } });
+  const commentListPage = page ?? undefined;
+  return startJiraEmulator({ clock, seed: 4, commentListPage, scale: { projects: 1, issues: 80, maxComments: 6 } });
 };
 
 const issues = () => emu.data.projects.flatMap((p) => p.issues);
@@ -62,6 +64,12 @@ describe('Jira emulator comment routes', () => {
     // Ids as strings of digits are read too; a page holding them all is the last.
     const few = await call(LIST, { method: 'POST', body: { ids: ids.slice(0, 3).map(String) } });
     expect(few.body).toMatchObject({ total: 3, isLast: true });
+    await emu.close();
+    // Without a page size set, one page holds every comment asked for, as Jira's example answer does.
+    emu = await start(null);
+    const whole = await call(LIST, { method: 'POST', body: { ids: asked } });
+    expect(whole.body).toMatchObject({ startAt: 0, total: all.length, isLast: true });
+    expect(whole.body.values).toHaveLength(all.length);
     expect(few.body).not.toHaveProperty('nextPage');
   });
 

@@ -21,7 +21,12 @@ const FAST: JiraProviderOptions = { retry: { baseDelayMs: 1, maxDelayMs: 2 }, bu
 const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 const MINUTE = 60_000;
 
-const fx = useJiraSuite({ seed: 21, searchLagMs: 0, scale: { projects: 1, issues: 260, longLists: 0, days: 20 } });
+const fx = useJiraSuite({
+  seed: 21,
+  searchLagMs: 0,
+  commentListPage: COMMENT_LIST_PAGE,
+  scale: { projects: 1, issues: 260, longLists: 0, days: 20 },
+});
 
 /** Backfills the whole project's family, so the store holds every issue. */
 async function backfill() {

@@ -21,7 +21,12 @@ const FAMILY = ['work-items', 'work-item-comments', 'work-item-history'];
 const MINUTE = 60_000;
 const LIST = '/rest/api/3/comment/list';
 
-const fx = useJiraSuite({ seed: 23, searchLagMs: 0, scale: { projects: 1, issues: 120, longLists: 0, days: 20 } });
+const fx = useJiraSuite({
+  seed: 23,
+  searchLagMs: 0,
+  commentListPage: COMMENT_LIST_PAGE,
+  scale: { projects: 1, issues: 120, longLists: 0, days: 20 },
+});
 
 async function backfill() {
   const unit = fx.unit({ datasetKey: 'work-items', datasets: FAMILY, since: new Date(T0 - 400 * DAY) });
