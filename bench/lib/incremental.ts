@@ -30,14 +30,21 @@ export interface IncrementalPhase {
 
 /** A run of `mode` over every dataset of the integration, to its end: status, requests (by `count`), wall time. */
 export async function timedRun(
-  t: Omit<IncrementalTarget, 'answered'>,
+  t: Omit<IncrementalTarget, 'answered'> & { datasets?: readonly string[] },
   mode: 'incremental' | 'verify',
   label: string,
   count: () => number,
 ) {
   const before = count();
   const started = performance.now();
-  const run = await t.engine.trigger({ orgId: t.orgId, integrationId: t.integrationId, mode, triggeredBy: 'api' });
+  const datasets = t.datasets ? { datasets: t.datasets } : {};
+  const run = await t.engine.trigger({
+    orgId: t.orgId,
+    integrationId: t.integrationId,
+    mode,
+    triggeredBy: 'api',
+    ...datasets,
+  });
   const status = await runTerminal(t.db, run.syncRunId, {
     label,
     timeoutMs: 1_800_000,

@@ -19,6 +19,8 @@ export interface VerifyTarget {
   integrationId: string;
   /** The emulator's requests so far, whatever the answer (a confirmation's 404 or 410 counts too). */
   requests: () => number;
+  /** The datasets the verify runs (the work-item families'); @default every verified one */
+  datasets?: readonly string[];
   /** The same by kind (path or operation), where the emulator tells. */
   requestKinds?: () => Record<string, number>;
   note: (line: string) => void;
@@ -74,11 +76,17 @@ async function checkedOf(t: VerifyTarget, runId: string): Promise<Record<string,
 
 /** A verify with no budget (the emulator's set unlimited): what the verify's own pace is. */
 export async function unthrottledVerify(
-  t: Pick<VerifyTarget, 'engine' | 'db' | 'orgId' | 'integrationId' | 'requests' | 'note'>,
+  t: Pick<
+    VerifyTarget,
+    'engine' | 'db' | 'orgId' | 'integrationId' | 'requests' | 'note' | 'datasets' | 'requestKinds'
+  >,
   label: string,
-): Promise<{ status: string; requests: number; wallMs: number }> {
-  const { status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
-  return { status, requests, wallMs };
+) {
+  const kindsBefore = t.requestKinds?.() ?? null;
+  const { run, status, requests, wallMs } = await timedRun(t, 'verify', label, t.requests);
+  const view = await readRunView(t.db, run.syncRunId);
+  const byKind = kindsBefore && t.requestKinds ? kindsSince(kindsBefore, t.requestKinds()) : null;
+  return { status, requests, wallMs, counts: view?.verify ?? null, requests_by_kind: byKind };
 }
 
 /** `n` live work items of the integration, not among `except`, removed from the store (rows only). */

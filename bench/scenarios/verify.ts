@@ -13,6 +13,11 @@
  * under `--quick` only for windows of 10 s or less: longer ones would add minutes to the smoke run
  * for ratios that mean nothing at that size).
  *
+ * The measured runs verify the work-item families (issues, pull requests, their comments); the
+ * reference datasets the bench syncs and a provider verifies (Jira's members and sprints: a fixed
+ * cost per source, whatever the items) are verified once before them, unbudgeted, and reported
+ * apart.
+ *
  * ratio = the larger of the two runs' wall ÷ (requests ÷ R × window) (target ≤ 1.15); requests
  * per item of the unchanged verify ≤ 0.011 for GitHub and Jira, ≤ 0.021 for Linear.
  */
@@ -54,7 +59,19 @@ async function measure(c: Ctx): Promise<ScenarioResult> {
       throw new Error(`${c.bench.name}: the backfill filling the store ended ${fill.status}`);
     const kinds = emu.requestKinds ? { requestKinds: () => emu.requestKinds!() } : {};
     const base = { engine: c.engine, db: c.db, orgId: orgOf(c, 'verify'), integrationId: id, requests: emu.total };
-    const free = await unthrottledVerify({ ...base, note: c.opts.note }, `${c.bench.name}: verify (unthrottled)`);
+    const { family, reference } = verifiedDatasets(c);
+    // The reference datasets' verify (members, sprints: a fixed cost per source, whatever the items), unbudgeted.
+    const ref =
+      reference.length === 0
+        ? null
+        : await unthrottledVerify(
+            { ...base, ...kinds, datasets: reference, note: c.opts.note },
+            `${c.bench.name}: verify of ${reference.join(', ')}`,
+          );
+    const free = await unthrottledVerify(
+      { ...base, ...kinds, datasets: family, note: c.opts.note },
+      `${c.bench.name}: verify (unthrottled)`,
+    );
     const verifyRate = free.requests / Math.max(0.001, free.wallMs / 1000);
     const budget = verifyBudget(c.bench, verifyRate);
     emu.setBudget({ limit: budget.limit, windowSeconds: budget.windowSeconds });
@@ -64,6 +81,7 @@ async function measure(c: Ctx): Promise<ScenarioResult> {
       {
         ...base,
         ...kinds,
+        datasets: family,
         note: c.opts.note,
         items: emu.items ?? emu.issues,
         limit: budget.limit,
@@ -73,10 +91,21 @@ async function measure(c: Ctx): Promise<ScenarioResult> {
       },
       c.bench.name,
     );
-    return line(c.bench, emu, { fill, free, verifyRate, ...budget }, verify);
+    return line(c.bench, emu, { fill, free, verifyRate, ref, ...budget }, verify);
   } finally {
     await emu.close();
   }
+}
+
+/**
+ * The bench's datasets a verify covers: the work-item families (what the per-item figures are of)
+ * and the reference datasets (members, sprints: verified in a run of their own, unbudgeted).
+ */
+function verifiedDatasets(c: Ctx): { family: string[]; reference: string[] } {
+  const specs = c.engine.ctx.registry.get(c.bench.name).datasets;
+  const verified = specs.filter((s) => s.verifies === true && c.bench.datasets.includes(s.key));
+  const keys = (tier: string) => verified.filter((s) => s.tier === tier).map((s) => s.key);
+  return { family: keys('work_item'), reference: keys('reference') };
 }
 
 /**
@@ -123,13 +152,14 @@ type Free = Awaited<ReturnType<typeof unthrottledVerify>>;
 function line(
   bench: ProviderBench,
   emu: BenchEmulator,
-  b: { fill: Phase; free: Free; verifyRate: number; limit: number; w: number },
+  b: { fill: Phase; free: Free; ref: Free | null; verifyRate: number; limit: number; w: number },
   v: Verify,
 ): ScenarioResult {
   const share = b.limit / b.w / b.verifyRate;
   const ratio = Math.max(v.verify_unchanged.ratio, v.verify_one_percent.ratio);
   const perItem = PER_ITEM_TARGET[bench.name]!;
-  const success = v.verify_unchanged.status === 'success' && v.verify_one_percent.status === 'success';
+  const refOk = b.ref === null || b.ref.status === 'success';
+  const success = refOk && v.verify_unchanged.status === 'success' && v.verify_one_percent.status === 'success';
   return {
     scenario: `verify_${bench.name}`,
     status: success ? 'success' : `${v.verify_unchanged.status}/${v.verify_one_percent.status}`,
@@ -145,6 +175,16 @@ function line(
       wall_s: round(b.free.wallMs / 1000),
       requests_per_s: round(b.verifyRate),
     },
+    reference_verify:
+      b.ref === null
+        ? null
+        : {
+            status: b.ref.status,
+            requests: b.ref.requests,
+            wall_s: round(b.ref.wallMs / 1000),
+            counts: b.ref.counts,
+            requests_by_kind: b.ref.requests_by_kind,
+          },
     unthrottled_note: 'a verify of the unchanged store with no budget, in this process in this run',
     budget_share_of_capacity: round(share),
     budget_binds: share <= 0.5,
