@@ -6,15 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessBroker } from '../../src/broker/inprocess.js';
-import { ManualClock } from '../../src/clock.js';
 import { Engine } from '../../src/engine.js';
 import { silentLogger } from '../../src/logger.js';
-import { computePlan } from '../../src/planning/planner.js';
 import { createJiraProvider, JIRA_DATASETS } from '../../src/providers/jira/index.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
-import { getIntegration } from '../../src/store/integrations.js';
 import { testSettings } from '../helpers/engine.js';
+import { verifyPlan } from './verifyPlan.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 const ORG = 'org-verify-jira';
@@ -57,14 +55,7 @@ describe('a Jira verify plan', () => {
 
   it('plans members and sprints once each, the work items per project', async () => {
     const id = await integration();
-    const row = (await getIntegration(t.db, id))!;
-    const deps = { registry: engine.ctx.registry, clock: new ManualClock(NOW) };
-    const plan = await computePlan(t.db, deps, row, {
-      orgId: ORG,
-      integrationId: id,
-      mode: 'verify',
-      triggeredBy: 'api',
-    });
+    const plan = await verifyPlan(t.db, engine, ORG, id, NOW);
     const groups = plan.groups.map((g) => ({
       key: g.spec.key,
       carried: g.carried,

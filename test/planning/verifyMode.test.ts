@@ -12,7 +12,6 @@ import { formatRunView } from '../../src/cli/commands/runs.js';
 import { Engine } from '../../src/engine.js';
 import { RunConflictError, RunTooLargeError, ValidationError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
-import { computePlan } from '../../src/planning/planner.js';
 import { readRunView } from '../../src/planning/runView.js';
 import { runSchedulerTick } from '../../src/planning/scheduler.js';
 import { createSchedule } from '../../src/planning/schedules.js';
@@ -20,9 +19,9 @@ import { triggerSync } from '../../src/planning/triggers.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import type { DatasetSpec, Provider, UnitContext } from '../../src/sdk/types.js';
 import { normalizedSink } from '../../src/sinks/normalized/index.js';
-import { getIntegration } from '../../src/store/integrations.js';
 import { getSchedule } from '../../src/store/schedules.js';
 import { testSettings, waitFor } from '../helpers/engine.js';
+import { verifyPlan } from './verifyPlan.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 
 const ORG = 'org-verify';
@@ -143,14 +142,7 @@ describe('planning a verify run', () => {
   const perSource = 'plans the datasets that verify: reference ones once, work-item ones per source, whole sources';
   it(perSource, async () => {
     const id = await integration();
-    const row = (await getIntegration(t.db, id))!;
-    const deps = { registry: engine.ctx.registry, clock: new ManualClock(NOW) };
-    const plan = await computePlan(t.db, deps, row, {
-      orgId: ORG,
-      integrationId: id,
-      mode: 'verify',
-      triggeredBy: 'api',
-    });
+    const plan = await verifyPlan(t.db, engine, ORG, id, NOW);
     const groups = plan.groups.map((g) => ({
       key: g.spec.key,
       source: g.source?.external_key ?? null,

@@ -79,6 +79,16 @@ const commentListRequests = (n: number) => Math.ceil(n / COMMENT_LIST_PAGE);
 
 const hrefOf = (url: string | URL | Request) => (url instanceof Request ? url.url : url.toString());
 
+/**
+ * A verify's counts once issue `goneId` was deleted at Jira: every live issue and every stored
+ * comment of one checked; the issue and its stored comments marked.
+ */
+async function countsAfterDeleting(goneId: string) {
+  const confirmed = await storedComments([goneId]);
+  const goneComments = await storedComments([], [goneId]);
+  return { checked: issues().length + confirmed, missing: 0, stale: 0, restored: 0, deleted: 1 + goneComments };
+}
+
 describe('Jira verify', () => {
   it('fetches the missing with their family, refreshes the stale, marks the deleted; then finds nothing', async () => {
     await fx.start();
@@ -188,16 +198,9 @@ describe('Jira verify', () => {
 
     fx.clock.set(err.liftsAt!.getTime() + 1);
     fx.emu.rateLimit.limit = 1000;
-    const confirmed = await storedComments([gone.id]);
-    const goneComments = await storedComments([], [gone.id]);
+    const expected = await countsAfterDeleting(gone.id);
     const r = await verify(err.checkpoint, planned);
-    expect(r.verify).toEqual({
-      checked: issues().length + confirmed,
-      missing: 0,
-      stale: 0,
-      restored: 0,
-      deleted: 1 + goneComments,
-    });
+    expect(r.verify).toEqual(expected);
     expect((await stored()).get(gone.id)!.deleted).toBe(true);
     // The second attempt listed on from its checkpoint (not the first two pages again), then
     // confirmed the one issue it did not list: a search by id, and a direct read answering 404.
@@ -246,16 +249,9 @@ describe('Jira verify', () => {
     expect(await marked()).toEqual([]); // an incomplete listing marks nothing
 
     fx.emu.setFaults([]);
-    const confirmed = await storedComments([gone.id]);
-    const goneComments = await storedComments([], [gone.id]);
+    const expected = await countsAfterDeleting(gone.id);
     const r = await verify(null, planned); // no checkpoint: the unit runs again from the start
-    expect(r.verify).toEqual({
-      checked: issues().length + confirmed,
-      missing: 0,
-      stale: 0,
-      restored: 0,
-      deleted: 1 + goneComments,
-    });
+    expect(r.verify).toEqual(expected);
     expect(await marked()).toEqual([gone.id]);
   });
 
