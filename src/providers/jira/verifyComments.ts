@@ -37,7 +37,7 @@ import type { Job } from './units.js';
 const SURFACE = 'work_item_comments';
 
 /** The path of Cloud's read of comments by id. */
-export const COMMENT_LIST_PATH = '/rest/api/3/comment/list';
+const COMMENT_LIST_PATH = '/rest/api/3/comment/list';
 
 /** Ids one read of comments by id takes at most (and so the ids confirmed a step). */
 export const COMMENT_LIST_MAX = 1000;
@@ -104,7 +104,7 @@ function listed(c: JiraComment): ListedItem {
 }
 
 /** The issue id in a comment's `self` (`…/issue/{issueId}/comment/{id}`), or null. */
-export function issueIdOf(c: Pick<JiraComment, 'self'>): string | null {
+function issueIdOf(c: Pick<JiraComment, 'self'>): string | null {
   return /\/issue\/([0-9]+)\/comment\/[0-9]+\/?$/.exec(c.self ?? '')?.[1] ?? null;
 }
 
@@ -113,7 +113,7 @@ export function issueIdOf(c: Pick<JiraComment, 'self'>): string | null {
  * request; an id that is no Jira comment id is not asked for (nothing Jira has). Each answer that is
  * not the last is followed by a request for the ids not yet answered.
  */
-export async function commentsByIds(job: Job, ids: readonly string[]): Promise<Found[]> {
+async function commentsByIds(job: Job, ids: readonly string[]): Promise<Found[]> {
   const numeric = [...new Set(ids.filter((id) => /^[0-9]{1,15}$/.test(id)))];
   const found: Found[] = [];
   for (let at = 0; at < numeric.length; at += COMMENT_LIST_MAX) {

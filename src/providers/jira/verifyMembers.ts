@@ -27,7 +27,7 @@ import { memberRow, userId, type JiraUser } from './mapping.js';
 import { assignableUsers, pastTheCap, type Job } from './units.js';
 
 /** Users confirmed per step: one request each, so a step fits in a small window's budget. */
-export const MEMBERS_PER_STEP = 8;
+const MEMBERS_PER_STEP = 8;
 
 /** The members reader, and what its listing could not see (a search cut at its cap), once listed. */
 export interface MemberReader {
