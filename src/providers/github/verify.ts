@@ -27,7 +27,7 @@ import type { VerifyScope } from '../../sdk/normalized.js';
 import type { Sink, SinkTombstones, UnitContext, UnitResult } from '../../sdk/types.js';
 import { ProviderAnswerError } from '../kit/errors.js';
 import { freshProgress, resumableRead, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { CONFIRM_SINGLES, runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { itemKey, workItemRow, type GhIssue } from './mapping.js';
 import { details, issuePages, type Job } from './pages.js';
@@ -41,12 +41,6 @@ const FAMILY: Readonly<Record<string, string>> = {
 };
 
 /** A verify's checkpoint: its listing's keyset, then its pass through the store; verify and family counts. */
-/**
- * Ids a verify confirms per step: GitHub answers one id per request, and a step must fit in what a
- * unit gets of a small window's budget (../kit/verify.ts `confirmBatch`).
- */
-export const CONFIRM_PER_STEP = 8;
-
 const VERIFY_RESUME: KeysetFormat = { v: 1, order: 'asc', surfaces: [...VERIFY_COUNTS, ...Object.values(FAMILY)] };
 
 /** Which surface a verify id is of: its prefix. */
@@ -116,7 +110,7 @@ export function issueListReader(job: Job, counts: Record<string, number>): Verif
   let home: string | null = null; // the repository's URL as the listing names it
   return {
     scope: familyScope(job, 'i'),
-    confirmBatch: CONFIRM_PER_STEP,
+    confirmBatch: CONFIRM_SINGLES,
     async *list(from) {
       const place = { f: VERIFY_RESUME, p: freshProgress(VERIFY_RESUME), resumed: false };
       for await (const page of issuePages<GhIssue>({ ...job, since: from }, place)) {

@@ -17,11 +17,11 @@
 import type { ListedItem } from '../../domain/verify.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { freshProgress, resumableRead, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { CONFIRM_SINGLES, runVerify, sourceScope, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { commentRow, isPullRequestComment, type GhComment } from './mapping.js';
 import { details, keysetPages, type Job } from './pages.js';
-import { CONFIRM_PER_STEP, inRepository, isGone, timeOf } from './verify.js';
+import { inRepository, isGone, timeOf } from './verify.js';
 
 const SURFACE = 'work_item_comments';
 
@@ -57,7 +57,7 @@ export function commentReader(job: Job, counts: Record<string, number>): VerifyR
   const read = (ids: readonly string[]) => details(job, ids, (id) => readComment(job, id, home));
   return {
     scope: sourceScope(job.ctx, job.scope.provider, SURFACE, job.scope.container),
-    confirmBatch: CONFIRM_PER_STEP,
+    confirmBatch: CONFIRM_SINGLES,
     async *list(from) {
       const place = { f: VERIFY_RESUME, p: freshProgress(VERIFY_RESUME), resumed: false };
       const route = 'GET /repos/{owner}/{repo}/issues/comments';

@@ -17,7 +17,7 @@
  * repository not listed yet) are each read by account id with "Get a user using their ID", `GET
  * /user/{account_id}` (the REST description's `users/get-by-id`: it "takes their durable user ID
  * instead of their login, which can change over time"; a member's external id is that id,
- * mapping.ts `memberRow`), CONFIRM_PER_STEP at a time: 200 is the account, present (stamped, under
+ * mapping.ts `memberRow`), CONFIRM_SINGLES at a time: 200 is the account, present (stamped, under
  * a new login too); 404 is an account that is gone (deleted: its login is freed, its work shown as
  * the "ghost" user's) and marks the member deleted. Any other answer (a 5xx, a rate limit) ends the
  * unit with the batch unmarked. A stored id that is no account id (not a number) is never marked.
@@ -33,11 +33,10 @@ import { NonRetryableError } from '../../errors.js';
 import type { VerifyScope } from '../../sdk/normalized.js';
 import type { UnitResult } from '../../sdk/types.js';
 import { freshProgress, type KeysetFormat } from '../kit/resume.js';
-import { runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
+import { CONFIRM_SINGLES, runVerify, VERIFY_COUNTS, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { memberRow, type GhUser } from './mapping.js';
 import { details, listPages, type Job } from './pages.js';
-import { CONFIRM_PER_STEP } from './verify.js';
 
 const SURFACE = 'members';
 
@@ -77,7 +76,7 @@ export function memberReader(job: Job, counts: Record<string, number>): VerifyRe
   const read = (ids: readonly string[]) => details(job, ids, async (id) => [id, await readAccount(job, id)] as const);
   return {
     scope: membersScope(job),
-    confirmBatch: CONFIRM_PER_STEP,
+    confirmBatch: CONFIRM_SINGLES,
     async *list() {
       for await (const page of listPages<GhUser>(job, 'GET /repos/{owner}/{repo}/assignees')) {
         yield keep(page.filter((u) => u.id !== undefined).map((u) => [String(u.id), u]));

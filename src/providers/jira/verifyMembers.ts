@@ -20,14 +20,11 @@
 import type { ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
 import { mapLimited } from '../kit/concurrency.js';
-import type { VerifyReader } from '../kit/verify.js';
+import { CONFIRM_SINGLES, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { jiraApi } from './api.js';
 import { memberRow, userId, type JiraUser } from './mapping.js';
 import { assignableUsers, pastTheCap, type Job } from './units.js';
-
-/** Users confirmed per step: one request each, so a step fits in a small window's budget. */
-const MEMBERS_PER_STEP = 8;
 
 /** The members reader, and what its listing could not see (a search cut at its cap), once listed. */
 export interface MemberReader {
@@ -52,7 +49,7 @@ export function memberReader(job: Job, counts: Record<string, number>): MemberRe
     mapLimited(ids, job.detailConcurrency, (id) => readUser(job, id), job.ctx.signal);
   const reader: VerifyReader = {
     scope: { ...scopeOf(job), surface: 'members', source: null },
-    confirmBatch: MEMBERS_PER_STEP,
+    confirmBatch: CONFIRM_SINGLES,
     async *list() {
       for (const project of job.projects) {
         let last = 0;

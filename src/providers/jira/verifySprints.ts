@@ -20,14 +20,11 @@
 import type { ListedItem } from '../../domain/verify.js';
 import { NonRetryableError } from '../../errors.js';
 import { mapLimited } from '../kit/concurrency.js';
-import { sourceScope, type VerifyReader } from '../kit/verify.js';
+import { CONFIRM_SINGLES, sourceScope, type VerifyReader } from '../kit/verify.js';
 import { PageWriter } from '../kit/write.js';
 import { jiraApi } from './api.js';
 import { sprintRow, type JiraSprint } from './mapping.js';
 import { projectSprints, sprintBoards, type Job } from './units.js';
-
-/** Sprints confirmed per step: one request each, so a step fits in a small window's budget. */
-export const SPRINTS_PER_STEP = 8;
 
 /** The reader of `project`'s sprints; what it writes is counted into `counts`. */
 export function sprintReader(job: Job, project: string, counts: Record<string, number>): VerifyReader {
@@ -41,7 +38,7 @@ export function sprintReader(job: Job, project: string, counts: Record<string, n
   };
   return {
     scope: sourceScope(job.ctx, job.scope.provider, 'sprints', project),
-    confirmBatch: SPRINTS_PER_STEP,
+    confirmBatch: CONFIRM_SINGLES,
     async *list() {
       const seen = new Set<number>();
       for await (const page of projectSprints(job, project, (b) => seen.add(b.id))) yield keep(page);

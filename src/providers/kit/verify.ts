@@ -32,6 +32,13 @@ export { VERIFY_COUNTS } from '../../domain/verify.js';
 /** Ids confirmed (and marked) at a time in the second step. */
 export const CONFIRM_BATCH = 100;
 
+/**
+ * Ids confirmed a step by a reader that reads one id per request (GitHub's issues, comments and
+ * accounts; Jira's sprints and users): a step must fit in a unit's share of a small window
+ * (`VerifyReader.confirmBatch`).
+ */
+export const CONFIRM_SINGLES = 8;
+
 /** What a provider gives a verify of one source. */
 export interface VerifyReader {
   /** The store rows the listing is compared with: a source of one surface. */
